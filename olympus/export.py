@@ -1,0 +1,1 @@
+"""Serialized, portable artifacts of staged functions (see ``olympus.export.export``)."""

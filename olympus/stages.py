@@ -1,0 +1,445 @@
+"""The stages of compilation, one class each: ``Wrapped`` → ``Traced`` → ``Lowered`` → ``Compiled``.
+
+Each stage wraps the matching JAX object and adds what Olympus promises on top
+of it: names users read as OLYMPUS, platform checks before compiling, and a
+link back to the stage it came from (so tools can walk the whole chain).
+
+>>> import olympus
+>>> traced = olympus.jit(lambda x: x * 2).trace(olympus.ShapeDtypeStruct((3,), 'float32'))
+>>> lowered = traced.lower()
+>>> compiled = lowered.compile()
+>>> compiled.lowered is lowered and lowered.traced is traced
+True
+>>> compiled(np.ones(3, np.float32))
+Array([2., 2., 2.], dtype=float32)
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+from jax import stages as jax_stages
+
+from olympus import naming, platforms as _platforms
+
+ArgInfo = jax_stages.ArgInfo
+
+__all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "Olympuspr",
+           "MemoryAnalysis"]
+
+
+class Olympuspr:
+    """A staged-out program in the olympuspr language (a closed program with constants).
+
+    Prints like the spec shows; ``eqns``, ``in_avals``, ``out_avals`` and
+    ``consts`` give the parts.
+
+    >>> import olympus
+    >>> print(olympus.make_olympuspr(lambda x: x + 1)(1.0))
+    { lambda ; a:f32[]. let b:f32[] = add a 1.0:f32[] in (b,) }
+    """
+    __slots__ = ("_closed",)
+
+    def __init__(self, closed_jaxpr):
+        self._closed = closed_jaxpr
+
+    @property
+    def eqns(self):
+        return self._closed.jaxpr.eqns
+
+    @property
+    def in_avals(self):
+        return self._closed.in_avals
+
+    @property
+    def out_avals(self):
+        return self._closed.out_avals
+
+    @property
+    def consts(self):
+        return self._closed.consts
+
+    @property
+    def invars(self):
+        return self._closed.jaxpr.invars
+
+    @property
+    def outvars(self):
+        return self._closed.jaxpr.outvars
+
+    @property
+    def closed(self):
+        """The underlying JAX ``ClosedJaxpr`` (for code that needs JAX's own type)."""
+        return self._closed
+
+    def pretty_print(self, *, source_info: bool = False, name_stack: bool = False,
+                     **kwargs) -> str:
+        """The program as text; ``source_info=True`` appends each equation's source line."""
+        text = self._closed.pretty_print(source_info=source_info,
+                                         name_stack=name_stack, **kwargs)
+        return naming.rename_param_names(text)
+
+    def __str__(self) -> str:
+        return self.pretty_print()
+
+    def __repr__(self) -> str:
+        return self.pretty_print()
+
+    def __eq__(self, other):
+        return isinstance(other, Olympuspr) and self._closed == other._closed
+
+    def __hash__(self):
+        return hash(self._closed)
+
+
+def _unwrap_jax(x):
+    return getattr(x, "_jax", x)
+
+
+class Wrapped:
+    """A function ready to be traced, lowered and compiled: what ``olympus.jit`` returns.
+
+    Calling it compiles just in time, as ``jax.jit`` does; ``trace``, ``lower`` and
+    ``eval_shape`` give explicit control over the stages.
+    """
+
+    def __init__(self, fun, jitted, options: dict[str, Any], *, kind: str = "jit",
+                 trace_impl=None):
+        self._fun = fun
+        self._jax = jitted
+        self._kind = kind
+        self._trace_impl = trace_impl
+        self.options = dict(options)
+        functools.update_wrapper(self, fun, updated=())
+
+    @property
+    def fun(self):
+        """The Python function this wraps."""
+        return self._fun
+
+    @property
+    def kind(self) -> str:
+        """The transformation that made it: ``'jit'`` or ``'pmap'``."""
+        return self._kind
+
+    def __call__(self, *args, **kwargs):
+        return self._jax(*args, **kwargs)
+
+    def trace(self, *args, **kwargs) -> "Traced":
+        """Traces the function for these arguments (values or ``ShapeDtypeStruct``s).
+
+        Static arguments must be concrete and hashable; they are not passed again
+        to the compiled function.
+        """
+        if self._trace_impl is not None:
+            jax_traced, args_info = self._trace_impl(*args, **kwargs)
+        else:
+            jax_traced, args_info = self._jax.trace(*args, **kwargs), None
+        return Traced(jax_traced, wrapped=self, args_info=args_info)
+
+    def lower(self, *args, **kwargs) -> "Lowered":
+        """Shortcut for ``self.trace(*args, **kwargs).lower()``."""
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        """Output shapes and dtypes for these arguments, without compiling."""
+        return jax.eval_shape(self._jax, *args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        # Behave like a function when used as a method.
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<olympus.{self._kind} of {getattr(self._fun, '__qualname__', self._fun)!r}>"
+
+
+class Traced:
+    """A function traced for fixed argument types: ready to lower.
+
+    ``olympuspr`` is the staged-out program; ``lower()`` translates it to StableHLO.
+    """
+    __slots__ = ("_jax", "wrapped", "_args_info", "__weakref__")
+
+    def __init__(self, jax_traced, *, wrapped: Wrapped | None = None, args_info=None):
+        self._jax = jax_traced
+        self.wrapped = wrapped
+        self._args_info = args_info
+
+    @property
+    def olympuspr(self) -> Olympuspr:
+        return Olympuspr(self._jax.jaxpr)
+
+    @property
+    def fun_name(self) -> str:
+        return self._jax.fun_name
+
+    @property
+    def args_info(self):
+        return self._args_info if self._args_info is not None else self._jax.args_info
+
+    @property
+    def out_info(self):
+        return self._jax.out_info
+
+    @property
+    def in_avals(self):
+        return self._jax.in_avals
+
+    @property
+    def out_avals(self):
+        return self._jax.out_avals
+
+    def lower(self, *, lowering_platforms: tuple[str, ...] | None = None) -> "Lowered":
+        """Lowers to StableHLO, for this machine or for ``lowering_platforms``.
+
+        Lowering for platforms this machine lacks works (``('tpu',)``,
+        ``('cpu', 'tpu')``...); compiling such a lowering is checked, see
+        :meth:`Lowered.compile`.
+        """
+        requested = _platforms.normalize_platforms(lowering_platforms)
+        jl = self._jax.lower(lowering_platforms=requested)
+        if self._args_info is not None:
+            jl = jax_stages.Lowered(jl._lowering, self._args_info, jl.out_tree,
+                                    no_kwargs=jl._no_kwargs)
+        return Lowered(jl, traced=self,
+                       platforms=requested or (_platforms.local_platform(),),
+                       explicit_platforms=requested is not None)
+
+    def __repr__(self) -> str:
+        return f"<olympus.stages.Traced of {self.fun_name!r}>"
+
+
+class Lowered:
+    """A program lowered to the compiler's input language (StableHLO), ready to compile."""
+    __slots__ = ("_jax", "traced", "platforms", "_explicit_platforms",
+                 "_olympus_module", "__weakref__")
+
+    def __init__(self, jax_lowered, *, traced: Traced | None = None,
+                 platforms: tuple[str, ...] = (), explicit_platforms: bool = False):
+        self._jax = jax_lowered
+        self.traced = traced
+        self.platforms = tuple(platforms)
+        self._explicit_platforms = explicit_platforms
+        self._olympus_module = None
+
+    @property
+    def args_info(self):
+        return self._jax.args_info
+
+    @property
+    def out_info(self):
+        return self._jax.out_info
+
+    @property
+    def in_avals(self):
+        return self._jax.in_avals
+
+    @property
+    def fun_name(self) -> str:
+        return self.traced.fun_name if self.traced is not None else "<lowered>"
+
+    def _module(self):
+        if self._olympus_module is None:
+            self._olympus_module = naming.olympus_module(self._jax.compiler_ir("stablehlo"))
+        return self._olympus_module
+
+    def compiler_ir(self, dialect: str | None = None):
+        """The lowered program as an MLIR module (``'stablehlo'``, default) or ``'hlo'``.
+
+        The StableHLO module is Olympus's own copy: changing it changes nothing
+        that ``compile()`` sees.
+        """
+        dialect = _check_dialect(dialect)
+        if dialect == "stablehlo":
+            return naming.olympus_module(self._jax.compiler_ir("stablehlo"))
+        return self._jax.compiler_ir(dialect)
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The lowered program as text: StableHLO by default, ``'hlo'`` for XLA HLO.
+
+        ``debug_info=True`` adds source locations (file, line, column, call stack).
+        """
+        dialect = _check_dialect(dialect)
+        if dialect == "stablehlo":
+            return naming.module_text(self._module(), debug_info=debug_info)
+        return self._jax.as_text(dialect, debug_info=debug_info)
+
+    def cost_analysis(self):
+        """The compiler's cost estimate before optimization (a dict), or ``None``."""
+        return self._jax.cost_analysis()
+
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
+        """Compiles for this machine's devices.
+
+        A lowering for several platforms that include this one compiles the code
+        for this platform. A lowering that does not include it is refused with a
+        :class:`~olympus.platforms.PlatformError`: JAX would compile and run the
+        wrong platform's code.
+        """
+        here = _platforms.check_compilable(self.platforms, self.fun_name)
+        _check_compiler_options(compiler_options)
+        jax_lowered = self._jax
+        if self._explicit_platforms and self.platforms != (here,):
+            if self.traced is None:
+                raise _platforms.PlatformError(
+                    f"Cannot compile this multi-platform lowering: it was made for "
+                    f"{self.platforms!r} without its Traced stage. Lower it with "
+                    f"lowering_platforms=({here!r},).")
+            # The lowering holds code for each platform, chosen by a platform
+            # index argument that JAX's compile path cannot supply. The code for
+            # this platform is what the compiled program runs: lower just it.
+            jax_lowered = self.traced.lower(lowering_platforms=(here,))._jax
+        try:
+            compiled = jax_lowered.compile(compiler_options)
+        except Exception as e:  # compiler rejected an option: say which stage
+            if compiler_options and _looks_like_option_error(e):
+                raise ValueError(
+                    f"Compiling '{self.fun_name}' failed with compiler_options="
+                    f"{compiler_options!r}: {naming.olympus_message(str(e))}") from None
+            raise
+        return Compiled(compiled, lowered=self, compiler_options=compiler_options)
+
+    def __repr__(self) -> str:
+        return f"<olympus.stages.Lowered of {self.fun_name!r} for {', '.join(self.platforms)}>"
+
+
+def _check_dialect(dialect):
+    if dialect is None:
+        return "stablehlo"
+    if dialect not in ("stablehlo", "hlo"):
+        raise ValueError(f"Unknown dialect {dialect!r}: use 'stablehlo' (the default) or 'hlo'.")
+    return dialect
+
+
+def _check_compiler_options(options):
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise TypeError(
+            f"compiler_options must be a dict such as {{'xla_backend_optimization_level': 0}}, "
+            f"got {type(options).__name__}.")
+    for k, v in options.items():
+        if not isinstance(k, str):
+            raise TypeError(f"compiler_options keys must be option names (str), got {k!r}.")
+        if not isinstance(v, (str, bool, int, float)):
+            raise TypeError(
+                f"compiler_options[{k!r}] must be a str, bool, int or float, got "
+                f"{type(v).__name__}.")
+
+
+def _looks_like_option_error(e: Exception) -> bool:
+    text = str(e)
+    return "option" in text.lower() or "flag" in text.lower() or "No such" in text
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryAnalysis:
+    """What the compiled program needs in memory, in bytes, with the peak."""
+    argument_size_in_bytes: int
+    output_size_in_bytes: int
+    alias_size_in_bytes: int
+    temp_size_in_bytes: int
+    generated_code_size_in_bytes: int
+    peak_memory_in_bytes: int
+    host_argument_size_in_bytes: int = 0
+    host_output_size_in_bytes: int = 0
+    host_alias_size_in_bytes: int = 0
+    host_temp_size_in_bytes: int = 0
+    host_generated_code_size_in_bytes: int = 0
+
+    @classmethod
+    def from_stats(cls, stats) -> "MemoryAnalysis":
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(**{n: int(getattr(stats, n, 0) or 0) for n in names})
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+class Compiled:
+    """A compiled executable for fixed argument types. Call it like the function.
+
+    Calling goes straight to JAX's C++ dispatch; only errors take the slow path,
+    where they are reworded for Olympus.
+    """
+    __slots__ = ("_jax", "_call", "lowered", "compiler_options", "_x64", "__weakref__")
+
+    def __init__(self, jax_compiled, *, lowered: Lowered | None = None,
+                 compiler_options=None):
+        self._jax = jax_compiled
+        self.lowered = lowered
+        self.compiler_options = dict(compiler_options or {})
+        self._x64 = jax.config.jax_enable_x64
+        call = jax_compiled._executable.create_cpp_call(jax_compiled._params)
+        if call is None:
+            call = jax_compiled.__call__
+        else:
+            jax_compiled._call = call
+        self._call = call
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self._call(*args, **kwargs)
+        except TypeError as e:
+            message = str(e)
+            translated = naming.olympus_message(
+                message, x64_changed=jax.config.jax_enable_x64 != self._x64)
+            if translated == message:
+                raise
+            raise TypeError(translated) from None
+
+    @property
+    def args_info(self):
+        return self._jax.args_info
+
+    @property
+    def out_info(self):
+        return self._jax.out_info
+
+    @property
+    def in_avals(self):
+        return self._jax.in_avals
+
+    @property
+    def input_shardings(self):
+        return self._jax.input_shardings
+
+    @property
+    def output_shardings(self):
+        return self._jax.output_shardings
+
+    @property
+    def input_formats(self):
+        return self._jax.input_formats
+
+    @property
+    def output_formats(self):
+        return self._jax.output_formats
+
+    @property
+    def fun_name(self) -> str:
+        return self.lowered.fun_name if self.lowered is not None else "<compiled>"
+
+    def as_text(self) -> str | None:
+        """The optimized HLO the compiler produced, or ``None`` if unavailable."""
+        return self._jax.as_text()
+
+    def cost_analysis(self):
+        """The compiler's cost estimate after optimization (a dict), or ``None``."""
+        return self._jax.cost_analysis()
+
+    def memory_analysis(self) -> MemoryAnalysis | None:
+        """Bytes for arguments, outputs, temporaries, aliasing, code, and the peak."""
+        stats = self._jax.memory_analysis()
+        return None if stats is None else MemoryAnalysis.from_stats(stats)
+
+    def runtime_executable(self):
+        """The runtime's executable object (for debugging; not a serialization)."""
+        return self._jax.runtime_executable()
+
+    def __repr__(self) -> str:
+        return f"<olympus.stages.Compiled of {self.fun_name!r}>"

@@ -1,0 +1,1 @@
+"""Jupyter inspection for Olympus: the ``%olympus_lower`` magic and stage reports."""
