@@ -15,7 +15,7 @@ import inspect
 from typing import Any, Callable
 
 import jax
-from jax import stages as jax_stages
+from jax._src import stages as jax_stages
 from jax._src import core as jax_core
 
 from olympus.stages import Olympuspr, Wrapped

@@ -20,9 +20,10 @@ import functools
 from typing import Any
 
 import jax
-from jax import stages as jax_stages
+from jax._src import stages as jax_stages
 
 from olympus import naming, platforms as _platforms
+from olympus.errors import boundary, strip_jax_notes
 
 ArgInfo = jax_stages.ArgInfo
 
@@ -125,8 +126,13 @@ class Wrapped:
         return self._kind
 
     def __call__(self, *args, **kwargs):
-        return self._jax(*args, **kwargs)
+        try:
+            return self._jax(*args, **kwargs)
+        except Exception as e:
+            strip_jax_notes(e)
+            raise
 
+    @boundary
     def trace(self, *args, **kwargs) -> "Traced":
         """Traces the function for these arguments (values or ``ShapeDtypeStruct``s).
 
@@ -143,6 +149,7 @@ class Wrapped:
         """Shortcut for ``self.trace(*args, **kwargs).lower()``."""
         return self.trace(*args, **kwargs).lower()
 
+    @boundary
     def eval_shape(self, *args, **kwargs):
         """Output shapes and dtypes for these arguments, without compiling."""
         return jax.eval_shape(self._jax, *args, **kwargs)
@@ -193,6 +200,7 @@ class Traced:
     def out_avals(self):
         return self._jax.out_avals
 
+    @boundary
     def lower(self, *, lowering_platforms: tuple[str, ...] | None = None) -> "Lowered":
         """Lowers to StableHLO, for this machine or for ``lowering_platforms``.
 
@@ -272,6 +280,7 @@ class Lowered:
         """The compiler's cost estimate before optimization (a dict), or ``None``."""
         return self._jax.cost_analysis()
 
+    @boundary
     def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
         """Compiles for this machine's devices.
 

@@ -1,0 +1,50 @@
+"""Errors as users of Olympus read them.
+
+JAX attaches a note to exceptions raised through its API ("For simplicity, JAX
+has removed its internal frames..."). At Olympus's API boundary that note is
+dropped (the frames are still filtered), so an error in the user's function reads
+as the user's error.
+
+>>> @boundary
+... def fails():
+...     raise ValueError("bad")
+>>> fails()
+Traceback (most recent call last):
+ValueError: bad
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+from jax._src import traceback_util
+
+_JAX_NOTE_MARK = "JAX has removed its internal frames"
+
+# Olympus's own frames are as internal to the user as JAX's.
+traceback_util.register_exclusion(os.path.dirname(__file__))
+
+
+def strip_jax_notes(e: BaseException) -> None:
+    """Removes the traceback-filtering note JAX added to ``e``, if any."""
+    notes = getattr(e, "__notes__", None)
+    if notes:
+        kept = [n for n in notes if _JAX_NOTE_MARK not in n]
+        if len(kept) != len(notes):
+            if kept:
+                e.__notes__ = kept
+            else:
+                del e.__notes__
+
+
+def boundary(fun):
+    """Decorates an Olympus API function so exceptions leave it without JAX's note."""
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 (read by IPython and pytest)
+        try:
+            return fun(*args, **kwargs)
+        except Exception as e:
+            strip_jax_notes(e)
+            raise
+    return wrapper
