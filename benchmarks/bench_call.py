@@ -1,0 +1,31 @@
+"""Calling a Compiled on tiny inputs: Olympus vs JAX (budget <= 1.10x).
+
+Run: python benchmarks/bench_call.py
+"""
+import sys
+
+import jax
+import jax.numpy as jnp
+
+import olympus
+from _timing import compare
+
+BUDGET = 1.10
+
+
+def main() -> int:
+    def f(x, y):
+        return 2 * x + y
+
+    x, y = jnp.float32(3.0), jnp.float32(4.0)
+    ours = olympus.jit(f).trace(x, y).lower().compile()
+    theirs = jax.jit(f).trace(x, y).lower().compile()
+    for _ in range(1000):  # warm both dispatch paths
+        ours(x, y), theirs(x, y)
+    result = compare(lambda: ours(x, y), lambda: theirs(x, y), rounds=41, number=5000)
+    print(result.line("Compiled call, tiny inputs", BUDGET))
+    return 0 if result.ratio <= BUDGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The repository keeps its promises to a newcomer: README commands, CI, CLI."""
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def readme_test_command() -> str:
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- test-command -->\n```bash\n(.+)\n```", text)
+    assert m, "README.md must show the test command after <!-- test-command -->"
+    return m.group(1)
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "<!-- test-command -->" in ci  # CI reads the command from the README itself
+    proc = subprocess.run(["sed", "-n", "/<!-- test-command -->/{n;n;p;}", "README.md"],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == readme_test_command()
+
+
+def test_readme_starts_with_install_and_test_commands():
+    text = (ROOT / "README.md").read_text()
+    first_blocks = re.findall(r"```bash\n(.+?)\n```", text)[:2]
+    assert "pip install" in first_blocks[0]
+    assert first_blocks[1] == readme_test_command()
+
+
+def test_demo_cli_prints_every_stage():
+    proc = subprocess.run([sys.executable, "-m", "olympus", "demo"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for heading in ("olympuspr", "StableHLO", "optimized HLO", "execute"):
+        assert heading in proc.stdout
+    assert "Array(10, dtype=int32, weak_type=True)" in proc.stdout
