@@ -248,7 +248,9 @@ class Lowered:
 
     @property
     def fun_name(self) -> str:
-        return self.traced.fun_name if self.traced is not None else "<lowered>"
+        if self.traced is not None:
+            return self.traced.fun_name
+        return getattr(self._jax._lowering, "_name", "<lowered>")
 
     def _module(self):
         if self._olympus_module is None:
@@ -452,3 +454,35 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<olympus.stages.Compiled of {self.fun_name!r}>"
+
+
+def from_jax(obj):
+    """The Olympus stage for a JAX stage object (``jax.jit(f)``, its Traced, Lowered, Compiled).
+
+    Olympus stages are returned as they are; anything else raises ``TypeError``.
+
+    >>> import jax
+    >>> from_jax(jax.jit(lambda x: x + 1)).trace(1.0).lower().compile()(1.0)
+    Array(2., dtype=float32, weak_type=True)
+    """
+    if isinstance(obj, (Wrapped, Traced, Lowered, Compiled)):
+        return obj
+    if isinstance(obj, jax_stages.Traced):
+        return Traced(obj)
+    if isinstance(obj, jax_stages.Lowered):
+        platforms = _lowered_platforms(obj)
+        return Lowered(obj, platforms=platforms,
+                       explicit_platforms=platforms != (_platforms.local_platform(),))
+    if isinstance(obj, jax_stages.Compiled):
+        return Compiled(obj)
+    if isinstance(obj, jax_stages.Wrapped) and hasattr(obj, "trace"):
+        fun = getattr(obj, "__wrapped__", obj)
+        return Wrapped(fun, obj, {}, kind="jit")
+    raise TypeError(
+        f"Expected a function staged by olympus.jit or jax.jit, or one of its stages "
+        f"(Traced, Lowered, Compiled); got {type(obj).__name__}.")
+
+
+def _lowered_platforms(jax_lowered) -> tuple[str, ...]:
+    found = getattr(jax_lowered._lowering, "_platforms", None)
+    return tuple(found) if found else (_platforms.local_platform(),)

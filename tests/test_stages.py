@@ -258,3 +258,22 @@ def test_make_olympuspr():
     assert isinstance(pr, olympus.Olympuspr)
     assert [e.primitive.name for e in pr.eqns] == ["mul", "add"]
     assert "# " in pr.pretty_print(source_info=True)
+
+
+# --- JAX's own stage objects ---------------------------------------------------
+
+def test_jax_stages_become_olympus_stages():
+    import jax
+    from olympus.platforms import PlatformError
+    wrapped = stages.from_jax(jax.jit(f))
+    assert isinstance(wrapped, stages.Wrapped) and wrapped.fun is f
+    traced = stages.from_jax(jax.jit(f).trace(1, 2))
+    assert "mul" in str(traced.olympuspr)
+    lowered = stages.from_jax(jax.jit(f).trace(1, 2).lower())
+    assert "olympus.result_info" in lowered.as_text()
+    assert stages.from_jax(jax.jit(f).lower(1, 2).compile())(1, 2) == 4
+    tpu = stages.from_jax(jax.jit(f).trace(1, 2).lower(lowering_platforms=("tpu",)))
+    with pytest.raises(PlatformError, match="lowered for 'tpu'"):
+        tpu.compile()
+    with pytest.raises(TypeError, match="Expected a function staged by olympus.jit"):
+        stages.from_jax(f)
