@@ -55,7 +55,12 @@ def _rename_attr_value(attr: ir.Attribute) -> ir.Attribute:
 def _rename_op_attributes(op: ir.Operation) -> None:
     attrs = op.attributes
     for name in list(attrs):
-        value = attrs[name]
+        try:
+            value = attrs[name]
+        except TypeError:
+            # The bindings cannot give back some attributes (dense complex
+            # constants); they hold no attribute names to rename.
+            continue
         new_value = _rename_attr_value(value)
         new_name = olympus_attr_name(name)
         if new_name != name:

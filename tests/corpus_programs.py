@@ -1,17 +1,23 @@
 """Real programs staged with Olympus, as text of every stage: a corpus for tests.
 
-``stage_texts()`` gives ``{(program, stage): text}`` for the programs in
-``PROGRAMS`` (in this process) plus a sharded program and a pmap program run in
-a subprocess with 8 host devices (``sharded_stage_texts()``; XLA_FLAGS must be
-set before JAX starts, so it cannot run here). Stages are:
+``stage_texts()`` gives ``{(program, stage): text}``: the programs of
+``_programs()`` (loops, conditionals, random keys, FFT, dtypes, gradients,
+custom_jvp/vjp, convolution, contractions, reductions, gather/scatter, effects
+and callbacks, symbolic shapes...), a complex-constant program, a lowering for
+``('cpu', 'tpu')``, and the sharded programs of ``_sharded_in_this_process()``
+(Shardy and GSPMD shardings, shard_map collectives, pmap), which run in a
+subprocess with 8 host devices (``sharded_stage_texts()``: XLA_FLAGS must be
+set before JAX starts). Stages:
 
-``olympuspr``, ``olympuspr_source`` (``source_info=True``), ``stablehlo``,
+``olympuspr``, ``olympuspr_source`` (``source_info=True``),
+``olympuspr_name_stack`` (``source_info=True, name_stack=True``), ``stablehlo``,
 ``stablehlo_debug`` (``debug_info=True``), ``hlo`` (``lowered.as_text('hlo')``),
-``compiled`` (optimized HLO). The cross-platform lowering adds
-``stablehlo_multi`` and ``stablehlo_multi_debug``.
+``compiled`` (optimized HLO; not for symbolic shapes). The cross-platform
+lowering has ``stablehlo_multi`` and ``stablehlo_multi_debug``.
 
-Run as a script (``python tests/corpus_programs.py sharded``) it prints the
-sharded texts as JSON on stdout, for the subprocess.
+``python tests/corpus_programs.py sharded`` prints the sharded texts as JSON
+(what the subprocess does); ``python tests/corpus_programs.py DIR`` writes every
+text to DIR, to look at.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import sys
 STAGE_LANGUAGE = {
     "olympuspr": "olympuspr",
     "olympuspr_source": "olympuspr",
+    "olympuspr_name_stack": "olympuspr",
     "stablehlo": "stablehlo",
     "stablehlo_debug": "stablehlo",
     "stablehlo_multi": "stablehlo",
@@ -37,6 +44,7 @@ STAGE_LANGUAGE = {
 def _programs():
     """(name, function, args, jit options) of each program in the corpus."""
     import numpy as np
+    import jax
     from jax import custom_jvp as jax_custom_jvp
     from jax.nn import sigmoid as jax_nn_sigmoid
     import olympus
@@ -127,6 +135,26 @@ def _programs():
         s = olympus.lax.stop_gradient(x)
         return y, z, jnp.concatenate([x, s]), jnp.linalg.norm(x), x.T.reshape(2, 6)
 
+    @jax.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
+    table = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+
+    def effects(x):
+        # An ordered effect (tokens), a host callback, a closed-over constant.
+        jax.debug.print("x = {x}, sum: {s}", x=x, s=x.sum(), ordered=True)
+        y = jax.pure_callback(lambda v: np.asarray(v) * 2,
+                              jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        g = olympus.grad(lambda v: (clip_gradient(v) * table).sum())(x)
+        return g + y + table + clip_gradient(x)
+
+    batch, = jax.export.symbolic_shape("b")
+
+    def symbolic(x):
+        return jnp.sin(x).sum(0) * x.shape[0]
+
     return [
         ("loops", loops, (jnp.ones((6, 4)),), {}),
         ("conditionals", conditionals, (vec, 1), {}),
@@ -144,20 +172,26 @@ def _programs():
         ("misc", misc, (f32,), {}),
         ("static", lambda x, n: x * n, (2.0, 3), {"static_argnums": 1}),
         ("donated", lambda x: x + 1, (f32,), {"donate_argnums": 0}),
+        ("effects", effects, (f32,), {}),
+        ("symbolic", symbolic, (jax.ShapeDtypeStruct((batch, 4), jnp.float32),), {}),
     ]
 
 
-def _stages(wrapped, args):
+def _stages(wrapped, args, *, compile=True):
     traced = wrapped.trace(*args)
     lowered = traced.lower()
-    return {
+    texts = {
         "olympuspr": str(traced.olympuspr),
         "olympuspr_source": traced.olympuspr.pretty_print(source_info=True),
+        "olympuspr_name_stack": traced.olympuspr.pretty_print(source_info=True,
+                                                              name_stack=True),
         "stablehlo": lowered.as_text(),
         "stablehlo_debug": lowered.as_text(debug_info=True),
         "hlo": lowered.as_text("hlo"),
-        "compiled": lowered.compile().as_text(),
     }
+    if compile:
+        texts["compiled"] = lowered.compile().as_text()
+    return texts
 
 
 def local_stage_texts() -> dict[tuple[str, str], str]:
@@ -167,7 +201,10 @@ def local_stage_texts() -> dict[tuple[str, str], str]:
 
     texts = {}
     for name, fun, args, options in _programs():
-        for stage, text in _stages(olympus.jit(fun, **options), args).items():
+        # Symbolic shapes lower (`tensor<?x4xf32>`) but do not compile.
+        compile = name != "symbolic"
+        for stage, text in _stages(olympus.jit(fun, **options), args,
+                                   compile=compile).items():
             texts[name, stage] = text
     # Complex constants (`dense<(0.000000e+00,1.000000e+00)>`). Olympus's
     # Lowered.as_text() raises on them (naming._rename_op_attributes cannot read
@@ -201,8 +238,27 @@ def _sharded_in_this_process() -> dict[str, str]:
         return h.sum(), jax.lax.with_sharding_constraint(h, NamedSharding(mesh, P("x")))
 
     f = olympus.jit(layer, in_shardings=(xs, ws))
-    texts = {f"sharded/{k}": v
-             for k, v in _stages(f, (jnp.ones((16, 8)), jnp.ones((8, 4)))).items()}
+    args = (jnp.ones((16, 8)), jnp.ones((8, 4)))
+    texts = {f"sharded/{k}": v for k, v in _stages(f, args).items()}
+
+    # The same without Shardy: GSPMD's `mhlo.sharding = "{devices=[4,2]<=[8]}"`.
+    jax.config.update("jax_use_shardy_partitioner", False)
+    try:
+        g = olympus.jit(layer, in_shardings=(xs, ws))
+        texts.update({f"sharded_gspmd/{k}": v for k, v in _stages(g, args).items()})
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", True)
+
+    # Collectives in a shard_map: all-gather, collective-permute, all-reduce (pmax).
+    def collectives(x):
+        y = jax.lax.all_gather(x, "x", tiled=True)
+        z = jax.lax.ppermute(x, "x", perm=[(i, (i + 1) % 4) for i in range(4)])
+        return y.sum(0, keepdims=True) + z + jax.lax.pmax(x, "y")
+
+    sm = jax.shard_map(collectives, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    texts.update({f"shard_map/{k}": v
+                  for k, v in _stages(olympus.jit(sm), (jnp.ones((8, 4)),)).items()})
+
     p = olympus.pmap(lambda x: jax.lax.psum(x * 2, "i"), axis_name="i")
     texts.update({f"pmap/{k}": v for k, v in _stages(p, (jnp.ones((8, 3)),)).items()})
     return texts
@@ -215,8 +271,9 @@ def sharded_stage_texts(timeout: float = 120) -> dict[tuple[str, str], str]:
                         " --xla_force_host_platform_device_count=8").strip()
     env["JAX_PLATFORMS"] = "cpu"
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "sharded"],
-                         env=env, capture_output=True, text=True, timeout=timeout,
-                         check=True)
+                         env=env, capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"staging the sharded programs failed:\n{out.stderr[-4000:]}")
     raw = json.loads(out.stdout)
     return {tuple(k.split("/", 1)): v for k, v in raw.items()}
 

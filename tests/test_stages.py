@@ -277,3 +277,9 @@ def test_jax_stages_become_olympus_stages():
         tpu.compile()
     with pytest.raises(TypeError, match="Expected a function staged by olympus.jit"):
         stages.from_jax(f)
+
+
+def test_complex_constants_print():
+    lowered = olympus.jit(lambda x: x * 1j).trace(jnp.ones(3)).lower()
+    assert "complex<f32>" in lowered.as_text()
+    np.testing.assert_allclose(lowered.compile()(jnp.ones(3)), 1j * np.ones(3))
