@@ -1,1 +1,26 @@
-"""Jupyter inspection for Olympus: the ``%olympus_lower`` magic and stage reports."""
+"""Jupyter inspection for Olympus: see what each compilation stage made of a function.
+
+In a notebook: ``%load_ext olympus_jupyter`` then ``%olympus_lower f(x, y)``. From
+Python: ``olympus_jupyter.inspect(f, x, y)`` returns a :class:`StageReport` that
+displays itself (JSON for JupyterLab, static HTML anywhere, a text summary) and
+saves as standalone HTML.
+
+>>> import olympus_jupyter
+>>> olympus_jupyter.inspect(lambda x: x + 1, 1.0).ok
+True
+"""
+from olympus_jupyter.inspection import ReportCache, inspect
+from olympus_jupyter.report import MEDIA_TYPE, StageReport
+
+__all__ = ["inspect", "StageReport", "ReportCache", "MEDIA_TYPE", "load_ipython_extension"]
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext olympus_jupyter``: registers the ``%olympus_lower`` magics."""
+    from olympus_jupyter.magics import register
+    register(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from olympus_jupyter.magics import unregister
+    unregister(ipython)

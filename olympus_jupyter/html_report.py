@@ -1,0 +1,500 @@
+"""The ``text/html`` form of a report: static, self-contained, readable with no script.
+
+Every source line that made ops gets a colour; its ops carry that colour in every
+stage. Source lines link (plain anchors) to what they became; each op line names
+the source line it came from. Long regions and computations fold (``<details>``);
+long stage texts are capped unless ``full=True``. Light and dark themes come from
+CSS variables, following JupyterLab's when present. Everything that comes from
+the user's program is escaped.
+
+>>> from olympus_jupyter import inspect
+>>> html = render_html(inspect(lambda x: x * 2, 1.0))
+>>> html.startswith('<div class="olympus-report"') and '<script' not in html
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+import html as _html
+import itertools
+import os
+import uuid
+from collections.abc import Iterable, Sequence
+
+from olympus.provenance import Provenance, Stage
+
+from olympus_jupyter.highlight import highlight_lines
+from olympus_jupyter.report import PROVENANCE_STAGE, StageReport
+from olympus_jupyter.text_report import format_bytes
+
+#: Lines of one stage text shown inline before the rest is left out (``full=False``).
+MAX_LINES = 1500
+#: Stages with more lines than this start with nested folds closed.
+OPEN_FOLDS_UP_TO = 400
+PALETTE_SIZE = 10
+
+STAGE_TITLES = {
+    "source": "Source",
+    "olympuspr": "olympuspr · traced program",
+    "stablehlo": "StableHLO · lowered program",
+    "hlo": "HLO · compiler input",
+    "compiled": "Compiled HLO · after optimization",
+    "cost": "Cost analysis",
+    "memory": "Memory analysis",
+}
+_OP_WORDS = {"olympuspr": "equations", "stablehlo": "ops", "compiled": "instructions"}
+
+
+def esc(text: object) -> str:
+    """HTML-escapes anything (quotes too)."""
+    return _html.escape(str(text), quote=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fold:
+    """Lines ``start``..``end`` (1-based, inclusive) that fold under line ``start``."""
+    start: int
+    end: int
+    open: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class LineMark:
+    """What a stage line shows beside its code: colour slot, note, source link."""
+    color: int | None = None
+    note: str = ""
+    href: str | None = None
+
+
+# -- source colours and links -------------------------------------------------------
+
+def source_colors(model: Provenance | None) -> dict[tuple[int, int], int]:
+    """A palette slot for every (file, line) that made ops, in source order."""
+    if model is None:
+        return {}
+    return {(entry.file, entry.line): k % PALETTE_SIZE for k, entry in enumerate(model.lines)}
+
+
+def _short_path(path: str) -> str:
+    return os.path.basename(path) or path
+
+
+def _primary_frame(model: Provenance, op):
+    if op.location is None:
+        return None
+    frames = model.locations[op.location].frames
+    return model.frames[frames[0]] if frames else None
+
+
+def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
+                colors: dict[tuple[int, int], int], debug_info: bool) -> dict[int, LineMark]:
+    """For each text line where an op starts: its source line's colour and a note."""
+    marks: dict[int, LineMark] = {}
+    ops = stage.ops
+    for op in ops:
+        if op.lines is None or op.lines[0] in marks:
+            continue
+        fr = _primary_frame(model, op)
+        if fr is None:
+            continue
+        color = colors.get((fr.file, fr.line))
+        note = ""
+        href = None
+        if debug_info:
+            note = f"{_short_path(model.files[fr.file].path)}:{fr.line}"
+            if fr.function:
+                note += f" ({fr.function})"
+            href = f"#{uid}-source-{fr.file}-{fr.line}"
+        if report_stage == "compiled" and op.fusion is not None:
+            holder = ops[op.fusion]
+            note = f"{note} · in {holder.label or holder.name}".lstrip(" ·")
+        marks[op.lines[0]] = LineMark(color, note, href)
+    return marks
+
+
+# -- folds --------------------------------------------------------------------------
+
+def stage_folds(stage: Stage, n_lines: int) -> list[Fold]:
+    """Foldable ranges of a provenance stage: multi-line ops and HLO computations."""
+    many = n_lines > OPEN_FOLDS_UP_TO
+    folds = [Fold(c.lines[0], c.lines[1], open=not (many and c.fusion is not None))
+             for c in stage.computations if c.lines[1] > c.lines[0]]
+    for op in stage.ops:
+        if op.lines and op.lines[1] > op.lines[0]:
+            top = op.parent is None or op.name in ("func.func", "builtin.module")
+            folds.append(Fold(op.lines[0], op.lines[1], open=top or not many))
+    return folds
+
+
+def brace_folds(lines: Sequence[str]) -> list[Fold]:
+    """Foldable ranges by braces: a line ending in ``{`` up to the ``}`` that closes it."""
+    folds, stack = [], []
+    for i, line in enumerate(lines, start=1):
+        stripped = line.rstrip()
+        if stripped.endswith("{"):
+            stack.append(i)
+        elif stripped.lstrip().startswith("}") and stack:
+            start = stack.pop()
+            if i > start:
+                folds.append(Fold(start, i, open=len(lines) <= OPEN_FOLDS_UP_TO
+                                  or lines[start - 1].startswith("ENTRY")))
+    return folds
+
+
+def _nested(folds: Iterable[Fold], limit: int) -> list[Fold]:
+    """Folds clipped to ``limit`` lines, keeping only properly nested ones."""
+    kept: list[Fold] = []
+    stack: list[Fold] = []
+    for f in sorted(folds, key=lambda f: (f.start, -f.end)):
+        if f.start >= limit:
+            continue
+        f = dataclasses.replace(f, end=min(f.end, limit))
+        while stack and stack[-1].end < f.start:
+            stack.pop()
+        if stack and f.end > stack[-1].end:
+            continue  # crosses its parent
+        if kept and kept[-1].start == f.start:
+            continue  # one fold per line: the outermost
+        kept.append(f)
+        stack.append(f)
+    return kept
+
+
+# -- code blocks --------------------------------------------------------------------
+
+def _line_html(uid: str, stage: str, number: int, code: str, mark: LineMark | None) -> str:
+    cls = "l" if mark is None or mark.color is None else f"l c{mark.color}"
+    note = ""
+    if mark is not None and mark.note:
+        if mark.href:
+            note = f'<a class="a" href="{esc(mark.href)}">{esc(mark.note)}</a>'
+        else:
+            note = f'<span class="a">{esc(mark.note)}</span>'
+    return (f'<span class="{cls}" id="{uid}-{stage}-L{number}"><span class="n">{number}</span>'
+            f'<span class="t">{code}</span>{note}</span>')
+
+
+def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int, LineMark],
+               folds: list[Fold], limit: int) -> str:
+    """Lines as HTML, with ``<details>`` around each fold (summary = its first line)."""
+    shown = min(len(highlighted), limit)
+    out: list[str] = []
+    folds = _nested(folds, shown)
+    starts = {f.start: f for f in folds}
+    closing: list[int] = []
+    for number in range(1, shown + 1):
+        line = _line_html(uid, stage, number, highlighted[number - 1], marks.get(number))
+        fold = starts.get(number)
+        if fold is not None:
+            out.append(f'<details class="f"{" open" if fold.open else ""}><summary>{line}</summary>')
+            closing.append(fold.end)
+        else:
+            out.append(line)
+        while closing and closing[-1] == number:
+            closing.pop()
+            out.append("</details>")
+    out.extend("</details>" for _ in closing)
+    return f'<div class="code">{"".join(out)}</div>'
+
+
+def _capped_note(total: int, shown: int, stage: str) -> str:
+    if total <= shown:
+        return ""
+    return (f'<p class="cap">Showing the first {shown:,} of {total:,} lines of this stage. '
+            f"The full text is in <code>report.stage_text({stage!r})</code>, in the interactive "
+            f"JupyterLab view, and in <code>report.save('report.html')</code> "
+            f"(or <code>%olympus_lower --full</code>).</p>")
+
+
+# -- sections -------------------------------------------------------------------------
+
+def _section(uid: str, key: str, title: str, body: str, meta: str = "", open_: bool = True) -> str:
+    meta_html = f' <span class="meta">{esc(meta)}</span>' if meta else ""
+    return (f'<details class="stage" id="{uid}-{key}"{" open" if open_ else ""}>'
+            f'<summary><span class="title">{esc(title)}</span>{meta_html}</summary>'
+            f"{body}</details>")
+
+
+def _unavailable(uid: str, key: str, reason: str) -> str:
+    return _section(uid, key, STAGE_TITLES[key],
+                    f'<p class="unavailable">Not available: {esc(reason)}.</p>',
+                    "unavailable", open_=True)
+
+
+def _op_summary(names: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    parts = [f"{n}×{c}" if c > 1 else n for n, c in counts.items()]
+    return ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
+
+
+def source_section(report: StageReport, uid: str, colors) -> str:
+    model = report.provenance
+    if model is None:
+        return ""
+    fn = model.function
+    wanted: dict[int, set[int]] = {}
+    for entry in model.lines:
+        wanted.setdefault(entry.file, set()).add(entry.line)
+    if fn.file is not None and fn.first_line is not None:
+        last = fn.last_line or fn.first_line
+        wanted.setdefault(fn.file, set()).update(range(fn.first_line, last + 1))
+    by_line = {(e.file, e.line): e for e in model.lines}
+    stages = [s for s in ("olympuspr", "stablehlo", "compiled") if s in report.stages]
+    blocks = []
+    order = sorted(wanted, key=lambda f: (f != fn.file, f))
+    for fi in order:
+        src = model.files[fi]
+        numbers = sorted(n for n in wanted[fi] if n > 0)
+        texts = [src.line(n) for n in numbers]
+        if not numbers or all(t is None for t in texts):
+            continue
+        code = "\n".join(t or "" for t in texts)
+        highlighted = highlight_lines(code, "python") if code else []
+        rows = []
+        prev = None
+        for n, hl in zip(numbers, highlighted + [""] * (len(numbers) - len(highlighted))):
+            if prev is not None and n != prev + 1:
+                rows.append('<span class="l gap"><span class="n">⋯</span></span>')
+            prev = n
+            entry = by_line.get((fi, n))
+            cls = "l" if entry is None else f"l c{colors[(fi, n)]}"
+            links = []
+            if entry is not None:
+                for rs in stages:
+                    ps = PROVENANCE_STAGE[rs]
+                    idx = entry.ops.get(ps, ())
+                    if not idx or ps not in model.stages:
+                        continue
+                    st = model.stages[ps]
+                    first = next((st.ops[i].lines[0] for i in idx if st.ops[i].lines), None)
+                    label = f"{rs}: {_op_summary([st.ops[i].name for i in idx])}"
+                    if first is not None:
+                        links.append(f'<a href="#{uid}-{rs}-L{first}">{esc(label)}</a>')
+                    else:
+                        links.append(esc(label))
+            note = f'<span class="a">{" · ".join(links)}</span>' if links else ""
+            rows.append(f'<span class="{cls}" id="{uid}-source-{fi}-{n}"><span class="n">{n}'
+                        f'</span><span class="t">{hl}</span>{note}</span>')
+        blocks.append(f'<div class="file">{esc(src.path)}</div><div class="code">{"".join(rows)}</div>')
+    if not blocks:
+        body = '<p class="unavailable">The source of this function could not be read.</p>'
+    else:
+        body = "".join(blocks)
+    where = ""
+    if fn.file is not None:
+        where = f"{_short_path(model.files[fn.file].path)}:{fn.first_line}"
+    return _section(uid, "source", f"Source · {fn.name}", body, where)
+
+
+def text_stage_section(report: StageReport, uid: str, key: str, colors, full: bool) -> str:
+    model = report.provenance
+    limit = 10**12 if full else MAX_LINES
+    if key == "hlo":
+        text = report.hlo_text
+        if text is None:
+            return _unavailable(uid, key, report.unavailable.get(key, "not lowered"))
+        lines = text.rstrip("\n").split("\n")
+        highlighted = highlight_lines("\n".join(lines[:limit]), "hlo")
+        body = code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
+        return _section(uid, key, STAGE_TITLES[key],
+                        body + _capped_note(len(lines), min(limit, len(lines)), key),
+                        f"{len(lines):,} lines")
+    pstage = PROVENANCE_STAGE[key]
+    if model is None or pstage not in model.stages:
+        return _unavailable(uid, key, report.unavailable.get(key, "not made"))
+    stage = model.stages[pstage]
+    lines = stage.text.rstrip("\n").split("\n")
+    highlighted = highlight_lines("\n".join(lines[:limit]), "compiled" if key == "compiled" else key)
+    marks = stage_marks(model, stage, key, uid, colors, report.debug_info)
+    body = code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
+    meta = f"{len(stage.ops):,} {_OP_WORDS[key]} · {len(lines):,} lines"
+    timing = {"olympuspr": "trace", "stablehlo": "lower", "compiled": "compile"}[key]
+    if timing in report.timings:
+        meta += f" · {timing} {report.timings[timing] * 1e3:.1f} ms"
+    extra = ""
+    if key == "compiled" and stage.collectives:
+        names = ", ".join(sorted({stage.ops[i].name for i in stage.collectives}))
+        extra = f'<p class="note">Collectives inserted by the compiler: {esc(names)}.</p>'
+    return _section(uid, key, STAGE_TITLES[key],
+                    extra + body + _capped_note(len(lines), min(limit, len(lines)), key), meta)
+
+
+_COST_FIRST = ("flops", "transcendentals", "bytes accessed", "optimal_seconds", "utilization")
+
+
+def _fmt_number(v) -> str:
+    if v is None:
+        return "—"
+    if float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:,.4g}"
+
+
+def cost_section(report: StageReport, uid: str) -> str:
+    a = report.analyses
+    if not a.cost_lowered and not a.cost_compiled:
+        return _unavailable(uid, "cost", report.unavailable.get(
+            "cost", "this backend reports no cost analysis"))
+    before, after = a.cost_lowered or {}, a.cost_compiled or {}
+    keys = sorted(set(before) | set(after),
+                  key=lambda k: (k not in _COST_FIRST,
+                                 _COST_FIRST.index(k) if k in _COST_FIRST else 0, k))
+    rows = []
+    for k in keys:
+        b, c = before.get(k), after.get(k)
+        change = ""
+        if b not in (None, 0) and c is not None:
+            change = f"{(c - b) / b * 100:+.0f}%"
+        rows.append(f"<tr><th>{esc(k)}</th><td>{_fmt_number(b)}</td><td>{_fmt_number(c)}</td>"
+                    f"<td>{esc(change)}</td></tr>")
+    table = ('<table class="tab"><thead><tr><th>metric</th><th>before optimization (lowered)</th>'
+             '<th>after optimization (compiled)</th><th>change</th></tr></thead>'
+             f'<tbody>{"".join(rows)}</tbody></table>')
+    return _section(uid, "cost", STAGE_TITLES["cost"], table)
+
+
+_MEMORY_ROWS = (
+    ("argument_size_in_bytes", "arguments"),
+    ("output_size_in_bytes", "outputs"),
+    ("temp_size_in_bytes", "temporaries"),
+    ("alias_size_in_bytes", "aliased (outputs reusing arguments)"),
+    ("generated_code_size_in_bytes", "generated code"),
+    ("peak_memory_in_bytes", "peak"),
+)
+
+
+def memory_section(report: StageReport, uid: str) -> str:
+    mem = report.analyses.memory
+    if not mem:
+        return _unavailable(uid, "memory", report.unavailable.get(
+            "memory", "this backend reports no memory analysis"))
+    rows_spec = list(_MEMORY_ROWS) + [
+        (k, k.replace("_size_in_bytes", "").replace("_", " "))
+        for k in mem if k.startswith("host_") and mem[k]]
+    biggest = max([mem.get(k, 0) for k, _ in rows_spec] + [1])
+    rows = []
+    for key, label in rows_spec:
+        v = mem.get(key, 0)
+        width = 0 if not v else max(1, round(v / biggest * 100))
+        rows.append(f'<tr><th>{esc(label)}</th><td>{esc(format_bytes(v))}</td>'
+                    f'<td class="bar"><span style="width:{width}%"></span></td></tr>')
+    table = ('<table class="tab mem"><thead><tr><th>memory</th><th>size</th><th></th></tr>'
+             f'</thead><tbody>{"".join(rows)}</tbody></table>')
+    return _section(uid, "memory", STAGE_TITLES["memory"], table)
+
+
+def failure_box(report: StageReport) -> str:
+    f = report.failure
+    if f is None:
+        return ""
+    where = ""
+    frame = f.user_frame
+    if frame is not None:
+        code = f"<pre>{esc(frame.code)}</pre>" if frame.code else ""
+        where = (f'<p>at <code>{esc(frame.file)}:{frame.line}</code> in '
+                 f'<code>{esc(frame.function)}</code></p>{code}')
+    return (f'<div class="failure" role="alert"><p><b>{esc(f.stage.capitalize())} failed</b>: '
+            f'<code>{esc(f.error_type)}</code></p>{where}<pre>{esc(f.message)}</pre></div>')
+
+
+def header(report: StageReport, uid: str) -> str:
+    timings = " · ".join(f"{esc(k)} {v * 1e3:.1f} ms" for k, v in report.timings.items())
+    nav = " ".join(f'<a href="#{uid}-{s}">{esc(s)}</a>' for s in report.stages)
+    return (f'<div class="head"><span class="name">{esc(report.name)}</span>'
+            f' <span class="meta">for {esc(", ".join(report.platforms))}'
+            f'{" · " + timings if timings else ""}</span><nav>{nav}</nav></div>')
+
+
+# -- the whole report -----------------------------------------------------------------
+
+def render_html(report: StageReport, *, full: bool = False, standalone: bool = False) -> str:
+    """The report as one ``<div>`` of static HTML (a whole page when ``standalone``)."""
+    uid = "ol" + uuid.uuid4().hex[:8]
+    colors = source_colors(report.provenance)
+    parts = [header(report, uid), failure_box(report)]
+    for key in report.stages:
+        if key == "source":
+            parts.append(source_section(report, uid, colors))
+        elif key in ("olympuspr", "stablehlo", "hlo", "compiled"):
+            parts.append(text_stage_section(report, uid, key, colors, full))
+        elif key == "cost":
+            parts.append(cost_section(report, uid))
+        elif key == "memory":
+            parts.append(memory_section(report, uid))
+    body = (f'<div class="olympus-report" id="{uid}" data-olympus-report="1">'
+            f"<style>{STYLE}</style>{''.join(parts)}</div>")
+    if not standalone:
+        return body
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>Olympus report: {esc(report.name)}</title>"
+            "<style>body{margin:1.5rem;background:var(--ol-page,#fff)}"
+            "@media (prefers-color-scheme: dark){body{background:#0d1117}}</style>"
+            f"</head><body>{body}</body></html>")
+
+
+def _palette() -> str:
+    hues = [210, 30, 130, 280, 0, 175, 50, 320, 95, 250]
+    rules = []
+    for k, h in itertools.islice(enumerate(hues), PALETTE_SIZE):
+        rules.append(f".olympus-report .c{k}{{background:hsla({h},75%,55%,.16);"
+                     f"box-shadow:inset 3px 0 hsl({h},70%,50%)}}")
+    return "".join(rules)
+
+
+STYLE = """
+.olympus-report{--ol-fg:var(--jp-content-font-color1,#1f2328);--ol-muted:var(--jp-content-font-color2,#59636e);
+--ol-bg:var(--jp-layout-color0,#fff);--ol-code-bg:var(--jp-cell-editor-background,#f6f8fa);
+--ol-border:var(--jp-border-color2,#d1d9e0);--ol-link:var(--jp-content-link-color,#0969da);
+--ol-bad:var(--jp-error-color1,#cf222e);--ol-bad-bg:var(--jp-rendermime-error-background,#ffebe9);
+--ol-kw:#8250df;--ol-op:#0550ae;--ol-ty:#953800;--ol-num:#0a3069;--ol-str:#0a3069;--ol-com:#6e7781;--ol-var:#1f2328;
+color:var(--ol-fg);background:var(--ol-bg);font-family:var(--jp-ui-font-family,system-ui,sans-serif);
+font-size:13px;line-height:1.4;max-width:100%}
+@media (prefers-color-scheme:dark){.olympus-report{--ol-fg:var(--jp-content-font-color1,#e6edf3);
+--ol-muted:var(--jp-content-font-color2,#9198a1);--ol-bg:var(--jp-layout-color0,#0d1117);
+--ol-code-bg:var(--jp-cell-editor-background,#161b22);--ol-border:var(--jp-border-color2,#3d444d);
+--ol-link:var(--jp-content-link-color,#4493f8);--ol-bad-bg:var(--jp-rendermime-error-background,#3c1618);
+--ol-kw:#d2a8ff;--ol-op:#79c0ff;--ol-ty:#ffa657;--ol-num:#a5d6ff;--ol-str:#a5d6ff;--ol-com:#8b949e;--ol-var:#e6edf3}}
+body[data-jp-theme-light="true"] .olympus-report{--ol-kw:#8250df;--ol-op:#0550ae;--ol-ty:#953800;--ol-num:#0a3069;--ol-str:#0a3069;--ol-com:#6e7781;--ol-var:#1f2328}
+body[data-jp-theme-light="false"] .olympus-report{--ol-kw:#d2a8ff;--ol-op:#79c0ff;--ol-ty:#ffa657;--ol-num:#a5d6ff;--ol-str:#a5d6ff;--ol-com:#8b949e;--ol-var:#e6edf3}
+.olympus-report a{color:var(--ol-link);text-decoration:none}
+.olympus-report a:hover{text-decoration:underline}
+.olympus-report .head{display:flex;flex-wrap:wrap;gap:.3em 1em;align-items:baseline;padding:.3em 0 .5em}
+.olympus-report .name{font-weight:600;font-size:1.15em;font-family:var(--jp-code-font-family,monospace)}
+.olympus-report .meta{color:var(--ol-muted)}
+.olympus-report nav a{margin-right:.7em}
+.olympus-report details.stage{border:1px solid var(--ol-border);border-radius:6px;margin:.4em 0;background:var(--ol-bg)}
+.olympus-report details.stage>summary{cursor:pointer;padding:.35em .6em;font-weight:600}
+.olympus-report details.stage>summary .meta{font-weight:400;margin-left:.6em}
+.olympus-report .file{font-family:var(--jp-code-font-family,monospace);color:var(--ol-muted);padding:.2em .6em;font-size:.92em}
+.olympus-report .code{background:var(--ol-code-bg);font-family:var(--jp-code-font-family,ui-monospace,monospace);
+font-size:var(--jp-code-font-size,12.5px);overflow-x:auto;padding:.3em 0;border-top:1px solid var(--ol-border)}
+.olympus-report .l{display:block;white-space:pre;padding-right:1em;min-width:max-content}
+.olympus-report .l .n{display:inline-block;min-width:3.2em;padding-right:.8em;text-align:right;color:var(--ol-muted);user-select:none}
+.olympus-report .l .a{margin-left:2em;color:var(--ol-muted);font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:.92em}
+.olympus-report .l.gap{color:var(--ol-muted)}
+.olympus-report .l:target{outline:2px solid var(--ol-link);outline-offset:-2px}
+.olympus-report details.f>summary{list-style:none;cursor:pointer;display:block}
+.olympus-report details.f>summary::-webkit-details-marker{display:none}
+.olympus-report details.f>summary .n::before{content:"▾ ";color:var(--ol-muted)}
+.olympus-report details.f:not([open])>summary .t::after{content:" … }";color:var(--ol-muted)}
+.olympus-report details.f:not([open])>summary .n::before{content:"▸ "}
+.olympus-report .tab{border-collapse:collapse;margin:.5em .6em;font-variant-numeric:tabular-nums}
+.olympus-report .tab th,.olympus-report .tab td{border-bottom:1px solid var(--ol-border);padding:.2em .8em;text-align:right}
+.olympus-report .tab th:first-child{text-align:left;font-weight:400}
+.olympus-report .tab thead th{font-weight:600}
+.olympus-report .mem .bar{width:14em;text-align:left}
+.olympus-report .mem .bar span{display:inline-block;height:.8em;background:var(--ol-link);border-radius:2px;vertical-align:middle}
+.olympus-report .failure{border:1px solid var(--ol-bad);background:var(--ol-bad-bg);border-radius:6px;padding:.3em .8em;margin:.4em 0}
+.olympus-report .failure pre{white-space:pre-wrap;margin:.3em 0;font-family:var(--jp-code-font-family,monospace)}
+.olympus-report .unavailable,.olympus-report .cap,.olympus-report .note{color:var(--ol-muted);margin:.4em .8em}
+.olympus-report .k,.olympus-report .kd,.olympus-report .kn,.olympus-report .kr,.olympus-report .ow{color:var(--ol-kw)}
+.olympus-report .nb,.olympus-report .bp,.olympus-report .nf,.olympus-report .fm{color:var(--ol-op)}
+.olympus-report .kt,.olympus-report .nc{color:var(--ol-ty)}
+.olympus-report .m,.olympus-report .mi,.olympus-report .mf,.olympus-report .mh,.olympus-report .il,.olympus-report .no{color:var(--ol-num)}
+.olympus-report .s,.olympus-report .s1,.olympus-report .s2,.olympus-report .sa,.olympus-report .sd,.olympus-report .se{color:var(--ol-str)}
+.olympus-report .c,.olympus-report .c1,.olympus-report .cm,.olympus-report .cp,.olympus-report .ch,.olympus-report .cs{color:var(--ol-com);font-style:italic}
+.olympus-report .na,.olympus-report .nd{color:var(--ol-ty)}
+""".replace("\n", "") + _palette()

@@ -1,0 +1,178 @@
+"""``inspect(fn_or_stage, *args, **kwargs)``: the report of what each stage made of a function.
+
+Accepts Python functions, ``olympus.jit``/``jax.jit`` functions, Olympus and JAX
+``Traced``/``Lowered``/``Compiled`` objects, ``Exported`` artifacts and serialized
+export bytes. Reports are kept in a :class:`ReportCache`: inspecting the same
+function for the same signature and options again returns the report made the
+first time (nothing is re-traced or re-compiled).
+
+>>> import olympus.numpy as jnp
+>>> report = inspect(lambda x: jnp.sin(x) * 2, 1.0)
+>>> report.name, report.ok
+('<lambda>', True)
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from olympus_jupyter.options import STAGE_NAMES, COMPILED_STAGES
+from olympus_jupyter.report import StageReport, build_report
+from olympus_jupyter.staging import StagingError, run_stages
+
+
+class ReportCache:
+    """The last ``size`` reports, keyed by function, abstract signature and options.
+
+    >>> cache = ReportCache(size=2)
+    >>> len(cache)
+    0
+    """
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self._entries: collections.OrderedDict = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Forgets every report."""
+        self._entries.clear()
+
+    def get(self, key):
+        if key is None or key not in self._entries:
+            return None
+        self._entries.move_to_end(key)
+        return self._entries[key]
+
+    def put(self, key, report: StageReport) -> None:
+        if key is None:
+            return
+        self._entries[key] = report
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+#: The cache ``inspect`` uses unless given another (``cache=None`` disables caching).
+default_cache = ReportCache()
+
+
+def _leaf_key(leaf):
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        sharding = getattr(leaf, "sharding", None)
+        try:
+            hash(sharding)
+        except TypeError:
+            sharding = repr(sharding)
+        return ("array", tuple(leaf.shape), str(np.dtype(leaf.dtype)),
+                bool(getattr(leaf, "weak_type", False)), sharding)
+    hash(leaf)  # raises TypeError for unhashable leaves: no caching
+    return (type(leaf), leaf)
+
+
+def signature_key(target, args, kwargs, options: Mapping[str, Any]):
+    """A hashable key for (function, abstract signature, options), or None if there is none."""
+    try:
+        leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
+        key = (target, tree, tuple(_leaf_key(x) for x in leaves),
+               tuple(sorted((k, _freeze(v)) for k, v in options.items())),
+               bool(jax.config.jax_enable_x64))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _freeze(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    return v
+
+
+def _exported_target(target):
+    """An Exported (or its bytes) as a function to stage and its example arguments."""
+    from olympus import export as oexport
+    if isinstance(target, (bytes, bytearray, memoryview)):
+        target = oexport.deserialize(bytes(target))
+    exported = target
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exported.in_avals]
+    args, kwargs = jax.tree_util.tree_unflatten(exported.in_tree, specs)
+    fun = exported.call
+
+    def call_exported(*a, **k):
+        return fun(*a, **k)
+    call_exported.__name__ = call_exported.__qualname__ = f"exported_{exported.fun_name}"
+    return call_exported, tuple(args), dict(kwargs)
+
+
+def _is_exported(target) -> bool:
+    from olympus import export as oexport
+    exported_types = tuple(t for t in (getattr(oexport, "Exported", None),
+                                       getattr(jax.export, "Exported", None)) if t)
+    return isinstance(target, (bytes, bytearray, memoryview) + exported_types)
+
+
+def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None,
+            static_argnums: int | Sequence[int] | None = None,
+            static_argnames: str | Sequence[str] | None = None,
+            stages: Sequence[str] | None = None, debug_info: bool = True,
+            compiler_options: Mapping[str, Any] | None = None, full: bool = False,
+            cache: ReportCache | None = default_cache, **kwargs: Any) -> StageReport:
+    """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
+
+    Keyword arguments not named here are passed to the function. A failure in a
+    stage does not raise: the report shows it (``report.failure``). Bad options
+    raise ``ValueError``.
+    """
+    stages = tuple(stages) if stages is not None else STAGE_NAMES
+    unknown = [s for s in stages if s not in STAGE_NAMES]
+    if unknown:
+        raise ValueError(f"Unknown stage {unknown[0]!r}; choose from {', '.join(STAGE_NAMES)}.")
+    stages = tuple(s for s in STAGE_NAMES if s in stages)
+    platforms = (platform,) if isinstance(platform, str) else platform
+    if isinstance(platforms, tuple) and len(platforms) == 1 and "," in platforms[0]:
+        platforms = tuple(p.strip() for p in platforms[0].split(","))
+    if _is_exported(target):
+        if args or kwargs:
+            raise StagingError("An exported function is already specialized: "
+                               "pass it without arguments.")
+        try:
+            target, args, kwargs = _exported_target(target)
+        except Exception as e:  # noqa: BLE001
+            raise StagingError(f"Cannot read the exported function: {e}") from None
+    options = dict(platforms=tuple(platforms) if platforms else None,
+                   static_argnums=static_argnums, static_argnames=static_argnames,
+                   stages=stages, debug_info=debug_info,
+                   compiler_options=dict(compiler_options or {}), full=full)
+    key = signature_key(target, args, kwargs, options) if cache is not None else None
+    found = cache.get(key) if cache is not None else None
+    if found is not None:
+        return found
+    run = run_stages(target, args, kwargs, static_argnums=_tuple(static_argnums),
+                     static_argnames=_tuple(static_argnames), platforms=platforms,
+                     compiler_options=compiler_options,
+                     compile=any(s in stages for s in COMPILED_STAGES))
+    report = build_report(run, stages=stages, debug_info=debug_info, full=full)
+    if cache is not None:
+        cache.put(key, report)
+    return report
+
+
+def _tuple(v):
+    if v is None:
+        return None
+    if isinstance(v, (str, int)):
+        return (v,)
+    return tuple(v)
+
+
+__all__ = ["inspect", "ReportCache", "default_cache", "signature_key"]

@@ -1,0 +1,52 @@
+"""The ``text/plain`` form of a report: a few lines for terminals and logs.
+
+>>> from olympus_jupyter import inspect
+>>> print(render_text(inspect(lambda x: x * 2, 1.0)))  # doctest: +ELLIPSIS
+Olympus report: <lambda> for cpu
+  olympuspr 1 equations · stablehlo ... ops · compiled ... instructions
+  trace ... ms · lower ... ms · compile ... ms
+  ...
+"""
+from __future__ import annotations
+
+from olympus_jupyter.report import PROVENANCE_STAGE, StageReport
+
+_UNITS = {"olympuspr": "equations", "stablehlo": "ops", "compiled": "instructions"}
+
+
+def format_bytes(n: float) -> str:
+    """``1536`` -> ``'1.5 KiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def render_text(report: StageReport) -> str:
+    lines = [f"Olympus report: {report.name} for {', '.join(report.platforms)}"]
+    counts = []
+    model = report.provenance
+    for stage, pstage in PROVENANCE_STAGE.items():
+        if model is not None and pstage in model.stages:
+            counts.append(f"{stage} {len(model.stages[pstage].ops)} {_UNITS[stage]}")
+        elif stage in report.unavailable:
+            counts.append(f"{stage} unavailable")
+    if counts:
+        lines.append("  " + " · ".join(counts))
+    if report.timings:
+        lines.append("  " + " · ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items()))
+    facts = []
+    cost = report.analyses.cost_compiled or report.analyses.cost_lowered
+    if cost and "flops" in cost:
+        facts.append(f"flops {cost['flops']:g}")
+    if report.analyses.memory:
+        facts.append(f"peak memory {format_bytes(report.analyses.memory['peak_memory_in_bytes'])}")
+    if facts:
+        lines.append("  " + " · ".join(facts))
+    for stage, reason in report.unavailable.items():
+        if stage in ("compiled",):
+            lines.append(f"  {stage}: unavailable ({reason})")
+    if report.failure is not None:
+        lines.append("  " + report.failure.summary())
+    return "\n".join(lines)
