@@ -163,7 +163,7 @@ def _nested(folds: Iterable[Fold], limit: int) -> list[Fold]:
 # -- code blocks --------------------------------------------------------------------
 
 def _line_html(uid: str, stage: str, number: int, code: str, mark: LineMark | None) -> str:
-    cls = "l" if mark is None or mark.color is None else f"l c{mark.color}"
+    cls = "l" if mark is None or mark.color is None else f"l src{mark.color}"
     note = ""
     if mark is not None and mark.note:
         if mark.href:
@@ -259,7 +259,7 @@ def source_section(report: StageReport, uid: str, colors) -> str:
                 rows.append('<span class="l gap"><span class="n">⋯</span></span>')
             prev = n
             entry = by_line.get((fi, n))
-            cls = "l" if entry is None else f"l c{colors[(fi, n)]}"
+            cls = "l" if entry is None else f"l src{colors[(fi, n)]}"
             links = []
             if entry is not None:
                 for rs in stages:
@@ -439,7 +439,7 @@ def _palette() -> str:
     hues = [210, 30, 130, 280, 0, 175, 50, 320, 95, 250]
     rules = []
     for k, h in itertools.islice(enumerate(hues), PALETTE_SIZE):
-        rules.append(f".olympus-report .c{k}{{background:hsla({h},75%,55%,.16);"
+        rules.append(f".olympus-report .src{k}{{background:hsla({h},75%,55%,.16);"
                      f"box-shadow:inset 3px 0 hsl({h},70%,50%)}}")
     return "".join(rules)
 

@@ -175,7 +175,6 @@ def _lower_and_compile(run: StagedRun, requested, options, compile: bool) -> Non
         if run.lowered is None:
             return
     if not compile:
-        run.unavailable["compile"] = "not requested"
         return
     here = _platforms.local_platform()
     if here not in run.lowered.platforms:

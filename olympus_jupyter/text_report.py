@@ -30,7 +30,7 @@ def render_text(report: StageReport) -> str:
     for stage, pstage in PROVENANCE_STAGE.items():
         if model is not None and pstage in model.stages:
             counts.append(f"{stage} {len(model.stages[pstage].ops)} {_UNITS[stage]}")
-        elif stage in report.unavailable:
+        elif stage in report.unavailable and stage in report.stages:
             counts.append(f"{stage} unavailable")
     if counts:
         lines.append("  " + " · ".join(counts))
@@ -45,7 +45,7 @@ def render_text(report: StageReport) -> str:
     if facts:
         lines.append("  " + " · ".join(facts))
     for stage, reason in report.unavailable.items():
-        if stage in ("compiled",):
+        if stage == "compiled" and stage in report.stages:
             lines.append(f"  {stage}: unavailable ({reason})")
     if report.failure is not None:
         lines.append("  " + report.failure.summary())

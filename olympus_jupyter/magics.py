@@ -1,0 +1,144 @@
+"""``%olympus_lower`` and ``%%olympus_lower``: stage a call and show what each stage made of it.
+
+The line magic evaluates the call's function and arguments in the user's
+namespace; the cell magic runs the cell first (its definitions stay defined)
+and stages the call on its last line. Bad options raise ``UsageError`` (one
+line, no traceback); failures inside a stage show in the report. Either way the
+kernel stays usable.
+"""
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.display import display
+
+from olympus_jupyter.inspection import ReportCache, inspect
+from olympus_jupyter.options import OptionError, ReportOptions, build_parser, parse_options, split_line
+from olympus_jupyter.staging import StagingError
+
+
+def _help() -> str:
+    return build_parser().format_help()
+
+
+class CallError(ValueError):
+    """The text after the options is not a call ``f(args)``."""
+
+
+def parse_call(source: str) -> ast.Call:
+    """The call expression of ``source`` (``f(x, y=2)``), or ``CallError`` saying why not."""
+    text = source.strip()
+    if not text:
+        raise CallError("Give a call to stage, e.g. %olympus_lower f(x, y).")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        raise CallError(f"Cannot read {text!r} as a call: {e.msg}. "
+                        f"Write it as you would call the function, e.g. f(x, y).") from None
+    if not isinstance(tree.body, ast.Call):
+        raise CallError(f"{text!r} is not a call. Write the call to stage, e.g. f(x, y) "
+                        f"rather than f.")
+    return tree.body
+
+
+def evaluate_call(call: ast.Call, namespace: dict):
+    """Evaluates the function and the arguments of ``call`` in ``namespace`` (nothing is called)."""
+    capture = "__olympus_capture_arguments__"
+    packed = ast.Expression(ast.Call(func=ast.Name(capture, ast.Load()),
+                                     args=call.args, keywords=call.keywords))
+    ast.fix_missing_locations(packed)
+    fun_code = compile(ast.Expression(call.func), "<olympus_lower call>", "eval")
+    args_code = compile(packed, "<olympus_lower call>", "eval")
+    fun = eval(fun_code, namespace)  # noqa: S307 - the user's own expression
+    args, kwargs = eval(args_code, namespace, {capture: lambda *a, **k: (a, k)})  # noqa: S307
+    return fun, args, kwargs
+
+
+@magics_class
+class OlympusMagics(Magics):
+    """The ``%olympus_lower`` magics, with one report cache per IPython session."""
+
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.cache = ReportCache()
+
+    def _report(self, options: ReportOptions, call_source: str):
+        try:
+            call = parse_call(call_source)
+            fun, args, kwargs = evaluate_call(call, self.shell.user_ns)
+        except CallError as e:
+            raise UsageError(str(e)) from None
+        try:
+            report = inspect(fun, *args, platform=options.platforms,
+                             static_argnums=options.static_argnums,
+                             static_argnames=options.static_argnames, stages=options.stages,
+                             debug_info=options.debug_info,
+                             compiler_options=dict(options.compiler_options),
+                             full=options.full, cache=self.cache, **kwargs)
+        except (StagingError, ValueError, TypeError) as e:
+            raise UsageError(str(e)) from None
+        if options.save:
+            try:
+                report.save(options.save)
+            except OSError as e:
+                raise UsageError(f"Cannot save the report to {options.save!r}: {e}") from None
+        if options.name:
+            self.shell.user_ns[options.name] = report
+        display(report)
+
+    @line_magic
+    def olympus_lower(self, line: str):
+        try:
+            options, call = split_line(line)
+        except OptionError as e:
+            raise UsageError(str(e)) from None
+        self._report(options, call)
+
+    @cell_magic("olympus_lower")
+    def olympus_lower_cell(self, line: str, cell: str):
+        try:
+            options = parse_options(line)
+        except OptionError as e:
+            raise UsageError(str(e)) from None
+        body, call = split_cell(cell)
+        if body.strip():
+            result = self.shell.run_cell(body, store_history=False)
+            if not result.success:
+                return  # the error is shown like any cell error
+        self._report(options, call)
+
+
+def split_cell(cell: str) -> tuple[str, str]:
+    """The cell's code before its last statement, and that statement (the call)."""
+    text = textwrap.dedent(cell).rstrip()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise UsageError(f"The cell does not parse: {e.msg} (line {e.lineno}).") from None
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr) or not isinstance(
+            tree.body[-1].value, ast.Call):
+        raise UsageError("End the cell with the call to stage, e.g. f(x, y).")
+    last = tree.body[-1]
+    lines = text.splitlines()
+    body = "\n".join(lines[:last.lineno - 1])
+    call = "\n".join(lines[last.lineno - 1:last.end_lineno])
+    return body, call
+
+
+OlympusMagics.olympus_lower.__doc__ = _help()
+OlympusMagics.olympus_lower_cell.__doc__ = _help()
+
+
+def register(ipython) -> None:
+    """Registers the magics (called by ``%load_ext olympus_jupyter``)."""
+    ipython.register_magics(OlympusMagics)
+
+
+def unregister(ipython) -> None:
+    magics = ipython.magics_manager.registry.get("OlympusMagics")
+    if magics is not None:
+        for kind in ("line", "cell"):
+            ipython.magics_manager.magics[kind].pop("olympus_lower", None)
