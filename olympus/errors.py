@@ -17,12 +17,21 @@ from __future__ import annotations
 import functools
 import os
 
-from jax._src import traceback_util
+from jax._src import source_info_util, traceback_util
 
 _JAX_NOTE_MARK = "JAX has removed its internal frames"
 
+
+
+def register_internal(path: str) -> None:
+    """Marks files under ``path`` as library code, as JAX marks its own: their frames
+    are left out of tracebacks and never taken for the user's source line."""
+    traceback_util.register_exclusion(path)
+    source_info_util.register_exclusion(path)
+
+
 # Olympus's own frames are as internal to the user as JAX's.
-traceback_util.register_exclusion(os.path.dirname(__file__))
+register_internal(os.path.dirname(__file__))
 
 
 def strip_jax_notes(e: BaseException) -> None:

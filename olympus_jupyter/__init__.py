@@ -9,6 +9,12 @@ saves as standalone HTML.
 >>> olympus_jupyter.inspect(lambda x: x + 1, 1.0).ok
 True
 """
+import os as _os
+
+from olympus.errors import register_internal as _register_internal
+
+_register_internal(_os.path.dirname(__file__))
+
 from olympus_jupyter.inspection import ReportCache, inspect
 from olympus_jupyter.report import MEDIA_TYPE, StageReport
 

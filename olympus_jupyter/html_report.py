@@ -68,11 +68,36 @@ class LineMark:
 
 # -- source colours and links -------------------------------------------------------
 
+def caller_lines(model: Provenance | None) -> set[tuple[int, int]]:
+    """Source lines that call the staged function (a notebook cell running the magic,
+    a script): the frames outside the function's own lines that stand outer to one of
+    its frames in some op's call stack. Ops made there belong to the function as a
+    whole, not to a line of it."""
+    if model is None:
+        return set()
+    fn = model.function
+    if fn.file is None or fn.first_line is None:
+        return set()
+    last = fn.last_line or fn.first_line
+    callers: set[tuple[int, int]] = set()
+    for loc in model.locations:
+        keys = [(model.frames[i].file, model.frames[i].line) for i in loc.frames]
+        inside = [k for k, (f, line) in enumerate(keys)
+                  if f == fn.file and fn.first_line <= line <= last]
+        if inside:
+            callers.update(key for key in keys[inside[-1] + 1:]
+                           if not (key[0] == fn.file and fn.first_line <= key[1] <= last))
+    return callers
+
+
 def source_colors(model: Provenance | None) -> dict[tuple[int, int], int]:
-    """A palette slot for every (file, line) that made ops, in source order."""
+    """A palette slot for every (file, line) that made ops, in source order (the
+    lines the function was called from get none)."""
     if model is None:
         return {}
-    return {(entry.file, entry.line): k % PALETTE_SIZE for k, entry in enumerate(model.lines)}
+    callers = caller_lines(model)
+    lines = [(e.file, e.line) for e in model.lines if (e.file, e.line) not in callers]
+    return {key: k % PALETTE_SIZE for k, key in enumerate(lines)}
 
 
 def _short_path(path: str) -> str:
@@ -91,6 +116,7 @@ def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
     """For each text line where an op starts: its source line's colour and a note."""
     marks: dict[int, LineMark] = {}
     ops = stage.ops
+    callers = caller_lines(model)
     for op in ops:
         if op.lines is None or op.lines[0] in marks:
             continue
@@ -100,7 +126,9 @@ def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
         color = colors.get((fr.file, fr.line))
         note = ""
         href = None
-        if debug_info:
+        if color is None and (fr.file, fr.line) in callers:
+            note = "whole function" if debug_info else ""
+        elif debug_info:
             note = f"{_short_path(model.files[fr.file].path)}:{fr.line}"
             if fr.function:
                 note += f" ({fr.function})"
@@ -114,10 +142,30 @@ def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
 
 # -- folds --------------------------------------------------------------------------
 
+_HLO_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def table_fold(lines: Sequence[str]) -> list[Fold]:
+    """The source tables of an HLO text (``FileNames`` ... ``StackFrames``), folded shut."""
+    first = next((i for i, l in enumerate(lines[:50], start=1) if l.strip() == "FileNames"), None)
+    if first is None:
+        return []
+    last = first
+    for i in range(first, len(lines)):
+        line = lines[i]
+        if line.strip() and not (line.strip() in _HLO_TABLES or line[:1].isdigit()):
+            break
+        last = i + 1
+    while last > first and not lines[last - 1].strip():
+        last -= 1
+    return [Fold(first, last, open=False)] if last > first else []
+
+
 def stage_folds(stage: Stage, n_lines: int) -> list[Fold]:
-    """Foldable ranges of a provenance stage: multi-line ops and HLO computations."""
+    """Foldable ranges of a provenance stage: multi-line ops and HLO computations
+    (and the source tables of HLO, shut)."""
     many = n_lines > OPEN_FOLDS_UP_TO
-    folds = [Fold(c.lines[0], c.lines[1], open=not (many and c.fusion is not None))
+    folds = table_fold(stage.text.split("\n")) + [Fold(c.lines[0], c.lines[1], open=not (many and c.fusion is not None))
              for c in stage.computations if c.lines[1] > c.lines[0]]
     for op in stage.ops:
         if op.lines and op.lines[1] > op.lines[0]:
@@ -163,15 +211,15 @@ def _nested(folds: Iterable[Fold], limit: int) -> list[Fold]:
 # -- code blocks --------------------------------------------------------------------
 
 def _line_html(uid: str, stage: str, number: int, code: str, mark: LineMark | None) -> str:
-    cls = "l" if mark is None or mark.color is None else f"l src{mark.color}"
+    cls = "ol-l" if mark is None or mark.color is None else f"ol-l ol-src{mark.color}"
     note = ""
     if mark is not None and mark.note:
         if mark.href:
-            note = f'<a class="a" href="{esc(mark.href)}">{esc(mark.note)}</a>'
+            note = f'<a class="ol-a" href="{esc(mark.href)}">{esc(mark.note)}</a>'
         else:
-            note = f'<span class="a">{esc(mark.note)}</span>'
-    return (f'<span class="{cls}" id="{uid}-{stage}-L{number}"><span class="n">{number}</span>'
-            f'<span class="t">{code}</span>{note}</span>')
+            note = f'<span class="ol-a">{esc(mark.note)}</span>'
+    return (f'<span class="{cls}" id="{uid}-{stage}-L{number}"><span class="ol-n">{number}</span>'
+            f'<span class="ol-t">{code}</span>{note}</span>')
 
 
 def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int, LineMark],
@@ -186,7 +234,7 @@ def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int
         line = _line_html(uid, stage, number, highlighted[number - 1], marks.get(number))
         fold = starts.get(number)
         if fold is not None:
-            out.append(f'<details class="f"{" open" if fold.open else ""}><summary>{line}</summary>')
+            out.append(f'<details class="ol-fold"{" open" if fold.open else ""}><summary>{line}</summary>')
             closing.append(fold.end)
         else:
             out.append(line)
@@ -235,8 +283,10 @@ def source_section(report: StageReport, uid: str, colors) -> str:
         return ""
     fn = model.function
     wanted: dict[int, set[int]] = {}
+    callers = caller_lines(model)
     for entry in model.lines:
-        wanted.setdefault(entry.file, set()).add(entry.line)
+        if (entry.file, entry.line) not in callers:
+            wanted.setdefault(entry.file, set()).add(entry.line)
     if fn.file is not None and fn.first_line is not None:
         last = fn.last_line or fn.first_line
         wanted.setdefault(fn.file, set()).update(range(fn.first_line, last + 1))
@@ -256,10 +306,10 @@ def source_section(report: StageReport, uid: str, colors) -> str:
         prev = None
         for n, hl in zip(numbers, highlighted + [""] * (len(numbers) - len(highlighted))):
             if prev is not None and n != prev + 1:
-                rows.append('<span class="l gap"><span class="n">⋯</span></span>')
+                rows.append('<span class="ol-l ol-gap"><span class="ol-n">⋯</span></span>')
             prev = n
             entry = by_line.get((fi, n))
-            cls = "l" if entry is None else f"l src{colors[(fi, n)]}"
+            cls = "ol-l" if entry is None else f"ol-l ol-src{colors[(fi, n)]}"
             links = []
             if entry is not None:
                 for rs in stages:
@@ -274,9 +324,9 @@ def source_section(report: StageReport, uid: str, colors) -> str:
                         links.append(f'<a href="#{uid}-{rs}-L{first}">{esc(label)}</a>')
                     else:
                         links.append(esc(label))
-            note = f'<span class="a">{" · ".join(links)}</span>' if links else ""
-            rows.append(f'<span class="{cls}" id="{uid}-source-{fi}-{n}"><span class="n">{n}'
-                        f'</span><span class="t">{hl}</span>{note}</span>')
+            note = f'<span class="ol-a">{" · ".join(links)}</span>' if links else ""
+            rows.append(f'<span class="{cls}" id="{uid}-source-{fi}-{n}"><span class="ol-n">{n}'
+                        f'</span><span class="ol-t">{hl}</span>{note}</span>')
         blocks.append(f'<div class="file">{esc(src.path)}</div><div class="code">{"".join(rows)}</div>')
     if not blocks:
         body = '<p class="unavailable">The source of this function could not be read.</p>'
@@ -439,7 +489,7 @@ def _palette() -> str:
     hues = [210, 30, 130, 280, 0, 175, 50, 320, 95, 250]
     rules = []
     for k, h in itertools.islice(enumerate(hues), PALETTE_SIZE):
-        rules.append(f".olympus-report .src{k}{{background:hsla({h},75%,55%,.16);"
+        rules.append(f".olympus-report .ol-src{k}{{background:hsla({h},75%,55%,.16);"
                      f"box-shadow:inset 3px 0 hsl({h},70%,50%)}}")
     return "".join(rules)
 
@@ -471,16 +521,16 @@ body[data-jp-theme-light="false"] .olympus-report{--ol-kw:#d2a8ff;--ol-op:#79c0f
 .olympus-report .file{font-family:var(--jp-code-font-family,monospace);color:var(--ol-muted);padding:.2em .6em;font-size:.92em}
 .olympus-report .code{background:var(--ol-code-bg);font-family:var(--jp-code-font-family,ui-monospace,monospace);
 font-size:var(--jp-code-font-size,12.5px);overflow-x:auto;padding:.3em 0;border-top:1px solid var(--ol-border)}
-.olympus-report .l{display:block;white-space:pre;padding-right:1em;min-width:max-content}
-.olympus-report .l .n{display:inline-block;min-width:3.2em;padding-right:.8em;text-align:right;color:var(--ol-muted);user-select:none}
-.olympus-report .l .a{margin-left:2em;color:var(--ol-muted);font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:.92em}
-.olympus-report .l.gap{color:var(--ol-muted)}
-.olympus-report .l:target{outline:2px solid var(--ol-link);outline-offset:-2px}
-.olympus-report details.f>summary{list-style:none;cursor:pointer;display:block}
-.olympus-report details.f>summary::-webkit-details-marker{display:none}
-.olympus-report details.f>summary .n::before{content:"▾ ";color:var(--ol-muted)}
-.olympus-report details.f:not([open])>summary .t::after{content:" … }";color:var(--ol-muted)}
-.olympus-report details.f:not([open])>summary .n::before{content:"▸ "}
+.olympus-report .ol-l{display:block;white-space:pre;padding-right:1em;min-width:max-content}
+.olympus-report .ol-l .ol-n{display:inline-block;min-width:3.2em;padding-right:.8em;text-align:right;color:var(--ol-muted);user-select:none}
+.olympus-report .ol-l .ol-a{margin-left:2em;color:var(--ol-muted);font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:.92em}
+.olympus-report .ol-l.ol-gap{color:var(--ol-muted)}
+.olympus-report .ol-l:target{outline:2px solid var(--ol-link);outline-offset:-2px}
+.olympus-report details.ol-fold>summary{list-style:none;cursor:pointer;display:block}
+.olympus-report details.ol-fold>summary::-webkit-details-marker{display:none}
+.olympus-report details.ol-fold>summary .ol-n::before{content:"▾ ";color:var(--ol-muted)}
+.olympus-report details.ol-fold:not([open])>summary .ol-t::after{content:" … }";color:var(--ol-muted)}
+.olympus-report details.ol-fold:not([open])>summary .ol-n::before{content:"▸ "}
 .olympus-report .tab{border-collapse:collapse;margin:.5em .6em;font-variant-numeric:tabular-nums}
 .olympus-report .tab th,.olympus-report .tab td{border-bottom:1px solid var(--ol-border);padding:.2em .8em;text-align:right}
 .olympus-report .tab th:first-child{text-align:left;font-weight:400}

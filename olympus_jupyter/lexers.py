@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 
-from pygments.lexer import RegexLexer, bygroups, include, words
+from pygments.lexer import RegexLexer, bygroups, default, include, words
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation,
                             String, Text, Whitespace)
 
@@ -342,41 +342,82 @@ class HLOLexer(RegexLexer):
     #: An opcode: `add`, `get-tuple-element`, `all-reduce-start`.
     _opcode = r"[a-z][\w.]*(?:-[\w.]+)*"
     #: A shape: element type, dimensions, layout (`f32[3,4]{1,0:T(8,128)}`).
-    _shape = (r"\b(?:pred|token|opaque|bf16|tf32|c64|c128|[suf]\d+(?:e\d+m\d+\w*)?)"
-              r"\[[^\]\n]*\](?:\{[^{}\n]*\})?")
+    _shape_type = r"(?:pred|token|opaque|bf16|tf32|c64|c128|[suf]\d+(?:e\d+m\d+\w*)?)"
+    _shape = r"\b" + _shape_type + r"\[[^\]\n]*\](?:\{[^{}\n]*\})?"
 
+    #: Opcode-like words that are not instruction names: ``true``, ``inf``.
+    _keyword_value = r"(?:true|false|inf|nan)\b"
+    #: ``calls=%f``, ``branch_computations={...}``: the attributes naming computations.
+    _calls = (r"(?:to_apply|calls|condition|body|true_computation|false_computation"
+              r"|scatter|select|comparator)")
+
+    # Rules come in order of frequency where the order does not matter (their texts
+    # are disjoint); the lookaheads of the fast rules leave the words of later rules
+    # to those rules. Each line starts in "root" (the rules anchored at a line
+    # start) and goes on in "line", whose newline comes back to "root".
     tokens = {
         "root": [
-            (r"^(HloModule)(\s+)(" + _name + ")",
-             bygroups(Keyword.Namespace, Whitespace, Name.Namespace)),
-            (r"^(?:FileNames|FunctionNames|FileLocations|StackFrames)\b", Keyword.Declaration),
-            # Computation headers, at the start of a line.
-            (r"^(ENTRY)(\s+)(%?" + _name + ")", bygroups(Keyword, Whitespace, Name.Function)),
-            (r"^%?" + _name + r"(?=\s+[({])", Name.Function),
+            # An instruction with a shape and an opcode, `  ROOT %x = f32[3]{0} add(`,
+            # in one match (the most common line).
+            (r"^(?!(?:FileNames|FunctionNames|FileLocations|StackFrames)\b)"
+             r"([^\S\n]*)(?:(ROOT)([^\S\n]+))?(%?" + _name + r")([^\S\n]*)(=)([^\S\n]+)"
+             r"(" + _shape + r")([^\S\n]+)(" + _opcode + r")(\()",
+             bygroups(Whitespace, Keyword, Whitespace, Name.Variable, Whitespace, Operator,
+                      Whitespace, Keyword.Type, Whitespace, Name.Builtin, Punctuation),
+             ("line", "operands")),
+            (r"^(?:FileNames|FunctionNames|FileLocations|StackFrames)\b",
+             Keyword.Declaration, "line"),
             # Instructions: `  ROOT %name = shape opcode(operands), attr=value`.
-            (r"^(\s*)(ROOT)(\s+)(%?" + _name + r")(\s*)(=)",
-             bygroups(Whitespace, Keyword, Whitespace, Name.Variable, Whitespace, Operator)),
             (r"^(\s*)(%?" + _name + r")(\s*)(=)",
-             bygroups(Whitespace, Name.Variable, Whitespace, Operator)),
+             bygroups(Whitespace, Name.Variable, Whitespace, Operator), "line"),
+            (r"^(\s*)(ROOT)(\s+)(%?" + _name + r")(\s*)(=)",
+             bygroups(Whitespace, Keyword, Whitespace, Name.Variable, Whitespace, Operator),
+             "line"),
+            # Computation headers, at the start of a line.
+            (r"^%?" + _name + r"(?=\s+[({])", Name.Function, "line"),
+            (r"^(HloModule)(\s+)(" + _name + ")",
+             bygroups(Keyword.Namespace, Whitespace, Name.Namespace), "line"),
+            (r"^(ENTRY)(\s+)(%?" + _name + ")", bygroups(Keyword, Whitespace, Name.Function),
+             "line"),
+            default("line"),
+        ],
+        # The rest of a line.
+        "line": [
+            (r"[^\S\n]+", Whitespace),
+            (r"(?:[(){}\[\],.>]|<(?!=))+", Punctuation),
+            (r"(?!" + _keyword_value + r"|" + _calls + r"=|(?:branch|called)_computations=)"
+             r"(" + _name + r")(=)", bygroups(Name.Attribute, Operator)),
+            (_shape, Keyword.Type),
+            (r"\n", Whitespace, "#pop"),
+            (_DQ_STRING, String.Double),
+            (r"%" + _name, Name.Variable),
+            (r"-?\d+(?![\w.])", Number.Integer),
+            (r"->|<=|[=:*+?]", Operator),
             (r"(" + _opcode + r")(\()", bygroups(Name.Builtin, Punctuation), "operands"),
             # Called computations.
-            (r"(to_apply|calls|condition|body|true_computation|false_computation"
-             r"|scatter|select|comparator)(=)(%?" + _name + ")",
+            (r"(" + _calls + r")(=)(%?" + _name + ")",
              bygroups(Name.Attribute, Operator, Name.Function)),
             (r"((?:branch|called)_computations)(=)(\{)",
              bygroups(Name.Attribute, Operator, Punctuation), "computations"),
+            (r"\bk[A-Z]\w*(?![\w.(=:-])", Name.Constant),  # kLoop, kInput
             include("common"),
             (r"(" + _name + r")(=)", bygroups(Name.Attribute, Operator)),
             # Parameters in a computation's header: `(param_0: f32[3], x.1: s32[])`.
             (r"(" + _name + r")(:)", bygroups(Name.Variable, Punctuation)),
             (r"\b(?:ENTRY|ROOT)\b", Keyword),
-            (r"\bk[A-Z]\w*", Name.Constant),  # kLoop, kInput
+            (r"\bk[A-Z]\w*", Name.Constant),
             (r"[A-Z][A-Z0-9_]+\b", Name.Constant),  # LT, TOTALORDER, API_VERSION_...
             (_name, Name),
         ],
         "operands": [
             (r"\)", Punctuation, "#pop"),
+            (r"%" + _name, Name.Variable),
+            (r"(?:[{}\[\],.>]|<(?!=))+", Punctuation),
+            (r"[^\S\n]+", Whitespace),
+            (r"-?\d+(?![\w.])", Number.Integer),
+            (r"(?!" + _keyword_value + r"|" + _shape_type + r"\[)" + _name, Name.Variable),
             (r"\(", Punctuation, "#push"),
+            (r"\n", Whitespace),
             include("common"),
             (_name, Name.Variable),
         ],
@@ -387,15 +428,14 @@ class HLOLexer(RegexLexer):
             (r"%?" + _name, Name.Function),
             (r",", Punctuation),
         ],
+        # What the other states share; in the order of the original rules, whose
+        # texts overlap (`true(`, `-1`, `->`).
         "common": [
-            (r"\n", Whitespace),
-            (r"[^\S\n]+", Whitespace),
             (r"/\*.*?\*/", Comment.Multiline),
             (r"//.*?$", Comment.Single),
-            (_DQ_STRING, String.Double),
             (_SQ_STRING, String.Single),
+            (_DQ_STRING, String.Double),
             (_shape, Keyword.Type),
-            (r"%" + _name, Name.Variable),
             (r"#[a-zA-Z_][\w.]*", Name.Attribute),  # `#sdy.mesh<...>` in attributes
             (r"@[\w.\-]+", Name.Function),
             (r"\b(?:true|false)\b", Keyword.Constant),
