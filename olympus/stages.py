@@ -220,6 +220,11 @@ class Traced:
     def __repr__(self) -> str:
         return f"<olympus.stages.Traced of {self.fun_name!r}>"
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """A stage report in a notebook (when olympus_jupyter is installed)."""
+        from olympus.display import mimebundle
+        return mimebundle(self, include=include, exclude=exclude)
+
 
 class Lowered:
     """A program lowered to the compiler's input language (StableHLO), ready to compile."""
@@ -316,6 +321,11 @@ class Lowered:
 
     def __repr__(self) -> str:
         return f"<olympus.stages.Lowered of {self.fun_name!r} for {', '.join(self.platforms)}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """A stage report in a notebook (when olympus_jupyter is installed)."""
+        from olympus.display import mimebundle
+        return mimebundle(self, include=include, exclude=exclude)
 
 
 def _check_dialect(dialect):
@@ -454,6 +464,11 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<olympus.stages.Compiled of {self.fun_name!r}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """A stage report in a notebook (when olympus_jupyter is installed)."""
+        from olympus.display import mimebundle
+        return mimebundle(self, include=include, exclude=exclude)
 
 
 def from_jax(obj):

@@ -21,7 +21,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from olympus_jupyter.options import STAGE_NAMES, COMPILED_STAGES
+from olympus_jupyter.options import COMPILED_STAGES, LOWERED_STAGES, STAGE_NAMES
 from olympus_jupyter.report import StageReport, build_report
 from olympus_jupyter.staging import StagingError, run_stages
 
@@ -160,11 +160,27 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     run = run_stages(target, args, kwargs, static_argnums=_tuple(static_argnums),
                      static_argnames=_tuple(static_argnames), platforms=platforms,
                      compiler_options=compiler_options,
+                     lower=any(s in stages for s in LOWERED_STAGES),
                      compile=any(s in stages for s in COMPILED_STAGES))
     report = build_report(run, stages=stages, debug_info=debug_info, full=full)
     if cache is not None:
         cache.put(key, report)
     return report
+
+
+def stage_bundle(stage, include=None, exclude=None) -> dict:
+    """The display bundle of an Olympus stage object (its report): the ``olympus.display`` hook.
+
+    A stage shows what exists so far: displaying a ``Lowered`` never compiles it.
+    """
+    from olympus.stages import Lowered, Traced
+    if isinstance(stage, Traced):
+        stages = ("source", "olympuspr")
+    elif isinstance(stage, Lowered):
+        stages = ("source", "olympuspr", "stablehlo", "hlo")
+    else:
+        stages = STAGE_NAMES
+    return inspect(stage, stages=stages)._repr_mimebundle_(include=include, exclude=exclude)
 
 
 def _tuple(v):
@@ -175,4 +191,4 @@ def _tuple(v):
     return tuple(v)
 
 
-__all__ = ["inspect", "ReportCache", "default_cache", "signature_key"]
+__all__ = ["inspect", "ReportCache", "default_cache", "signature_key", "stage_bundle"]

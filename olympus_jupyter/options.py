@@ -17,6 +17,7 @@ import shlex
 
 STAGE_NAMES = ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost", "memory")
 COMPILED_STAGES = ("compiled", "cost", "memory")
+LOWERED_STAGES = ("stablehlo", "hlo") + COMPILED_STAGES
 
 
 class OptionError(ValueError):

@@ -136,12 +136,14 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
                *, static_argnums=None, static_argnames=None,
                platforms: Sequence[str] | None = None,
                compiler_options: Mapping[str, Any] | None = None,
-               compile: bool = True) -> StagedRun:
+               lower: bool = True, compile: bool = True) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
     ``target`` may be a Python function, an ``olympus.jit``/``jax.jit`` function, or an
     Olympus or JAX ``Traced``/``Lowered``/``Compiled`` (later steps then run from it).
+    ``lower=False`` stops after tracing, ``compile=False`` after lowering.
     """
+    compile = compile and lower
     kwargs = dict(kwargs or {})
     try:
         requested = _platforms.normalize_platforms(platforms)
@@ -155,7 +157,7 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
         if args or kwargs:
             raise StagingError(
                 f"A {type(target).__name__} is already specialized: pass it without arguments.")
-        return _from_stage(target, requested, options, compile)
+        return _from_stage(target, requested, options, lower, compile)
 
     wrapped = _as_wrapped(target, static_argnums, static_argnames, options)
     run = StagedRun(name=getattr(wrapped, "__name__", "function"), wrapped=wrapped,
@@ -164,7 +166,8 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
     if run.traced is None:
         return run
     run.name = run.traced.fun_name
-    _lower_and_compile(run, requested, options, compile)
+    if lower:
+        _lower_and_compile(run, requested, options, compile)
     return run
 
 
@@ -185,7 +188,7 @@ def _lower_and_compile(run: StagedRun, requested, options, compile: bool) -> Non
     run.compiled = _timed(run, "compile", lambda: run.lowered.compile(options or None))
 
 
-def _from_stage(stage, requested, options, compile: bool) -> StagedRun:
+def _from_stage(stage, requested, options, lower: bool, compile: bool) -> StagedRun:
     run = StagedRun(name=stage.fun_name)
     if isinstance(stage, Compiled):
         run.compiled = stage
@@ -204,6 +207,6 @@ def _from_stage(stage, requested, options, compile: bool) -> StagedRun:
                 f"re-lowered for {requested}. Pass the function instead.")
     else:
         run.platforms = requested or (_platforms.local_platform(),)
-    if run.compiled is None:
+    if run.compiled is None and (lower or run.lowered is not None):
         _lower_and_compile(run, requested, options, compile)
     return run

@@ -1,0 +1,36 @@
+"""How Olympus stage objects display themselves in a notebook, without importing Jupyter.
+
+A display package registers a renderer under the ``olympus.display`` entry point
+group (``olympus_jupyter`` does, as ``stages``). ``Traced``, ``Lowered`` and
+``Compiled`` ask it for their display bundle; with no renderer installed they
+display as their ``repr``.
+
+>>> renderer() is None or callable(renderer())
+True
+"""
+from __future__ import annotations
+
+import functools
+from importlib import metadata
+
+GROUP = "olympus.display"
+
+
+@functools.lru_cache(maxsize=1)
+def renderer():
+    """The installed stage renderer: ``f(stage, include, exclude) -> dict``, or None."""
+    for entry in metadata.entry_points(group=GROUP):
+        if entry.name == "stages":
+            try:
+                return entry.load()
+            except Exception:  # noqa: BLE001 - a broken plugin must not break display
+                return None
+    return None
+
+
+def mimebundle(stage, include=None, exclude=None):
+    """The display bundle of ``stage`` from the installed renderer, or None."""
+    render = renderer()
+    if render is None:
+        return None
+    return render(stage, include=include, exclude=exclude)
