@@ -1,0 +1,190 @@
+"""``build``: the provenance model of a staged function, from whichever stage you have.
+
+A ``Compiled`` gives all three stages (it links back to its ``Lowered`` and
+``Traced``), a ``Lowered`` gives olympuspr and StableHLO, a ``Traced`` (or an
+``Olympuspr``) gives the olympuspr. A ``Wrapped`` (``olympus.jit(f)``) or a
+plain function with example arguments is traced, lowered and compiled first.
+JAX's own stage objects work too; as they do not link back to earlier stages,
+each gives its own stage only.
+
+>>> model = olympus.provenance.build(olympus.jit(lambda x: jnp.sin(x) + 1), 1.0)
+>>> model.stage_names
+('olympuspr', 'stablehlo', 'hlo')
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any
+
+from jax._src import core as jax_core
+from jax._src import stages as jax_stages
+
+from olympus import platforms as _platforms
+from olympus import stages as ostages
+from olympus.provenance.hlo import hlo_stage
+from olympus.provenance.model import FunctionInfo, Provenance, Stage, group_ops_by_line
+from olympus.provenance.olympuspr import olympuspr_stage
+from olympus.provenance.sources import SourceTable
+from olympus.provenance.stablehlo import stablehlo_stage
+
+__all__ = ["build"]
+
+
+@dataclasses.dataclass
+class _Chain:
+    """The stage objects found for one function (any may be missing)."""
+    closed: Any = None            # ClosedJaxpr
+    lowered: Any = None           # olympus.stages.Lowered
+    compiled: Any = None          # olympus.stages.Compiled
+    fun: Any = None               # the Python function, when known
+    name: str | None = None
+    platforms: tuple[str, ...] = ()
+
+
+def _code_range(code) -> tuple[int, int]:
+    first = last = code.co_firstlineno
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        for _, _, line in c.co_lines():
+            if line is not None and line > last:
+                last = line
+        todo.extend(k for k in c.co_consts if inspect.iscode(k))
+    return first, last
+
+
+def _function_info(chain: _Chain, table: SourceTable) -> tuple[FunctionInfo, dict]:
+    name = chain.name or getattr(chain.fun, "__name__", None) or "<function>"
+    fun = chain.fun
+    try:
+        fun = inspect.unwrap(fun) if fun is not None else None
+    except ValueError:
+        pass
+    code = getattr(fun, "__code__", None)
+    if code is not None:
+        first, last = _code_range(code)
+        fi = table.file(code.co_filename)
+        return FunctionInfo(name, fi, first, last), {fi: [(first, last)]}
+    # JAX's debug info reads "f at /path/to/file.py:12".
+    src = None
+    if chain.closed is not None:
+        src = getattr(chain.closed.jaxpr.debug_info, "func_src_info", None)
+    if src and " at " in src:
+        path, _, line = src.rpartition(" at ")[2].rpartition(":")
+        if path and line.isdigit():
+            fi = table.file(path)
+            return FunctionInfo(name, fi, int(line), None), {fi: [(int(line), int(line))]}
+    return FunctionInfo(name), {}
+
+
+_STAGE_TYPES = (ostages.Compiled, ostages.Lowered, ostages.Traced, ostages.Olympuspr,
+                jax_core.ClosedJaxpr)
+_JAX_STAGE_TYPES = (jax_stages.Traced, jax_stages.Lowered, jax_stages.Compiled)
+
+
+def _chain(stage, args, kwargs) -> _Chain:
+    if isinstance(stage, _JAX_STAGE_TYPES):
+        stage = ostages.from_jax(stage)   # Olympus's names in every text
+    if isinstance(stage, _STAGE_TYPES):
+        if args or kwargs:
+            raise TypeError(
+                f"build({type(stage).__name__}, ...) takes no example arguments: the "
+                f"stage already fixes them. Pass arguments only with a function, e.g. "
+                f"build(olympus.jit(f), x).")
+        return _chain_of_stage(stage)
+    if not isinstance(stage, ostages.Wrapped) and callable(stage):
+        if isinstance(stage, jax_stages.Wrapped) and hasattr(stage, "trace"):
+            stage = ostages.from_jax(stage)   # a jax.jit function
+        else:
+            from olympus.api import jit
+            stage = jit(stage)
+    if isinstance(stage, ostages.Wrapped):
+        chain = _chain_of_stage(stage.trace(*args, **kwargs).lower().compile())
+        chain.fun = stage.fun
+        return chain
+    raise TypeError(
+        f"build() takes an Olympus stage (Traced, Lowered, Compiled, Olympuspr), a JAX "
+        f"stage, or a function (olympus.jit(f), jax.jit(f) or f) followed by example "
+        f"arguments; got {type(stage).__name__}.")
+
+
+def _chain_of_stage(stage) -> _Chain:
+    if isinstance(stage, ostages.Compiled):
+        chain = _chain_of_stage(stage.lowered) if stage.lowered is not None else _Chain()
+        chain.compiled = stage
+        chain.name = chain.name or stage.fun_name
+        return chain
+    if isinstance(stage, ostages.Lowered):
+        chain = _chain_of_stage(stage.traced) if stage.traced is not None else _Chain()
+        chain.lowered = stage
+        chain.name = chain.name or stage.fun_name
+        chain.platforms = stage.platforms
+        return chain
+    if isinstance(stage, ostages.Traced):
+        fun = stage.wrapped.fun if stage.wrapped is not None else None
+        return _Chain(closed=stage.olympuspr.closed, fun=fun, name=stage.fun_name)
+    if isinstance(stage, ostages.Olympuspr):
+        return _Chain(closed=stage.closed)
+    return _Chain(closed=stage)  # a ClosedJaxpr
+
+
+def _stablehlo(lowered, table: SourceTable) -> Stage:
+    try:
+        text = lowered.as_text()
+        # The renamed module as_text() printed; stablehlo_stage clones it.
+        module = lowered._module()
+    except Exception as e:  # noqa: BLE001 - fall back on JAX's own text
+        reason = (str(e).strip().splitlines() or [""])[-1]
+        note = (f"StableHLO as JAX prints it: Olympus could not rename it "
+                f"({type(e).__name__}: {reason})")
+        jax_lowered = lowered._jax
+        stage = stablehlo_stage(jax_lowered.compiler_ir("stablehlo"), jax_lowered.as_text(),
+                                table)
+        return dataclasses.replace(stage, notes=stage.notes + (note,))
+    return stablehlo_stage(module, text, table)
+
+
+def build(stage, *args, **kwargs) -> Provenance:
+    """The provenance model of a staged function: every stage's ops tied to their source.
+
+    ``stage`` is an Olympus ``Compiled`` (all three stages), ``Lowered`` (olympuspr
+    and StableHLO), ``Traced`` or ``Olympuspr`` (olympuspr only), or a ``Wrapped``
+    / function followed by example arguments (traced, lowered and compiled here).
+    JAX's ``Traced``/``Lowered``/``Compiled`` give their own stage.
+
+    >>> def f(x):
+    ...     y = jnp.sin(x)
+    ...     return y * 2
+    >>> model = olympus.provenance.build(olympus.jit(f).trace(1.0).lower().compile())
+    >>> [len(model.stages[s].ops) > 0 for s in model.stage_names]
+    [True, True, True]
+    >>> model.ops_for_line(model.function.file, model.function.first_line + 1)['olympuspr']
+    ['olympuspr:0']
+    """
+    chain = _chain(stage, args, kwargs)
+    table = SourceTable()
+    stages: dict[str, Stage] = {}
+    if chain.closed is not None:
+        stages["olympuspr"] = olympuspr_stage(chain.closed, table)
+    if chain.lowered is not None:
+        stages["stablehlo"] = _stablehlo(chain.lowered, table)
+    if chain.compiled is not None:
+        text = chain.compiled.as_text()
+        if text:
+            stages["hlo"] = hlo_stage(text, table)
+    function, extra_ranges = _function_info(chain, table)
+    platforms = chain.platforms
+    if not platforms and chain.compiled is not None:
+        platforms = (_platforms.local_platform(),)
+    frames = tuple(table.frames)
+    locations = tuple(table.locations)
+    return Provenance(
+        function=function,
+        platforms=tuple(platforms),
+        stages=stages,
+        files=table.source_files(extra_ranges),
+        frames=frames,
+        locations=locations,
+        lines=group_ops_by_line(frames, locations, stages.values()),
+    )

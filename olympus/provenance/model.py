@@ -1,0 +1,383 @@
+"""The provenance model as plain data: stages, their ops, and the source they came from.
+
+Everything here is a dataclass of strings, numbers, tuples and mappings, read-only
+(``Op`` by convention, the others frozen): a model is built once
+(:func:`olympus.provenance.build`) and read by any number of views.
+Ops are named by an *op id*, ``"<stage>:<index>"`` (``"stablehlo:3"``), and tied
+to source through a shared table: ``frames`` (file, line, column, function),
+``locations`` (call stacks of frames, innermost first) and ``files``.
+
+>>> model = olympus.provenance.build(olympus.jit(lambda x: x * 2).trace(1.0))
+>>> model.stage_names
+('olympuspr',)
+>>> model.op('olympuspr:0').name
+'mul'
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["STAGES", "Op", "Computation", "Stage", "Frame", "Location", "SourceFile",
+           "SourceLine", "FunctionInfo", "Provenance", "op_id", "parse_op_id"]
+
+#: The stages a model may hold, in compilation order.
+STAGES = ("olympuspr", "stablehlo", "hlo")
+
+
+def op_id(stage: str, index: int) -> str:
+    """The id of op ``index`` of ``stage``: ``op_id('hlo', 3) == 'hlo:3'``."""
+    return f"{stage}:{index}"
+
+
+def parse_op_id(ident: str) -> tuple[str, int]:
+    """``'hlo:3'`` -> ``('hlo', 3)``; raises ``ValueError`` naming the expected form.
+
+    >>> parse_op_id('stablehlo:12')
+    ('stablehlo', 12)
+    """
+    stage, sep, index = str(ident).rpartition(":")
+    if not sep or stage not in STAGES or not index.isdigit():
+        raise ValueError(
+            f"{ident!r} is not an op id: op ids read '<stage>:<index>' with a stage "
+            f"among {', '.join(STAGES)}, e.g. 'stablehlo:3'.")
+    return stage, int(index)
+
+
+@dataclasses.dataclass(slots=True)
+class Op:
+    """One op of one stage: an equation, an MLIR operation or an HLO instruction.
+
+    (Read-only by convention: a model has many ops, and a frozen dataclass is
+    several times slower to create.)
+
+    ``lines`` are the first and last line (1-based, inclusive) of the op in its
+    stage's ``text``, ``None`` if the op is not printed. ``location`` indexes
+    :attr:`Provenance.locations` (the op's user call stack), ``None`` if the
+    compiler kept no source for it. ``parent`` is the index of the enclosing op of
+    the same stage (the ``cond`` around a branch's equations, the ``func.func``
+    around an operation, the ``fusion`` or ``while`` calling an HLO computation).
+    The last four fields are for HLO only.
+    """
+    stage: str
+    index: int
+    name: str
+    types: tuple[str, ...] = ()
+    lines: tuple[int, int] | None = None
+    location: int | None = None
+    name_stack: str = ""
+    parent: int | None = None
+    sharding: str | None = None
+    label: str | None = None
+    computation: int | None = None
+    fusion: int | None = None
+    collective: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The op id, ``"<stage>:<index>"``."""
+        return op_id(self.stage, self.index)
+
+
+@dataclasses.dataclass(frozen=True)
+class Computation:
+    """An HLO computation: its name, lines, and the instruction that calls it.
+
+    ``fusion`` is the index of the ``fusion`` instruction whose fused computation
+    this is (directly or through a computation that one calls), else ``None``.
+    """
+    name: str
+    lines: tuple[int, int]
+    entry: bool = False
+    caller: int | None = None
+    fusion: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One stage: the text the op line spans refer to, and the ops in text order.
+
+    ``arg_shardings``/``result_shardings`` hold the entry function's argument and
+    result shardings as printed (``None`` where unsharded); ``collectives`` the
+    indices of collective ops (HLO); ``computations`` the HLO computations;
+    ``notes`` says what could not be worked out, if anything.
+    """
+    name: str
+    text: str
+    ops: tuple[Op, ...]
+    computations: tuple[Computation, ...] = ()
+    arg_shardings: tuple[str | None, ...] = ()
+    result_shardings: tuple[str | None, ...] = ()
+    collectives: tuple[int, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def ops_on_line(self, line: int) -> tuple[int, ...]:
+        """Indices of the ops whose line span holds text line ``line`` (1-based)."""
+        return tuple(op.index for op in self.ops
+                     if op.lines is not None and op.lines[0] <= line <= op.lines[1])
+
+    def __repr__(self) -> str:
+        return f"<Stage {self.name}: {len(self.ops)} ops, {self.text.count(chr(10))} lines>"
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """A source position: file (index into :attr:`Provenance.files`), line (1-based),
+    column (0-based, as Python reports it), end line and end column, and function."""
+    file: int
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    function: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Location:
+    """A user call stack: indices into :attr:`Provenance.frames`, innermost first."""
+    frames: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceFile:
+    r"""A user file: its path and the parts of its text the model holds.
+
+    ``chunks`` are ``(first line, text)`` pieces in line order: the whole file
+    when it is small (``complete``), else the lines around those the program came
+    from and the staged function's lines. Empty if the source could not be read.
+
+    >>> SourceFile("m.py", ((1, "a = 1\nb = 2\n"),), complete=True).line(2)
+    'b = 2'
+    """
+    path: str
+    chunks: tuple[tuple[int, str], ...] = ()
+    complete: bool = False
+
+    def line(self, number: int) -> str | None:
+        """Line ``number`` (1-based) of the file, without its newline, if held."""
+        for first, text in self.chunks:
+            if number >= first:
+                lines = text.splitlines()
+                if number - first < len(lines):
+                    return lines[number - first]
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceLine:
+    """A source line (file index, line) and the ops of each stage it is the
+    innermost user frame of: ``{stage: (op index, ...)}``."""
+    file: int
+    line: int
+    ops: Mapping[str, tuple[int, ...]]
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionInfo:
+    """The staged function: its name, and where it is defined (file index, lines)."""
+    name: str
+    file: int | None = None
+    first_line: int | None = None
+    last_line: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Provenance:
+    """Every stage of one staged function, each op tied to the source it came from.
+
+    Build one with :func:`olympus.provenance.build`; render it any way; store it
+    with :meth:`to_json`. Query it with :meth:`op`, :meth:`ops_for_line`,
+    :meth:`lines_for_op`, :meth:`linked_ops` and :meth:`ops_on_text_line`.
+
+    >>> def f(x):
+    ...     return jnp.cos(x) + 1
+    >>> model = olympus.provenance.build(olympus.jit(f), 1.0)
+    >>> line = model.function.first_line + 1
+    >>> ids = model.ops_for_line(model.function.file, line)
+    >>> ids['olympuspr'], model.op(ids['olympuspr'][0]).name
+    (['olympuspr:0', 'olympuspr:1'], 'cos')
+    >>> model.linked_ops('olympuspr:0')['stablehlo'] == ids['stablehlo']
+    True
+    """
+    function: FunctionInfo
+    platforms: tuple[str, ...]
+    stages: Mapping[str, Stage]
+    files: tuple[SourceFile, ...] = ()
+    frames: tuple[Frame, ...] = ()
+    locations: tuple[Location, ...] = ()
+    lines: tuple[SourceLine, ...] = ()
+
+    # -- looking things up ------------------------------------------------------
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        """The stages this model holds, in compilation order."""
+        return tuple(s for s in STAGES if s in self.stages)
+
+    def stage(self, name: str) -> Stage:
+        """The stage ``name``; ``KeyError`` naming the stages held if absent."""
+        try:
+            return self.stages[name]
+        except KeyError:
+            raise KeyError(
+                f"This model has no {name!r} stage; it holds "
+                f"{', '.join(self.stage_names) or 'no stage'}. Build it from a later "
+                f"stage (e.g. build(compiled)) to get more stages.") from None
+
+    def op(self, ident: str) -> Op:
+        """The op with id ``ident`` (``'hlo:3'``)."""
+        stage, index = parse_op_id(ident)
+        ops = self.stage(stage).ops
+        if not 0 <= index < len(ops):
+            raise KeyError(f"Stage {stage!r} has {len(ops)} ops; there is no op {ident!r}.")
+        return ops[index]
+
+    def file_index(self, path: str | int) -> int | None:
+        """Index of a file given by index, path, or a unique path suffix (a base name)."""
+        if isinstance(path, int):
+            return path if 0 <= path < len(self.files) else None
+        for i, f in enumerate(self.files):
+            if f.path == path:
+                return i
+        norm = os.path.normpath(os.path.abspath(path)) if os.sep in path else None
+        if norm is not None:
+            for i, f in enumerate(self.files):
+                if f.path == norm:
+                    return i
+        tail = [i for i, f in enumerate(self.files)
+                if f.path.endswith(os.sep + path) or f.path.endswith("/" + path)]
+        return tail[0] if len(tail) == 1 else None
+
+    def frames_of(self, ident: str) -> tuple[Frame, ...]:
+        """The user call stack of op ``ident``, innermost frame first."""
+        loc = self.op(ident).location
+        if loc is None:
+            return ()
+        return tuple(self.frames[i] for i in self.locations[loc].frames)
+
+    def lines_for_op(self, ident: str) -> list[tuple[str, int]]:
+        """The source lines op ``ident`` came from, as ``(path, line)``: the line
+        that made it first, then the lines that called into it.
+
+        >>> def double(x):
+        ...     return x * 2
+        >>> model = olympus.provenance.build(olympus.jit(double).trace(1.0))
+        >>> model.lines_for_op('olympuspr:0')[0][1] == model.function.first_line + 1
+        True
+        """
+        out: list[tuple[str, int]] = []
+        for fr in self.frames_of(ident):
+            key = (self.files[fr.file].path, fr.line)
+            if key not in out:
+                out.append(key)
+        return out
+
+    def ops_for_line(self, file: str | int, line: int, *,
+                     callers: bool = False) -> dict[str, list[str]]:
+        """Ids of the ops of each stage made by source line ``line`` of ``file``.
+
+        ``file`` is a path, a file index or a unique base name. An op is made by
+        the line of its innermost user frame; with ``callers=True`` a line also
+        counts for every op whose call stack passes through it (the call of a
+        helper function gives all of the helper's ops).
+        """
+        fi = self.file_index(file)
+        out: dict[str, list[str]] = {s: [] for s in self.stage_names}
+        if fi is None:
+            return out
+        if not callers:
+            for entry in self.lines:
+                if entry.file == fi and entry.line == line:
+                    for stage, idx in entry.ops.items():
+                        out[stage] = [op_id(stage, i) for i in idx]
+            return out
+        hits = {i for i, loc in enumerate(self.locations)
+                if any(self.frames[f].file == fi and self.frames[f].line == line
+                       for f in loc.frames)}
+        for stage in self.stage_names:
+            out[stage] = [op.id for op in self.stages[stage].ops if op.location in hits]
+        return out
+
+    def linked_ops(self, ident: str) -> dict[str, list[str]]:
+        """Ops of every stage made by the same source line as op ``ident``."""
+        loc = self.op(ident).location
+        if loc is None or not self.locations[loc].frames:
+            return {s: [] for s in self.stage_names}
+        fr = self.frames[self.locations[loc].frames[0]]
+        return self.ops_for_line(fr.file, fr.line)
+
+    def ops_on_text_line(self, stage: str, line: int) -> list[str]:
+        """Ids of the ops whose span in ``stage``'s text holds ``line`` (1-based)."""
+        return [op_id(stage, i) for i in self.stage(stage).ops_on_line(line)]
+
+    def collectives(self) -> list[Op]:
+        """The collective HLO instructions (all-reduce, all-gather, ...), in text order."""
+        if "hlo" not in self.stages:
+            return []
+        hlo = self.stages["hlo"]
+        return [hlo.ops[i] for i in hlo.collectives]
+
+    def source_line(self, file: str | int, line: int) -> str | None:
+        """The text of a source line, when the model holds it."""
+        fi = self.file_index(file)
+        return None if fi is None else self.files[fi].line(line)
+
+    # -- JSON -------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The model as JSON-ready data (schema ``olympus.provenance``, see docs/provenance.md).
+
+        >>> model = olympus.provenance.build(olympus.jit(lambda x: x + 1).trace(1.0))
+        >>> Provenance.from_json(model.to_json()) == model
+        True
+        """
+        from olympus.provenance import serialize
+        return serialize.to_json(self)
+
+    def to_json_str(self, *, indent: int | None = None) -> str:
+        """The model as a JSON string (compact unless ``indent`` is given)."""
+        from olympus.provenance import serialize
+        return serialize.dumps(self.to_json(), indent=indent)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | str) -> "Provenance":
+        """Reads a model back from :meth:`to_json` data (or its string form)."""
+        from olympus.provenance import serialize
+        return serialize.from_json(data)
+
+    # -- display ----------------------------------------------------------------
+
+    def summary(self) -> str:
+        """A few lines saying what the model holds."""
+        parts = [f"{s} {len(self.stages[s].ops)} ops" for s in self.stage_names]
+        lines = [f"Provenance of {self.function.name!r} for {', '.join(self.platforms) or '?'}: "
+                 f"{', '.join(parts) or 'no stage'}; {len(self.lines)} source lines"]
+        coll = self.collectives()
+        if coll:
+            lines.append("collectives: " + ", ".join(
+                f"{op.name} ({op.collective})" for op in coll))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<{self.summary().splitlines()[0]}>"
+
+
+def group_ops_by_line(frames: tuple[Frame, ...], locations: tuple[Location, ...],
+                      stages: Iterable[Stage]) -> tuple[SourceLine, ...]:
+    """The ``lines`` table: each source line that is some op's innermost user frame,
+    with those ops per stage; sorted by file and line."""
+    table: dict[tuple[int, int], dict[str, list[int]]] = {}
+    primary = [frames[loc.frames[0]] if loc.frames else None for loc in locations]
+    for stage in stages:
+        for op in stage.ops:
+            if op.location is None:
+                continue
+            fr = primary[op.location]
+            if fr is None:
+                continue
+            per_stage = table.setdefault((fr.file, fr.line), {})
+            per_stage.setdefault(stage.name, []).append(op.index)
+    return tuple(SourceLine(f, l, {s: tuple(v) for s, v in table[f, l].items()})
+                 for f, l in sorted(table))

@@ -1,0 +1,155 @@
+"""The olympuspr stage: every equation, nested ones included, with its lines and source.
+
+Line spans come from the pretty printer itself, not from matching text: the
+program is printed from a copy whose equations carry a marker (their index)
+where JAX keeps the traceback; the printer's source map then says which text
+lines each marker covers. The copy prints exactly as the original does (same
+variables, same shared sub-programs), so the spans fit ``Olympuspr.pretty_print()``.
+
+>>> traced = olympus.jit(lambda x: jnp.sin(x) * jnp.cos(x)).trace(np.ones(3, np.float32))
+>>> print(traced.olympuspr)
+{ lambda ; a:f32[3]. let
+    b:f32[3] = sin a
+    c:f32[3] = cos a
+    d:f32[3] = mul b c
+  in (d,) }
+>>> stage = olympuspr_stage(traced.olympuspr.closed, SourceTable())
+>>> [(op.name, op.lines) for op in stage.ops]
+[('sin', (2, 2)), ('cos', (3, 3)), ('mul', (4, 4))]
+"""
+from __future__ import annotations
+
+from jax._src import core, source_info_util
+
+from olympus import naming
+from olympus.provenance.model import Op, Stage
+from olympus.provenance.sources import SourceTable, compose
+
+__all__ = ["olympuspr_stage", "eqn_frames"]
+
+_Closed = core.ClosedJaxpr
+_Jaxpr = core.Jaxpr
+_SourceInfo = source_info_util.SourceInfo
+
+
+def eqn_frames(traceback, keep=None) -> list[tuple[str, int, int, int, int, str]]:
+    """The frames of an equation's traceback, innermost first, as raw tuples;
+    only those whose file ``keep(path)`` accepts, if given."""
+    if traceback is None:
+        return []
+    code, lasti = traceback.raw_frames()
+    addr2loc = type(traceback).code_addr2location
+    out = []
+    for c, i in zip(code, lasti):
+        if keep is not None and not keep(c.co_filename):
+            continue
+        start_line, start_col, end_line, end_col = addr2loc(c, i)
+        out.append((c.co_filename, start_line, start_col, end_line, end_col,
+                    getattr(c, "co_qualname", c.co_name)))
+    return out
+
+
+class _Walk:
+    """Visits every equation once (pre-order) and builds the marked copy."""
+
+    def __init__(self):
+        self.eqns: list = []          # original equations, by op index
+        self.parents: list = []       # parent op index, by op index
+        self._memo: dict[int, _Jaxpr] = {}
+        self._keep: list = []         # keeps visited jaxprs alive while ids are keys
+
+    def jaxpr(self, jaxpr: _Jaxpr, parent: int | None) -> _Jaxpr:
+        key = id(jaxpr)
+        done = self._memo.get(key)
+        if done is not None:
+            return done
+        self._keep.append(jaxpr)
+        new_eqns = []
+        for eqn in jaxpr.eqns:
+            k = len(self.eqns)
+            self.eqns.append(eqn)
+            self.parents.append(parent)
+            params = eqn.params
+            new_params = None
+            for name, value in params.items():
+                new_value = self.param(value, k)
+                if new_value is not value:
+                    if new_params is None:
+                        new_params = dict(params)
+                    new_params[name] = new_value
+            # The traceback slot carries the marker: it is what the printer's
+            # source map reports for the equation's text.
+            new_eqns.append(eqn.replace(
+                params=new_params, source_info=_SourceInfo(k, eqn.source_info.name_stack)))
+        new = jaxpr.replace(eqns=new_eqns)
+        self._memo[key] = new
+        return new
+
+    def param(self, value, parent: int):
+        # The same sub-programs JAX's printer looks for (core.jaxprs_in_params).
+        if isinstance(value, _Closed):
+            new = self.jaxpr(value.jaxpr, parent)
+            return _Closed(new, value.consts)
+        if isinstance(value, _Jaxpr):
+            return self.jaxpr(value, parent)
+        if isinstance(value, tuple) and value and any(
+                isinstance(v, (_Closed, _Jaxpr)) for v in value):
+            return tuple(self.param(v, parent) if isinstance(v, (_Closed, _Jaxpr)) else v
+                         for v in value)
+        return value
+
+
+def _spans(source_map: list, count: int) -> list[tuple[int, int] | None]:
+    first: list[int | None] = [None] * count
+    last = [0] * count
+    for lineno, regions in enumerate(source_map, start=1):
+        for _, _, marker in regions:
+            if type(marker) is int and 0 <= marker < count:
+                if first[marker] is None:
+                    first[marker] = lineno
+                last[marker] = lineno
+    return [None if f is None else (f, last[k]) for k, f in enumerate(first)]
+
+
+def print_with_spans(closed) -> tuple[str, _Walk, list[tuple[int, int] | None]]:
+    """The program's text as ``Olympuspr.pretty_print()`` gives it (without color),
+    the equations in pre-order, and each equation's line span."""
+    jaxpr = closed.jaxpr if isinstance(closed, _Closed) else closed
+    walk = _Walk()
+    marked = walk.jaxpr(jaxpr, None)
+    doc = core.pp_toplevel_jaxpr(marked, source_info=False, print_shapes=True,
+                                 custom_pp_eqn_rules=True, name_stack=False,
+                                 print_effects=False)
+    source_map: list = []
+    text = doc.format(use_color=False, source_map=source_map)
+    return naming.rename_param_names(text), walk, _spans(source_map, len(walk.eqns))
+
+
+def olympuspr_stage(closed, table: SourceTable) -> Stage:
+    """The olympuspr stage of a ``ClosedJaxpr`` (or ``Jaxpr``): every equation,
+    with primitive, output types, line span, source location and name stack."""
+    text, walk, spans = print_with_spans(closed)
+    own_frames: dict[int, tuple] = {}
+    stacks: list[tuple] = []    # each equation's full user call stack
+    ops = []
+    for k, eqn in enumerate(walk.eqns):
+        info = eqn.source_info
+        tb = info.traceback
+        if tb is None:
+            own = ()
+        else:
+            own = own_frames.get(id(tb))
+            if own is None:
+                own = own_frames[id(tb)] = tuple(eqn_frames(tb, table.is_user_file))
+        parent = walk.parents[k]
+        stack = own if parent is None else compose(own, stacks[parent])
+        stacks.append(stack)
+        loc = table.intern(stack)
+        ops.append(Op(
+            "olympuspr", k, eqn.primitive.name,
+            tuple(v.aval.str_short(short_dtypes=True) for v in eqn.outvars),
+            spans[k], loc, str(info.name_stack) if info.name_stack.stack else "", parent))
+    notes = ()
+    if any(s is None for s in spans):
+        notes = ("some equations were not found in the printed text",)
+    return Stage("olympuspr", text, tuple(ops), notes=notes)
