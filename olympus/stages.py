@@ -78,6 +78,7 @@ class Olympuspr:
     def pretty_print(self, *, source_info: bool = False, name_stack: bool = False,
                      **kwargs) -> str:
         """The program as text; ``source_info=True`` appends each equation's source line."""
+        kwargs.setdefault("use_color", False)
         text = self._closed.pretty_print(source_info=source_info,
                                          name_stack=name_stack, **kwargs)
         return naming.rename_param_names(text)

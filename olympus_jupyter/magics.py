@@ -68,9 +68,13 @@ class OlympusMagics(Magics):
     def _report(self, options: ReportOptions, call_source: str):
         try:
             call = parse_call(call_source)
-            fun, args, kwargs = evaluate_call(call, self.shell.user_ns)
         except CallError as e:
             raise UsageError(str(e)) from None
+        try:
+            fun, args, kwargs = evaluate_call(call, self.shell.user_ns)
+        except Exception as e:  # noqa: BLE001 - the user's expression failed
+            raise UsageError(f"Evaluating {call_source.strip()!r} failed: "
+                             f"{type(e).__name__}: {e}") from None
         try:
             report = inspect(fun, *args, platform=options.platforms,
                              static_argnums=options.static_argnums,

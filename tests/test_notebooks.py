@@ -1,0 +1,237 @@
+"""Notebooks run in a real kernel (nbclient): the tour, each magic option, and errors
+that leave the kernel usable."""
+import json
+import pathlib
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MEDIA = "application/vnd.olympus.stages+json"
+
+
+def execute(nb, cwd, allow_errors=False):
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=allow_errors,
+                   resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+def notebook(*sources):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    return nb
+
+
+def bundles(cell):
+    return [o["data"] for o in cell.get("outputs", []) if "data" in o and MEDIA in o["data"]]
+
+
+def report_of(cell):
+    found = bundles(cell)
+    assert len(found) == 1, cell
+    return found[0]
+
+
+def errors(cell):
+    return [o for o in cell.get("outputs", []) if o["output_type"] == "error"]
+
+
+def usage_error(cell) -> str:
+    """IPython prints a UsageError on stderr, in one line, with no traceback."""
+    lines = [o["text"] for o in cell.get("outputs", [])
+             if o["output_type"] == "stream" and o["name"] == "stderr"
+             and o["text"].startswith("UsageError: ")]
+    assert len(lines) == 1 and not errors(cell), cell.get("outputs")
+    return lines[0]
+
+
+def text(cell):
+    out = []
+    for o in cell.get("outputs", []):
+        if o["output_type"] == "stream":
+            out.append(o["text"])
+        elif "data" in o:
+            out.append(o["data"].get("text/plain", ""))
+    return "".join(out)
+
+
+def test_tour_notebook_runs_and_shows_reports(tmp_path):
+    nb = nbformat.read(ROOT / "notebooks" / "01_stages.ipynb", as_version=4)
+    execute(nb, ROOT / "notebooks")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not [e for c in code for e in errors(c)]
+    reports = [report_of(c) for c in code if bundles(c)]
+    assert len(reports) == 4
+    first = reports[0]
+    assert first[MEDIA]["schema"] == "olympus.stages"
+    assert first[MEDIA]["provenance"]["function"]["name"] == "f"
+    assert "Source · f" in first["text/html"] and "Olympus report: f" in first["text/plain"]
+    static, tpu = reports[1][MEDIA], reports[2][MEDIA]
+    assert "dense<14>" in static["provenance"]["stages"]["stablehlo"]["text"]
+    assert tpu["platforms"] == ["tpu"] and "lowered for tpu" in tpu["unavailable"]["compiled"]
+    outputs = "".join(text(c) for c in code)
+    assert "Array(10, dtype=int32, weak_type=True)" in outputs
+    assert "Argument 'x' compiled with int32[] and called with int32[3]" in outputs
+    assert "Not implemented yet" in outputs  # the exercise waits for the learner
+
+
+def test_tour_exercise_solution_passes(tmp_path):
+    nb = nbformat.read(ROOT / "notebooks" / "01_stages.ipynb", as_version=4)
+    solution = next(c.source for c in nb.cells
+                    if c.cell_type == "markdown" and "<summary>Solution" in c.source)
+    code = solution.split("```python\n")[1].split("```")[0]
+    check = next(c.source for c in nb.cells if "aot_compiled_sum(x)" in c.source
+                 and "NotImplementedError:" in c.source)
+    out = execute(notebook("import olympus\nimport olympus.numpy as jnp", code, check), tmp_path)
+    assert "Correct" in text(out.cells[-1])
+
+
+@pytest.fixture(scope="module")
+def options_run(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("magics")
+    nb = notebook(
+        "import olympus, olympus.numpy as jnp\n%load_ext olympus_jupyter\n"
+        "def f(x, n=2):\n    return jnp.sin(x) * n\nx = jnp.ones(3)",
+        "%olympus_lower f(x)",                                                    # 1
+        "%olympus_lower --platform tpu f(x)",                                     # 2
+        "%olympus_lower --platform cpu,tpu f(x)",                                 # 3
+        "%olympus_lower --static-argnums 1 f(x, 3)",                              # 4
+        "%olympus_lower --static-argnames n f(x, n=5)",                           # 5
+        "%olympus_lower --stages olympuspr,compiled f(x)",                        # 6
+        "%olympus_lower --no-debug-info f(x)",                                    # 7
+        "%olympus_lower --compiler-option xla_backend_optimization_level=0 f(x)",  # 8
+        "%olympus_lower --save saved.html --name rep f(x)",                       # 9
+        "print(type(rep).__name__, rep.name)",                                    # 10
+        "%%olympus_lower --stages source,olympuspr\n"
+        "def g(a):\n    b = a @ a.T\n    return jnp.exp(b)\ng(jnp.ones((2, 3)))",     # 11
+        "print(g(jnp.ones((1, 1))))",                                             # 12
+        "jf = olympus.jit(f, static_argnums=1)\n%olympus_lower jf(x, 4)",         # 13
+        "import jax\n%olympus_lower jax.jit(f)(x)",                               # 14
+        "print(get_ipython().find_line_magic('olympus_lower').__doc__)\n"
+        "print(get_ipython().find_cell_magic('olympus_lower').__doc__)",            # 15 (what ? shows)
+        "olympus.jit(f).trace(x).lower()",                                        # 16
+    )
+    return execute(nb, cwd), cwd
+
+
+def test_line_magic_shows_all_stages(options_run):
+    nb, _ = options_run
+    data = report_of(nb.cells[1])
+    report = data[MEDIA]
+    assert report["stages"] == ["source", "olympuspr", "stablehlo", "hlo", "compiled", "cost",
+                                "memory"]
+    assert set(report["provenance"]["stages"]) == {"olympuspr", "stablehlo", "hlo"}
+    assert report["analyses"]["memory"]["peak_memory_in_bytes"] > 0
+    assert set(report["timings"]) == {"trace", "lower", "compile"}
+    assert "stablehlo.sine" in data["text/html"]
+
+
+def test_platform_option(options_run):
+    nb, _ = options_run
+    tpu = report_of(nb.cells[2])
+    assert tpu[MEDIA]["platforms"] == ["tpu"]
+    assert "Not available: lowered for tpu" in tpu["text/html"]
+    both = report_of(nb.cells[3])[MEDIA]
+    assert both["platforms"] == ["cpu", "tpu"] and "hlo" in both["provenance"]["stages"]
+
+
+def test_static_options(options_run):
+    nb, _ = options_run
+    by_num = report_of(nb.cells[4])[MEDIA]["provenance"]["stages"]["olympuspr"]["text"]
+    by_name = report_of(nb.cells[5])[MEDIA]["provenance"]["stages"]["olympuspr"]["text"]
+    assert "3.0" in by_num and "5.0" in by_name
+
+
+def test_stages_option(options_run):
+    nb, _ = options_run
+    data = report_of(nb.cells[6])
+    assert data[MEDIA]["stages"] == ["olympuspr", "compiled"]
+    assert "Compiled HLO" in data["text/html"] and "StableHLO · lowered" not in data["text/html"]
+
+
+def test_no_debug_info_option(options_run):
+    nb, _ = options_run
+    with_info, without = report_of(nb.cells[1]), report_of(nb.cells[7])
+    assert without[MEDIA]["debug_info"] is False
+    marker = "(f)</a>"
+    assert marker in with_info["text/html"] and marker not in without["text/html"]
+
+
+def test_compiler_option(options_run):
+    nb, _ = options_run
+    assert report_of(nb.cells[8])[MEDIA]["failure"] is None
+
+
+def test_save_and_name_options(options_run):
+    nb, cwd = options_run
+    saved = (cwd / "saved.html").read_text()
+    assert saved.startswith("<!DOCTYPE html>")
+    assert "StageReport f" in text(nb.cells[10])
+
+
+def test_cell_magic_keeps_definitions(options_run):
+    nb, _ = options_run
+    report = report_of(nb.cells[11])[MEDIA]
+    assert report["name"] == "g" and report["stages"] == ["source", "olympuspr"]
+    assert not errors(nb.cells[12]) and "2.7182817" in text(nb.cells[12])
+
+
+def test_jitted_functions_keep_their_options(options_run):
+    nb, _ = options_run
+    assert "4.0" in report_of(nb.cells[13])[MEDIA]["provenance"]["stages"]["olympuspr"]["text"]
+    assert report_of(nb.cells[14])[MEDIA]["failure"] is None
+
+
+def test_help_documents_options_with_examples(options_run):
+    nb, _ = options_run
+    help_text = text(nb.cells[15])
+    for option in ("--platform", "--static-argnums", "--static-argnames", "--stages",
+                   "--no-debug-info", "--compiler-option", "--save", "--name", "examples:"):
+        assert option in help_text
+
+
+def test_stage_objects_display_themselves(options_run):
+    nb, _ = options_run
+    data = report_of(nb.cells[16])
+    assert "stablehlo" in data[MEDIA]["provenance"]["stages"]
+    assert "hlo" not in data[MEDIA]["provenance"]["stages"]  # displaying never compiles
+
+
+def test_errors_are_clear_and_the_kernel_stays_usable(tmp_path):
+    cells = [
+        "import olympus, olympus.numpy as jnp\n%load_ext olympus_jupyter\nx = jnp.ones(3)\n"
+        "def bad(x):\n    if x.sum() > 0:\n        return x\n    return -x",
+        "%olympus_lower bad(x)",                      # trace failure -> report
+        "%olympus_lower --platfrm tpu bad(x)",         # bad option -> UsageError
+        "%olympus_lower --platform gpux bad(x)",       # bad platform -> UsageError
+        "%olympus_lower bad",                          # not a call -> UsageError
+        "%olympus_lower missing(x)",                   # unknown name -> NameError
+        "%olympus_lower --static-argnums 1 (lambda a, b: a)(x, [1])",  # unhashable static
+        "%olympus_lower --platform cuda jnp.sin(x)",   # cannot compile here -> report
+        "%%olympus_lower\ndef h(y):\n    return y +\nh(1)",  # syntax error in the cell
+    ]
+    probe = "print('still usable', 1 + 1)"
+    sources = [cells[0]]
+    for c in cells[1:]:
+        sources += [c, probe]
+    nb = execute(notebook(*sources), tmp_path, allow_errors=True)
+    out = nb.cells
+    for i in range(2, len(out), 2):
+        assert "still usable 2" in text(out[i]), i
+    trace = report_of(out[1])[MEDIA]["failure"]
+    assert trace["stage"] == "trace" and trace["type"] == "TracerBoolConversionError"
+    assert trace["frames"][-1]["function"] == "bad" and "if x.sum() > 0" in trace["frames"][-1]["code"]
+    assert "Trace failed" in report_of(out[1])["text/html"]
+    for i, needle in ((3, "unrecognized arguments: --platfrm"),
+                      (5, "Unknown lowering platform 'gpux'"), (7, "is not a call"),
+                      (9, "Evaluating 'missing(x)' failed: NameError")):
+        assert needle in usage_error(out[i]), i
+    static = report_of(out[11])[MEDIA]["failure"]
+    assert static["stage"] == "trace" and "Non-hashable" in static["message"]
+    cuda = report_of(out[13])[MEDIA]
+    assert cuda["failure"] is None and "lowered for cuda" in cuda["unavailable"]["compiled"]
+    assert "does not parse" in usage_error(out[15])
+    json.dumps([report_of(out[i]) for i in (1, 11, 13)])  # bundles are JSON
