@@ -46,7 +46,7 @@ def load_function(target: str):
         except AttributeError:
             raise CliError(f"module {module_name!r} has no {attr!r}") from None
     if not callable(obj):
-        raise CliError(f"{target} is a {type(obj).__name__}, not a function")
+        raise CliError(f"{target} is not a function (it is a {type(obj).__name__})")
     return obj
 
 

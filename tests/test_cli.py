@@ -1,0 +1,81 @@
+"""The command line, end to end: ``python -m olympus_jupyter report|demo``."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def run(args, cwd):
+    return subprocess.run([sys.executable, "-m", "olympus_jupyter", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "model.py").write_text(textwrap.dedent("""
+        import olympus.numpy as jnp
+
+        def layer(w, x):
+            hidden = x @ w
+            return jnp.tanh(hidden)
+
+        def broken(w, x):
+            return x @ w.T @ w  # shapes that do not fit
+
+        NOT_A_FUNCTION = 3
+    """))
+    return tmp_path
+
+
+def test_report_writes_a_standalone_page(project):
+    proc = run(["report", "model:layer", "--arg", "f32[16,16]", "--arg", "f32[4,16]",
+                "-o", "report.html"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "Olympus report: layer for cpu" in proc.stdout and "wrote report.html" in proc.stdout
+    page = (project / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    import re
+    source = re.sub(r"<[^>]+>", "", page.split("Source · layer")[1].split("olympuspr ·")[0])
+    assert "hidden = x @ w" in source and "return jnp.tanh(hidden)" in source
+    assert "stablehlo.dot_general" in page and "Memory analysis" in page
+
+
+def test_report_for_another_platform(project):
+    proc = run(["report", "model:layer", "--arg", "f32[16,16]", "--arg", "f32[4,16]",
+                "--platform", "tpu", "-o", "tpu.html"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "Not available: lowered for tpu" in (project / "tpu.html").read_text()
+
+
+def test_demo(tmp_path):
+    proc = run(["demo", "-o", "demo.html"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "demo.html").read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["report", "nosuchmodule:f", "-o", "r.html"], "cannot find module 'nosuchmodule'"),
+    (["report", "model:missing", "-o", "r.html"], "module 'model' has no 'missing'"),
+    (["report", "model:NOT_A_FUNCTION", "-o", "r.html"], "is not a function (it is a int)"),
+    (["report", "model", "-o", "r.html"], "expected MODULE:FUNCTION"),
+    (["report", "model:layer", "--arg", "f32[16,x]", "-o", "r.html"], "dimensions of 'f32[16,x]'"),
+    (["report", "model:layer", "--arg", "q8[3]", "-o", "r.html"], "Unknown dtype 'q8'"),
+    (["report", "model:layer", "--arg", "f32[2]", "--platform", "tpux", "-o", "r.html"],
+     "Unknown lowering platform 'tpux'"),
+    (["report", "model:layer", "-o", "r.txt"], "ending in .html"),
+    (["demo", "-o", "no/such/dir/r.html"], "does not exist"),
+])
+def test_bad_input_is_one_line_and_nonzero(project, args, message):
+    proc = run(args, project)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: "), proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_function_that_fails_to_stage_still_gets_a_report(project):
+    proc = run(["report", "model:broken", "--arg", "f32[3,4]", "--arg", "f32[2,3]",
+                "-o", "broken.html"], project)
+    assert proc.returncode == 1
+    assert "trace failed at" in proc.stdout and "model.py" in proc.stdout
+    assert "Trace failed" in (project / "broken.html").read_text()
