@@ -11,10 +11,10 @@ Python lexer); the HTML escapes every character of the input.
 from __future__ import annotations
 
 import functools
+from html import escape
 
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
+from pygments.token import STANDARD_TYPES
 
 from olympus_jupyter.lexers import HLOLexer, OlympusprLexer, StableHLOLexer
 
@@ -36,14 +36,36 @@ def _lexer(language: str):
                          f"{', '.join(LEXERS)}.") from None
 
 
-_FORMATTER = HtmlFormatter(nowrap=True)
+@functools.lru_cache(maxsize=None)
+def css_class(ttype) -> str:
+    """Pygments' short CSS class of a token type (that of its nearest styled parent)."""
+    while ttype not in STANDARD_TYPES:
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
 
 
 def highlight_lines(text: str, language: str) -> list[str]:
-    """``text`` highlighted as HTML, split into its lines (no trailing newline)."""
+    """``text`` highlighted as HTML, split into its lines (no trailing newline).
+
+    The markup is what Pygments' ``HtmlFormatter`` writes (a span with the token's
+    short class), made directly: reports highlight long texts, and the formatter's
+    general machinery costs as much as lexing.
+    """
     if not text:
         return [""] if text == "" else []
-    html = highlight(text, _lexer(language), _FORMATTER)
-    lines = html.split("\n")
+    lines: list[str] = []
+    current: list[str] = []
+    for ttype, value in _lexer(language).get_tokens(text):
+        cls = css_class(ttype)
+        pieces = value.split("\n")
+        for k, piece in enumerate(pieces):
+            if k:
+                lines.append("".join(current))
+                current = []
+            if piece:
+                piece = escape(piece, quote=False)
+                current.append(f'<span class="{cls}">{piece}</span>' if cls else piece)
+    if current or not text.endswith("\n"):
+        lines.append("".join(current))
     n = text.count("\n") + (0 if text.endswith("\n") else 1)
     return lines[:n]

@@ -62,6 +62,13 @@ class StageReport:
     unavailable: Mapping[str, str] = dataclasses.field(default_factory=dict)
     debug_info: bool = True
     full: bool = False
+    _memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    def _memoized(self, key, make):
+        """A form is rendered once per report: reports are immutable."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     # -- the forms ----------------------------------------------------------------
 
@@ -79,17 +86,19 @@ class StageReport:
     def html(self, *, full: bool | None = None, standalone: bool = False) -> str:
         """The static HTML form; ``full=True`` lifts the cap on long stage texts."""
         from olympus_jupyter.html_report import render_html
-        return render_html(self, full=self.full if full is None else full,
-                           standalone=standalone)
+        full = self.full if full is None else full
+        return self._memoized(("html", full, standalone),
+                              lambda: render_html(self, full=full, standalone=standalone))
 
     def text(self) -> str:
         """The short ``text/plain`` summary."""
         from olympus_jupyter.text_report import render_text
-        return render_text(self)
+        return self._memoized("text", lambda: render_text(self))
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
+        # Displaying a report again (a cached one, say) reuses the forms made the first time.
         forms = {
-            MEDIA_TYPE: self.to_json,
+            MEDIA_TYPE: lambda: self._memoized("json", self.to_json),
             "text/html": self.html,
             "text/plain": self.text,
         }

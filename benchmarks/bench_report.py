@@ -1,0 +1,87 @@
+"""The full report of a 24-layer MLP vs JAX producing the same stage texts.
+
+Budgets: building the report (all stages, provenance, analyses, and its display
+bundle: JSON, HTML, text) <= 1.5x the time JAX takes to trace, lower and compile
+the function and print its olympuspr/jaxpr, StableHLO (with debug info), HLO and
+compiled HLO; the JSON form <= 2x the raw stage texts; re-inspecting an unchanged
+function and signature (cache hit, bundle included) <= 10% of the first time.
+
+Run: python benchmarks/bench_report.py
+"""
+import json
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from olympus_jupyter import ReportCache, inspect
+
+LAYERS, WIDTH, BATCH = 24, 512, 8
+ROUNDS = 7
+BUDGET_REPORT, BUDGET_JSON, BUDGET_REINSPECT = 1.5, 2.0, 0.10
+
+
+def make_mlp():
+    def mlp(ws, x):
+        for w in ws:
+            x = jnp.tanh(x @ w)
+        return x
+    return mlp
+
+
+def jax_texts(f, ws, x):
+    traced = jax.jit(f).trace(ws, x)
+    lowered = traced.lower()
+    compiled = lowered.compile()
+    return [str(traced.jaxpr), lowered.as_text(debug_info=True), lowered.as_text("hlo"),
+            compiled.as_text()]
+
+
+def olympus_report(f, ws, x, cache):
+    report = inspect(f, ws, x, cache=cache)
+    return report, report._repr_mimebundle_()
+
+
+def main() -> int:
+    ws = [jax.ShapeDtypeStruct((WIDTH, WIDTH), np.float32)] * LAYERS
+    x = jax.ShapeDtypeStruct((BATCH, WIDTH), np.float32)
+    jax_texts(make_mlp(), ws, x), olympus_report(make_mlp(), ws, x, None)  # warm up
+    jax_t, ours_t, again_t, ratios = [], [], [], []
+    for i in range(ROUNDS):
+        f_jax, f_ours = make_mlp(), make_mlp()
+        cache = ReportCache()
+        t0 = time.perf_counter()
+        texts = jax_texts(f_jax, ws, x)
+        t1 = time.perf_counter()
+        report, bundle = olympus_report(f_ours, ws, x, cache)
+        t2 = time.perf_counter()
+        again, _ = olympus_report(f_ours, ws, x, cache)
+        t3 = time.perf_counter()
+        assert again is report
+        jax_t.append(t1 - t0)
+        ours_t.append(t2 - t1)
+        again_t.append(t3 - t2)
+        ratios.append((t2 - t1) / (t1 - t0))
+    raw = sum(len(report.stage_text(s)) for s in ("olympuspr", "stablehlo", "hlo", "compiled"))
+    json_size = len(json.dumps(bundle["application/vnd.olympus.stages+json"]))
+    ratio = statistics.median(ratios)
+    reinspect = statistics.median(again_t) / statistics.median(ours_t)
+    json_ratio = json_size / raw
+    print(f"{LAYERS}-layer MLP (width {WIDTH}): JAX texts {statistics.median(jax_t) * 1e3:.1f} ms, "
+          f"Olympus report {statistics.median(ours_t) * 1e3:.1f} ms")
+    print(f"full report vs JAX texts: ratio {ratio:.2f} (budget <= {BUDGET_REPORT})"
+          f" {'ok' if ratio <= BUDGET_REPORT else 'OVER BUDGET'}")
+    print(f"JSON {json_size:,} bytes for {raw:,} bytes of stage texts: {json_ratio:.2f}x "
+          f"(budget <= {BUDGET_JSON}) {'ok' if json_ratio <= BUDGET_JSON else 'OVER BUDGET'}")
+    print(f"re-inspecting: {statistics.median(again_t) * 1e3:.2f} ms = {reinspect:.1%} of the first "
+          f"(budget <= {BUDGET_REINSPECT:.0%}) {'ok' if reinspect <= BUDGET_REINSPECT else 'OVER BUDGET'}")
+    ok = ratio <= BUDGET_REPORT and json_ratio <= BUDGET_JSON and reinspect <= BUDGET_REINSPECT
+    print(f"html {len(bundle['text/html']):,} bytes")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
