@@ -25,7 +25,9 @@ def test_ci_runs_the_readme_test_command():
 def test_readme_starts_with_install_and_test_commands():
     text = (ROOT / "README.md").read_text()
     first_blocks = re.findall(r"```bash\n(.+?)\n```", text)[:2]
-    assert "pip install" in first_blocks[0]
+    assert first_blocks[0] == "./run.sh"
+    run = (ROOT / "run.sh").read_text()
+    assert "pip install" in run and "notebooks/01_stages.ipynb" in run and "--headless" in run
     assert first_blocks[1] == readme_test_command()
 
 
@@ -36,3 +38,12 @@ def test_demo_cli_prints_every_stage():
     for heading in ("olympuspr", "StableHLO", "optimized HLO", "execute"):
         assert heading in proc.stdout
     assert "Array(10, dtype=int32, weak_type=True)" in proc.stdout
+
+
+def test_run_script_installs_and_writes_a_headless_report(tmp_path):
+    out = tmp_path / "report.html"
+    proc = subprocess.run(["bash", str(ROOT / "run.sh"), "--headless", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert f"Open {out} in any browser" in proc.stdout
