@@ -15,10 +15,12 @@ from olympus.errors import register_internal as _register_internal
 
 _register_internal(_os.path.dirname(__file__))
 
+from olympus_jupyter.compare import StageDiff, compare
 from olympus_jupyter.inspection import ReportCache, inspect
 from olympus_jupyter.report import MEDIA_TYPE, StageReport
 
-__all__ = ["inspect", "StageReport", "ReportCache", "MEDIA_TYPE", "load_ipython_extension"]
+__all__ = ["inspect", "compare", "StageReport", "StageDiff", "ReportCache", "MEDIA_TYPE",
+           "load_ipython_extension"]
 
 
 def load_ipython_extension(ipython):

@@ -1,0 +1,186 @@
+"""``compare(before, after)``: two reports of one function, stage by stage, changes marked.
+
+Two signatures of a function, or the function before and after a change: the
+display bundle holds ``application/vnd.olympus.diff+json`` (both reports, for the
+JupyterLab merge view), static HTML (a side-by-side diff per stage, readable with
+no script) and a text summary.
+
+>>> import olympus.numpy as jnp
+>>> from olympus_jupyter import inspect
+>>> f = lambda x: jnp.sin(x) * 2
+>>> diff = compare(inspect(f, jnp.ones(3)), inspect(f, jnp.ones((2, 3))))
+>>> diff.changed_stages()
+('olympuspr', 'stablehlo', 'hlo', 'compiled')
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+from olympus_jupyter.html_report import STYLE, esc
+from olympus_jupyter.report import StageReport
+
+MEDIA_TYPE = "application/vnd.olympus.diff+json"
+SCHEMA = "olympus.diff"
+VERSION = 1
+TEXT_STAGES = ("olympuspr", "stablehlo", "hlo", "compiled")
+#: Unchanged lines kept around each change; longer unchanged runs fold.
+CONTEXT = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class StageChange:
+    """How one stage's text changed: lines removed and added."""
+    stage: str
+    removed: int
+    added: int
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.removed or self.added)
+
+
+@dataclasses.dataclass(frozen=True)
+class StageDiff:
+    """Two reports of one function, compared stage by stage."""
+    before: StageReport
+    after: StageReport
+    labels: tuple[str, str] = ("before", "after")
+
+    def changes(self) -> tuple[StageChange, ...]:
+        """Lines removed and added in each text stage both reports hold."""
+        out = []
+        for stage in TEXT_STAGES:
+            a, b = self.before.stage_text(stage), self.after.stage_text(stage)
+            if a is None or b is None:
+                continue
+            removed = added = 0
+            for tag, i1, i2, j1, j2 in _opcodes(a, b):
+                if tag != "equal":
+                    removed += i2 - i1
+                    added += j2 - j1
+            out.append(StageChange(stage, removed, added))
+        return tuple(out)
+
+    def changed_stages(self) -> tuple[str, ...]:
+        return tuple(c.stage for c in self.changes() if c.changed)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``application/vnd.olympus.diff+json`` form."""
+        return {"schema": SCHEMA, "version": VERSION, "labels": list(self.labels),
+                "before": self.before.to_json(), "after": self.after.to_json()}
+
+    def text(self) -> str:
+        parts = [f"{c.stage} -{c.removed} +{c.added}" if c.changed else f"{c.stage} unchanged"
+                 for c in self.changes()]
+        return (f"Olympus diff: {self.before.name} ({self.labels[0]}) vs "
+                f"{self.after.name} ({self.labels[1]})\n  " + " · ".join(parts))
+
+    def html(self) -> str:
+        return render_diff_html(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        forms = {MEDIA_TYPE: self.to_json, "text/html": self.html, "text/plain": self.text}
+        return {m: make() for m, make in forms.items()
+                if (include is None or m in include) and not (exclude and m in exclude)}
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def _opcodes(a: str, b: str):
+    return difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(),
+                                   autojunk=False).get_opcodes()
+
+
+def compare(before: StageReport, after: StageReport,
+            labels: Sequence[str] | None = None) -> StageDiff:
+    """Compares two reports (of one function, say for two signatures)."""
+    for r in (before, after):
+        if not isinstance(r, StageReport):
+            raise TypeError(f"compare() takes two StageReports (from olympus_jupyter.inspect), "
+                            f"got {type(r).__name__}.")
+    labels = tuple(labels) if labels is not None else ("before", "after")
+    if len(labels) != 2 or not all(isinstance(x, str) for x in labels):
+        raise ValueError(f"labels must be two strings, got {labels!r}.")
+    return StageDiff(before, after, labels)
+
+
+def _row(kind: str, left: str | None, right: str | None, ln: int | None, rn: int | None) -> str:
+    def cell(n, text, side):
+        if text is None:
+            return '<td class="ol-dn"></td><td class="ol-dt ol-none"></td>'
+        return (f'<td class="ol-dn">{n}</td><td class="ol-dt ol-{side}">{esc(text)}</td>')
+    return (f'<tr class="ol-{kind}">{cell(ln, left, "old" if kind != "eq" else "eq")}'
+            f'{cell(rn, right, "new" if kind != "eq" else "eq")}</tr>')
+
+
+def side_by_side(a: str, b: str) -> str:
+    """A two-column table of ``a`` and ``b`` with changed lines marked; long
+    unchanged runs fold into ``<details>``."""
+    la, lb = a.splitlines(), b.splitlines()
+    rows: list[str] = []
+    for tag, i1, i2, j1, j2 in _opcodes(a, b):
+        if tag == "equal":
+            n = i2 - i1
+            if n > 2 * CONTEXT + 2:
+                head = [_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1) for k in range(CONTEXT)]
+                tail = [_row("eq", la[i2 - CONTEXT + k], lb[j2 - CONTEXT + k], i2 - CONTEXT + k + 1,
+                             j2 - CONTEXT + k + 1) for k in range(CONTEXT)]
+                hidden = "".join(_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1)
+                                 for k in range(CONTEXT, n - CONTEXT))
+                rows += head
+                rows.append(f'<tr class="ol-skip"><td colspan="4"><details><summary>'
+                            f'{n - 2 * CONTEXT} unchanged lines</summary><table class="ol-diff">'
+                            f'{hidden}</table></details></td></tr>')
+                rows += tail
+            else:
+                rows += [_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1) for k in range(n)]
+            continue
+        left, right = la[i1:i2], lb[j1:j2]
+        for k in range(max(len(left), len(right))):
+            l = left[k] if k < len(left) else None
+            r = right[k] if k < len(right) else None
+            rows.append(_row("ch", l, r, i1 + k + 1 if l is not None else None,
+                             j1 + k + 1 if r is not None else None))
+    return f'<table class="ol-diff">{"".join(rows)}</table>'
+
+
+def render_diff_html(diff: StageDiff) -> str:
+    """The static HTML form: one folded section per stage, changed stages open."""
+    sections = []
+    changes = {c.stage: c for c in diff.changes()}
+    for stage in TEXT_STAGES:
+        a, b = diff.before.stage_text(stage), diff.after.stage_text(stage)
+        if a is None or b is None:
+            missing = diff.labels[0] if a is None else diff.labels[1]
+            body = f'<p class="unavailable">Not in the {esc(missing)} report.</p>'
+            meta, open_ = "unavailable", False
+        else:
+            c = changes[stage]
+            body = side_by_side(a, b)
+            meta = f"−{c.removed} +{c.added} lines" if c.changed else "unchanged"
+            open_ = c.changed
+        sections.append(f'<details class="stage"{" open" if open_ else ""}><summary>'
+                        f'<span class="title">{esc(stage)}</span> <span class="meta">'
+                        f'{esc(meta)}</span></summary>{body}</details>')
+    head = (f'<div class="head"><span class="name">{esc(diff.before.name)}</span>'
+            f'<span class="meta">{esc(diff.labels[0])} ({esc(", ".join(diff.before.platforms))})'
+            f' vs {esc(diff.labels[1])} ({esc(", ".join(diff.after.platforms))})</span></div>')
+    return (f'<div class="olympus-report olympus-diff-static"><style>{STYLE}{DIFF_STYLE}</style>'
+            f'{head}{"".join(sections)}</div>')
+
+
+DIFF_STYLE = """
+.olympus-report .olympus-diff-static details.stage, .olympus-diff-static details.stage{overflow-x:auto}
+.olympus-report table.ol-diff{border-collapse:collapse;width:100%;font-family:var(--jp-code-font-family,monospace);
+font-size:var(--jp-code-font-size,12.5px);background:var(--ol-code-bg)}
+.olympus-report .ol-diff td{padding:0 .5em;white-space:pre;vertical-align:top}
+.olympus-report .ol-diff .ol-dn{color:var(--ol-muted);text-align:right;user-select:none;width:3em}
+.olympus-report .ol-diff .ol-dt{width:50%}
+.olympus-report .ol-diff .ol-old{background:hsla(0,80%,55%,.16)}
+.olympus-report .ol-diff .ol-new{background:hsla(130,60%,45%,.18)}
+.olympus-report .ol-diff .ol-skip td{color:var(--ol-muted);padding:.2em .5em}
+""".replace("\n", "")
