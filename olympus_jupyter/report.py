@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import olympus_jupyter  # noqa: F401  (for the doctest namespace)
@@ -157,14 +157,24 @@ def _safe(call):
 
 
 def build_report(run: StagedRun, *, stages: tuple[str, ...] = STAGE_NAMES,
-                 debug_info: bool = True, full: bool = False) -> StageReport:
-    """Makes the report of a :class:`~olympus_jupyter.staging.StagedRun` (no recompiling)."""
+                 debug_info: bool = True, full: bool = False,
+                 models: MutableMapping | None = None) -> StageReport:
+    """Makes the report of a :class:`~olympus_jupyter.staging.StagedRun` (no recompiling).
+
+    ``models`` (a mapping from stage object to its provenance model, e.g. a
+    ``weakref.WeakKeyDictionary``) keeps models to reuse when a report of the same
+    stages is made again with other display options.
+    """
     stage_obj = run.compiled or run.lowered or run.traced
     provenance = None
     failure = run.failure
     if stage_obj is not None:
         try:
-            provenance = build_provenance(stage_obj)
+            provenance = models.get(stage_obj) if models is not None else None
+            if provenance is None:
+                provenance = build_provenance(stage_obj)
+                if models is not None:
+                    models[stage_obj] = provenance
         except Exception as e:  # noqa: BLE001 - shown in the report, never a crash
             failure = failure or StageFailure(
                 "provenance", type(e).__name__, f"Could not relate ops to source: {e}")

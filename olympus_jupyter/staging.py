@@ -179,13 +179,20 @@ def _lower_and_compile(run: StagedRun, requested, options, compile: bool) -> Non
             return
     if not compile:
         return
-    here = _platforms.local_platform()
-    if here not in run.lowered.platforms:
-        run.unavailable["compile"] = (
-            f"lowered for {', '.join(run.lowered.platforms)}; this machine compiles for "
-            f"{here}, so the compiled stages cannot exist here")
+    reason = compile_unavailable(run.lowered)
+    if reason is not None:
+        run.unavailable["compile"] = reason
         return
     run.compiled = _timed(run, "compile", lambda: run.lowered.compile(options or None))
+
+
+def compile_unavailable(lowered: Lowered) -> str | None:
+    """Why ``lowered`` cannot be compiled on this machine, or None if it can."""
+    here = _platforms.local_platform()
+    if here in lowered.platforms:
+        return None
+    return (f"lowered for {', '.join(lowered.platforms)}; this machine compiles for "
+            f"{here}, so the compiled stages cannot exist here")
 
 
 def _from_stage(stage, requested, options, lower: bool, compile: bool) -> StagedRun:
