@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from olympus_jupyter import ReportCache, inspect
+from olympus_jupyter.highlight import _highlight
 
 LAYERS, WIDTH, BATCH = 24, 512, 8
 ROUNDS = 7
@@ -53,6 +54,7 @@ def main() -> int:
     for i in range(ROUNDS):
         f_jax, f_ours = make_mlp(), make_mlp()
         cache = ReportCache()
+        _highlight.cache_clear()  # each round highlights its texts anew
         t0 = time.perf_counter()
         texts = jax_texts(f_jax, ws, x)
         t1 = time.perf_counter()

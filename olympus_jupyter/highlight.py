@@ -49,10 +49,16 @@ def highlight_lines(text: str, language: str) -> list[str]:
 
     The markup is what Pygments' ``HtmlFormatter`` writes (a span with the token's
     short class), made directly: reports highlight long texts, and the formatter's
-    general machinery costs as much as lexing.
+    general machinery costs as much as lexing. Results are remembered for the last
+    few texts: a report shown again with other options highlights nothing anew.
     """
     if not text:
         return [""] if text == "" else []
+    return list(_highlight(text, language))
+
+
+@functools.lru_cache(maxsize=32)
+def _highlight(text: str, language: str) -> tuple[str, ...]:
     lines: list[str] = []
     current: list[str] = []
     for ttype, value in _lexer(language).get_tokens(text):
@@ -68,4 +74,4 @@ def highlight_lines(text: str, language: str) -> list[str]:
     if current or not text.endswith("\n"):
         lines.append("".join(current))
     n = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return lines[:n]
+    return tuple(lines[:n])

@@ -1,0 +1,173 @@
+"""``Stepper(f, *example_args)``: trace → lower → compile → execute, one stage per click.
+
+A teaching widget. Each click runs the next stage, says what just happened in the
+terms of the four steps (stage out, lower, compile, execute), shows how long it
+took and what it made. The last step runs the compiled function on the example
+arguments, or on random inputs of the compiled types.
+
+>>> import contextlib, io
+>>> import olympus.numpy as jnp
+>>> stepper = Stepper(lambda x, y: 2 * x + y, jnp.ones(3), jnp.ones(3))
+>>> with contextlib.redirect_stdout(io.StringIO()):
+...     for _ in range(4):
+...         stepper.next_step()
+>>> [s.name for s in stepper.done]
+['trace', 'lower', 'compile', 'execute']
+>>> stepper.result
+Array([3., 3., 3.], dtype=float32)
+"""
+from __future__ import annotations
+
+import dataclasses
+import html
+import time
+from typing import Any
+
+import ipywidgets as W
+import jax
+import numpy as np
+from IPython.display import display
+
+import olympus
+from olympus.stages import Wrapped
+
+from olympus_jupyter.staging import _failure
+
+EXPLANATIONS = {
+    "trace": ("1. Trace (stage out)",
+              "Olympus ran your Python function once on abstract values, knowing only each "
+              "argument's shape and dtype, and recorded every operation it performed. The "
+              "result is an olympuspr: your function specialized to these argument types, with "
+              "Python's control flow already unrolled."),
+    "lower": ("2. Lower",
+              "The olympuspr was translated into StableHLO, the input language of the XLA "
+              "compiler. Each equation became one or more StableHLO operations; nothing is "
+              "optimized yet."),
+    "compile": ("3. Compile",
+                "XLA optimized the program for this machine's device: it fused elementwise "
+                "operations, chose memory layouts and produced an executable. The optimized "
+                "HLO shows what it decided; cost and memory analyses estimate what running it "
+                "takes."),
+    "execute": ("4. Execute",
+                "The executable ran on arrays of exactly the compiled types. Nothing was traced "
+                "or compiled again: calling it with other shapes or dtypes is an error."),
+}
+ORDER = ("trace", "lower", "compile", "execute")
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """A stage that ran: its name, how long it took, and what it made (as text)."""
+    name: str
+    seconds: float
+    text: str
+
+
+def random_inputs(args_info, seed: int = 0):
+    """Random arrays matching the compiled function's argument types."""
+    rng = np.random.default_rng(seed)
+
+    def make(info):
+        dtype = np.dtype(info.dtype)
+        if dtype == np.bool_:
+            return rng.random(info.shape) < 0.5
+        if np.issubdtype(dtype, np.integer):
+            return rng.integers(-10, 10, info.shape).astype(dtype)
+        if np.issubdtype(dtype, np.complexfloating):
+            return (rng.standard_normal(info.shape) + 1j * rng.standard_normal(info.shape)).astype(dtype)
+        return rng.standard_normal(info.shape).astype(dtype)
+    return jax.tree_util.tree_map(make, args_info)
+
+
+class Stepper(W.VBox):
+    """Walks ``fun`` through the four stages, one per click."""
+
+    def __init__(self, fun, *example_args, static_argnums=(), **example_kwargs):
+        self.wrapped = fun if isinstance(fun, Wrapped) else olympus.jit(
+            fun, static_argnums=static_argnums or None)
+        self.args, self.kwargs = example_args, example_kwargs
+        self.static_argnums = tuple([static_argnums] if isinstance(static_argnums, int)
+                                    else static_argnums)
+        self.done: list[Step] = []
+        self.traced = self.lowered = self.compiled = None
+        self.result: Any = None
+        self.button = W.Button(description="Next: trace", button_style="primary",
+                               icon="step-forward")
+        self.restart = W.Button(description="Start over", icon="undo")
+        self.inputs = W.ToggleButtons(options=["example inputs", "random inputs"],
+                                      value="example inputs", description="execute on")
+        self.progress = W.HTML(self._progress_html())
+        self.explanation = W.HTML()
+        self.output = W.Output()
+        self.button.on_click(lambda _: self.next_step())
+        self.restart.on_click(lambda _: self.reset())
+        super().__init__([self.progress, W.HBox([self.button, self.restart, self.inputs]),
+                          self.explanation, self.output])
+        self.add_class("olympus-stepper")
+
+    def _progress_html(self) -> str:
+        parts = []
+        for name in ORDER:
+            done = next((s for s in self.done if s.name == name), None)
+            label = html.escape(EXPLANATIONS[name][0])
+            if done is not None:
+                parts.append(f"<b>✓ {label}</b> <small>{done.seconds * 1e3:.1f} ms</small>")
+            else:
+                parts.append(f"<span style='opacity:.6'>{label}</span>")
+        return " → ".join(parts)
+
+    def reset(self):
+        """Back to the beginning: nothing traced."""
+        self.done.clear()
+        self.traced = self.lowered = self.compiled = None
+        self.result = None
+        self.button.description, self.button.disabled = "Next: trace", False
+        self.explanation.value = ""
+        self.output.clear_output()
+        self.progress.value = self._progress_html()
+
+    def _call_args(self):
+        if self.inputs.value == "random inputs":
+            args, kwargs = random_inputs(self.compiled.args_info)
+            return args, kwargs
+        dynamic = tuple(a for i, a in enumerate(self.args) if i not in self.static_argnums)
+        return dynamic, self.kwargs
+
+    def next_step(self) -> Step | None:
+        """Runs the next stage; returns what it made (None once all four ran, or on error)."""
+        if len(self.done) == len(ORDER):
+            return None
+        name = ORDER[len(self.done)]
+        start = time.perf_counter()
+        try:
+            if name == "trace":
+                self.traced = self.wrapped.trace(*self.args, **self.kwargs)
+                text = str(self.traced.olympuspr)
+            elif name == "lower":
+                self.lowered = self.traced.lower()
+                text = self.lowered.as_text()
+            elif name == "compile":
+                self.compiled = self.lowered.compile()
+                text = self.compiled.as_text() or ""
+            else:
+                args, kwargs = self._call_args()
+                self.result = self.compiled(*args, **kwargs)
+                text = repr(self.result)
+        except Exception as e:  # noqa: BLE001 - shown inline, the widget stays usable
+            failure = _failure(name, e)
+            self.explanation.value = (f'<div style="color:var(--jp-error-color1,#c00)">'
+                                      f'{html.escape(failure.summary())}</div>')
+            return None
+        step = Step(name, time.perf_counter() - start, text)
+        self.done.append(step)
+        title, body = EXPLANATIONS[name]
+        self.explanation.value = (f"<h4>{html.escape(title)} — {step.seconds * 1e3:.1f} ms</h4>"
+                                  f"<p>{html.escape(body)}</p>")
+        with self.output:
+            self.output.clear_output(wait=True)
+            display(W.HTML(f"<pre style='max-height:30em;overflow:auto'>{html.escape(text)}</pre>"))
+        following = ORDER[len(self.done)] if len(self.done) < len(ORDER) else None
+        self.button.description = f"Next: {following}" if following else "Done"
+        self.button.disabled = following is None
+        self.progress.value = self._progress_html()
+        return step
