@@ -75,6 +75,9 @@ class OlympusMagics(Magics):
         except Exception as e:  # noqa: BLE001 - the user's expression failed
             raise UsageError(f"Evaluating {call_source.strip()!r} failed: "
                              f"{type(e).__name__}: {e}") from None
+        if options.interactive:
+            self._inspector(options, fun, args, kwargs)
+            return
         try:
             report = inspect(fun, *args, platform=options.platforms,
                              static_argnums=options.static_argnums,
@@ -92,6 +95,22 @@ class OlympusMagics(Magics):
         if options.name:
             self.shell.user_ns[options.name] = report
         display(report)
+
+    def _inspector(self, options: ReportOptions, fun, args, kwargs):
+        from olympus_jupyter.inspector import Inspector
+        if options.save:
+            raise UsageError("--save writes a static report; leave it out with --interactive.")
+        try:
+            widget = Inspector(fun, *args, static_argnums=options.static_argnums or (),
+                               static_argnames=options.static_argnames or (),
+                               platform=options.platforms, debug_info=options.debug_info,
+                               stages=options.stages,
+                               compiler_options=dict(options.compiler_options), **kwargs)
+        except (StagingError, ValueError, TypeError) as e:
+            raise UsageError(str(e)) from None
+        if options.name:
+            self.shell.user_ns[options.name] = widget
+        display(widget)
 
     @line_magic
     def olympus_lower(self, line: str):

@@ -36,6 +36,7 @@ class ReportOptions:
     save: str | None = None
     name: str | None = None
     full: bool = False
+    interactive: bool = False
 
     @property
     def needs_compile(self) -> bool:
@@ -51,6 +52,7 @@ examples:
   %olympus_lower --stages source,olympuspr,stablehlo f(x)
   %olympus_lower --compiler-option xla_backend_optimization_level=0 f(x)
   %olympus_lower --save report.html --name rep f(x)  # write standalone HTML, keep `rep`
+  %olympus_lower --interactive f(x)                  # an inspector widget to explore shapes
 
   %%olympus_lower --stages olympuspr,hlo
   def g(x):
@@ -125,6 +127,9 @@ def build_parser(prog: str = "%olympus_lower") -> argparse.ArgumentParser:
                    help="an XLA compiler option; repeatable")
     p.add_argument("--save", metavar="PATH.html", help="also write a standalone HTML report")
     p.add_argument("--name", metavar="NAME", help="keep the report in this variable")
+    p.add_argument("--interactive", action="store_true",
+                   help="show the interactive inspector: edit shapes, dtypes, static values "
+                        "and options, and watch every stage change")
     p.add_argument("--full", action="store_true",
                    help="show stage texts in full, however long (default: long texts are capped)")
     return p
@@ -139,7 +144,7 @@ def _to_options(ns: argparse.Namespace) -> ReportOptions:
         platforms=ns.platforms, static_argnums=ns.static_argnums,
         static_argnames=ns.static_argnames, stages=ns.stages, debug_info=ns.debug_info,
         compiler_options=tuple(ns.compiler_options), save=ns.save, name=ns.name,
-        full=ns.full)
+        full=ns.full, interactive=ns.interactive)
 
 
 def parse_options(text: str) -> ReportOptions:

@@ -235,3 +235,18 @@ def test_errors_are_clear_and_the_kernel_stays_usable(tmp_path):
     assert cuda["failure"] is None and "lowered for cuda" in cuda["unavailable"]["compiled"]
     assert "does not parse" in usage_error(out[15])
     json.dumps([report_of(out[i]) for i in (1, 11, 13)])  # bundles are JSON
+
+
+def test_interactive_option_shows_the_inspector(tmp_path):
+    nb = execute(notebook(
+        "import olympus.numpy as jnp\n%load_ext olympus_jupyter\n"
+        "def f(x):\n    return jnp.sin(x)\nx = jnp.ones(3)",
+        "%olympus_lower --interactive --name w f(x)",
+        "w.editors[0].value = 'f32[5]'\nprint(w.report.stage_text('olympuspr'))",
+        "%olympus_lower --interactive --save r.html f(x)",
+    ), tmp_path, allow_errors=True)
+    views = [o for o in nb.cells[1].outputs
+             if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(views) == 1
+    assert "f32[5]" in text(nb.cells[2])
+    assert "leave it out with --interactive" in usage_error(nb.cells[3])
