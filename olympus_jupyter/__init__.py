@@ -20,7 +20,18 @@ from olympus_jupyter.inspection import ReportCache, inspect
 from olympus_jupyter.report import MEDIA_TYPE, StageReport
 
 __all__ = ["inspect", "compare", "StageReport", "StageDiff", "ReportCache", "MEDIA_TYPE",
-           "load_ipython_extension"]
+           "Inspector", "Stepper", "load_ipython_extension"]
+
+
+def __getattr__(name):
+    # The widgets import ipywidgets: only when asked for.
+    if name == "Inspector":
+        from olympus_jupyter.inspector import Inspector
+        return Inspector
+    if name == "Stepper":
+        from olympus_jupyter.stepper import Stepper
+        return Stepper
+    raise AttributeError(f"module 'olympus_jupyter' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython):
