@@ -20,6 +20,20 @@ types and shapes (``Keyword.Type``), values (``Name.Variable``), functions and
 computations (``Name.Function``), attribute names (``Name.Attribute``), enum
 values (``Name.Constant``), numbers, strings, and source locations as comments.
 
+Highlighting is part of building a report, so the token tables are laid out for
+speed (``benchmarks/bench_lexers.py`` measures them). A ``RegexLexer`` tries the
+rules of a state in order until one matches, and a try that fails costs about a
+third as much as a token. So the most frequent rules come first, each ahead of
+other rules only where no text can match both: they start with different
+characters, or a lookahead leaves the words of the other rule to it (``true=``
+is no attribute name); rules that can match the same text keep their relative
+order, so every character gets the type it would get from the rules in their
+plain order. Tokens are as long as their type allows (runs of punctuation, a
+whole ``tensor<3xf32>``, a newline with the next line's indentation, ``[]`` or
+``),`` across the state they open and close); the commonest sequence is a single
+match (``%x = f32[3]{0} add(``); and rules anchored at a line start are tried
+only there, in a state of their own.
+
 >>> from pygments import highlight
 >>> from pygments.formatters import HtmlFormatter
 >>> from pygments.lexers import get_lexer_by_name
@@ -109,28 +123,52 @@ class OlympusprLexer(RegexLexer):
     _type = (r"(?:[a-zA-Z_]\w*(?:<\w+>)?\[[^\]\n]*\](?:\{[^{}\n]*\})?"
              r"|[A-Z]\w*\{[^{}\n]*\}|Tok\b)")
     #: NumPy dtype names, as parameters print them (``new_dtype=float32``).
-    _dtype_name = (r"\b(?:bool|u?int\d+|float\d+|bfloat16|complex\d+|float0"
-                   r"|float\d+_e\w+)\b")
+    _dtype = r"(?:bool|u?int\d+|float\d+|bfloat16|complex\d+|float0|float\d+_e\w+)"
+    #: Words that later rules type otherwise than names: ``float32``, ``None``, ``inf``.
+    _value_word = r"(?:" + _dtype + r"|True|False|None|inf|nan)"
+    #: Lines that start with a shared program (``let _where = { lambda ... } in``)
+    #: or with the primitive of an equation without outputs (``debug_print[...] a``).
+    _let_line = r"(let)(\s+)(" + _prim + r")(\s+)(=)"
+    _let_line_types = (Keyword, Whitespace, Name.Function, Whitespace, Operator)
+    _prim_line = r"([^\S\n]*)(" + _prim + r")(?=\[)"
 
     tokens = {
+        # The start of the text; line starts after it are lexed with their newline.
         "root": [
-            # The top-level braces open no state: nothing after them can pop too far.
-            (r"[{}]", Punctuation),
+            (r"^" + _let_line, bygroups(*_let_line_types), "top"),
+            (r"^" + _prim_line, bygroups(Whitespace, Name.Builtin), "top"),
+            default("top"),
+        ],
+        # The top-level braces open no state: nothing after them can pop too far.
+        "top": [
             include("program"),
+            (r"[{}]", Punctuation),
         ],
         # A nested program, the value of a parameter: ends at its closing brace.
         "nested": [
+            include("program"),
             (r"\}", Punctuation, "#pop"),
             (r"\{", Punctuation),
-            include("program"),
         ],
         "program": [
-            # Line starts first, before whitespace is consumed: a shared program
-            # bound at the top (`let _where = { lambda ... } in`), and the
-            # primitive of an equation without outputs (`debug_print[...] a`).
-            (r"^(let)(\s+)(" + _prim + r")(\s+)(=)",
-             bygroups(Keyword, Whitespace, Name.Function, Whitespace, Operator)),
-            (r"^([^\S\n]*)(" + _prim + r")(?=\[)", bygroups(Whitespace, Name.Builtin)),
+            # Variables, with their types and the spaces after them: `a`,
+            # `bc:f32[3]`, `_` (dropped). Not `lambda`, `let`, `in`, `float32`.
+            (r"(?!(?:" + _value_word + r"|lambda|let|in)\b)"
+             r"([a-zA-Z_]\w*)(?:(:)(" + _type + r"))?([^\S\n]*)",
+             bygroups(Name.Variable, Punctuation, Keyword.Type, Whitespace)),
+            # A newline with the indentation after it, unless a line rule follows.
+            (r"\n(?!let\s+" + _prim + r"\s+=|[^\S\n]*" + _prim + r"\[)[^\S\n]*", Whitespace),
+            # The primitive of an equation, after ` = `.
+            (r"(=)(\s+)(" + _prim + r")(\[)",
+             bygroups(Operator, Whitespace, Name.Builtin, Punctuation), "params"),
+            (r"(=)(\s+)(" + _prim + r")([^\S\n]*)",
+             bygroups(Operator, Whitespace, Name.Builtin, Whitespace)),
+            (r"[^\S\n]+", Whitespace),
+            (r"(:)(" + _type + r")", bygroups(Punctuation, Keyword.Type)),
+            (r"\[", Punctuation, "params"),
+            (r"[\](),;.]+", Punctuation),
+            (r"(\n)" + _let_line, bygroups(Whitespace, *_let_line_types)),
+            (r"(\n)" + _prim_line, bygroups(Whitespace, Whitespace, Name.Builtin)),
             include("common"),
             (r"\blambda\b", Keyword),
             # `let` opens equations after the inputs (`... b:f32[]. let`); `in`
@@ -139,21 +177,22 @@ class OlympusprLexer(RegexLexer):
             (r"(?<=\. )let\b", Keyword),
             (r"\bin(?=\s*\()", Keyword),
             (r"(?<=\} )in\b", Keyword),
-            # The primitive of an equation, after ` = `.
-            (r"(=)(\s+)(" + _prim + r")",
-             bygroups(Operator, Whitespace, Name.Builtin)),
-            (r"\[", Punctuation, "params"),
-            (r"\]", Punctuation),
-            # Variables: `a`, `bc`, `_` (dropped).
             (r"[a-zA-Z_]\w*", Name.Variable),
-            (r"[(),;.]+", Punctuation),
             (r"[=*+\-]", Operator),
         ],
         # `[name=f olympuspr={ lambda ... } axes=(0,)]`: parameters, whose values
         # are Python reprs (ints, tuples, dtypes, enums, nested programs).
         "params": [
-            (r"\]", Punctuation, "#pop"),
+            (r"\s+", Whitespace),
+            # Punctuation; `[]` opens and closes parameters: no state.
+            (r"(?:[()},;.@]|\[\])+", Punctuation),
+            # The closing bracket, with the punctuation after it (the same there).
+            (r"\](?:[(),;.]|\[\])*", Punctuation, "#pop"),
+            (r"(?!" + _value_word + r"\b)([a-zA-Z_]\w*)(=)",
+             bygroups(Name.Attribute, Operator)),
             (r"\[", Punctuation, "#push"),
+            (r"-?\d+(?![\w.])", Number.Integer),
+            (r"(:)(" + _type + r")", bygroups(Punctuation, Keyword.Type)),
             (r"\{(?=\s*lambda\b)", Punctuation, "nested"),
             include("common"),
             (r"([a-zA-Z_]\w*)(=)", bygroups(Name.Attribute, Operator)),
@@ -163,15 +202,14 @@ class OlympusprLexer(RegexLexer):
             (r"[-+*/%<>=!?&|^~$\\`]", Operator),
             (r"[^\x00-\x7f]", Text),
         ],
+        # What programs and parameters share; these overlap (`1`, `1.5`, `2j`,
+        # `-inf`), so their order matters.
         "common": [
-            (r"\n", Whitespace),
-            (r"[^\S\n]+", Whitespace),
             # Source information (`source_info=True`) and name stacks.
             (r"#.*?$", Comment.Single),
             (_DQ_STRING, String.Double),
             (_SQ_STRING, String.Single),
-            (r"(:)(" + _type + r")", bygroups(Punctuation, Keyword.Type)),
-            (_dtype_name, Keyword.Type),
+            (r"\b" + _dtype + r"\b", Keyword.Type),
             (r"\b(?:True|False|None)\b", Keyword.Constant),
             (r"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?j\b", Number.Float),  # complex
             (r"-?0[xX][0-9a-fA-FX]+\b", Number.Hex),  # `0xXXXX` hides addresses
@@ -211,12 +249,8 @@ class StableHLOLexer(RegexLexer):
     Token.Punctuation ,
     Token.Name.Variable %arg0
     Token.Operator :
-    Token.Keyword.Type tensor<
-    Token.Keyword.Type 3xf32
-    Token.Keyword.Type >
-    Token.Comment loc(
-    Token.Comment #loc3
-    Token.Comment )
+    Token.Keyword.Type tensor<3xf32>
+    Token.Comment loc(#loc3)
     """
 
     name = "StableHLO"
@@ -228,35 +262,50 @@ class StableHLOLexer(RegexLexer):
 
     _ident = r"[a-zA-Z_][\w$]*"
     _suffix = r"[\w$.\-]+"
+    _declarations = ("module", "func.func")
+    _keywords = ("attributes", "public", "private", "nested", "return", "cond", "do",
+                 "applies", "across", "init", "reducer", "dense", "dense_resource", "array",
+                 "sparse", "unit")
+    _scalar_type = r"(?:[su]?i\d+|f\d+|bf16|tf32|f\d+E\w+|index|none)"
+    #: Dotted words that rules after the operations' type otherwise (`func.func`).
+    _not_op = (r"(?!(?:" + "|".join(re.escape(w) for w in _declarations + _keywords)
+               + r"|true|false|x|call|" + _scalar_type + r")\b)")
 
     tokens = {
         "root": [
-            (r"\n", Whitespace),
-            (r"[^\S\n]+", Whitespace),
-            (r"//.*?$", Comment.Single),
-            # Locations (`debug_info=True`): `loc(...)` and `#loc3 = loc(...)`.
+            (r"\s+", Whitespace),
+            # Brackets, commas, dots; not `{-#`, `<=`, `>=`.
+            (r"(?:[()\[\],.}]|\{(?!-#)|<(?!=)|>(?!=))+", Punctuation),
+            (r"->|<=|>=|[=:*+?]", Operator),
+            (r"%" + _suffix + r"(?:#\d+)?", Name.Variable),
+            # A type without nested `<...>` in one token; the others open "type".
+            (r"(?:tensor|memref|vector|tuple|complex)<[^<>]*>", Keyword.Type),
+            (r"-?\d+(?![\w.])", Number.Integer),
+            # Attribute names: `dims = [0]`, `olympus.result_info = "..."`.
+            (r"(" + _ident + r"(?:\.\w+)*)(\s*)(=)(?!=)",
+             bygroups(Name.Attribute, Whitespace, Operator)),
+            # Operations: `stablehlo.add`, `chlo.erf_inv`, `sdy.mesh`, `func.call`.
+            (_not_op + r"[a-z_]\w*(?:\.\w+)+", Name.Builtin),
+            (r"[A-Z][A-Z0-9_]*\b", Name.Constant),
+            (r"\bx\b", Operator),  # `contracting_dims = [1] x [0]`, `[b, f]x[o, i]`
+            # Locations (`debug_info=True`): `loc(...)` and `#loc3 = loc(...)`;
+            # `loc(#loc3)` in one token.
+            (r'\bloc\([^()"]*\)', Comment),
             (r"#loc\w*\s*=\s*loc\(", Comment, "loc"),
             (r"\bloc\(", Comment, "loc"),
             (r"#loc\w*", Comment),
             (r"\{-#|#-\}", Comment.Preproc),  # resource blobs
             (_DQ_STRING + r"(?=\()", Name.Builtin),  # generic form "stablehlo.case"(...)
             (_DQ_STRING, String.Double),
-            # Attribute names: `dims = [0]`, `olympus.result_info = "..."`.
-            (r"(" + _ident + r"(?:\.\w+)*)(\s*)(=)(?!=)",
-             bygroups(Name.Attribute, Whitespace, Operator)),
+            (r"//.*?$", Comment.Single),
             (r"(module)(\s+)(@" + _suffix + ")",
              bygroups(Keyword.Declaration, Whitespace, Name.Namespace)),
-            (words(("module", "func.func"), suffix=r"\b"), Keyword.Declaration),
-            (words(("attributes", "public", "private", "nested", "return", "cond",
-                    "do", "applies", "across", "init", "reducer", "dense",
-                    "dense_resource", "array", "sparse", "unit"), suffix=r"\b"),
-             Keyword),
+            (words(_declarations, suffix=r"\b"), Keyword.Declaration),
+            (words(_keywords, suffix=r"\b"), Keyword),
             (r"\b(?:true|false)\b", Keyword.Constant),
-            (r"\bx\b", Operator),  # `contracting_dims = [1] x [0]`, `[b, f]x[o, i]`
             (r"(?:tensor|memref|vector|tuple|complex)<", Keyword.Type, "type"),
-            (r"\b(?:[su]?i\d+|f\d+|bf16|tf32|f\d+E\w+|index|none)\b", Keyword.Type),
+            (r"\b" + _scalar_type + r"\b", Keyword.Type),
             (r"!" + _ident + r"(?:\.\w+)*", Keyword.Type),
-            (r"%" + _suffix + r"(?:#\d+)?", Name.Variable),
             (r"@" + _suffix, Name.Function),
             (r"@" + _DQ_STRING, Name.Function),
             (r"\^" + _suffix, Name.Label),
@@ -265,25 +314,23 @@ class StableHLOLexer(RegexLexer):
             (_FLOAT, Number.Float),
             (_INT, Number.Integer),
             (words(("call",), suffix=r"\b"), Name.Builtin),
-            # Operations: `stablehlo.add`, `chlo.erf_inv`, `sdy.mesh`, `func.call`.
             (r"[a-z_]\w*(?:\.\w+)+", Name.Builtin),
-            (r"[A-Z][A-Z0-9_]*\b", Name.Constant),
             (_ident, Name),
             (r"->|<=|>=|[=:*+?\-]", Operator),
             (r"[(){}\[\]<>,.]", Punctuation),
         ],
         # Inside `tensor<...>`: shapes, element types, encodings: all the type.
         "type": [
-            (r"<", Keyword.Type, "#push"),
-            (r">", Keyword.Type, "#pop"),
             (r"[^<>]+", Keyword.Type),
+            (r">", Keyword.Type, "#pop"),
+            (r"<", Keyword.Type, "#push"),
         ],
         # Inside `loc(...)`: names and strings, nested parentheses.
         "loc": [
-            (_DQ_STRING, Comment),
-            (r"\(", Comment, "#push"),
-            (r"\)", Comment, "#pop"),
             (r'[^()"]+', Comment),
+            (r"\)", Comment, "#pop"),
+            (r"\(", Comment, "#push"),
+            (_DQ_STRING, Comment),
         ],
     }
 
@@ -318,8 +365,7 @@ class HLOLexer(RegexLexer):
     Token.Name.Variable %x
     Token.Punctuation ,
     Token.Name.Variable %y
-    Token.Punctuation )
-    Token.Punctuation ,
+    Token.Punctuation ),
     Token.Name.Attribute metadata
     Token.Operator =
     Token.Punctuation {
@@ -345,36 +391,37 @@ class HLOLexer(RegexLexer):
     _shape_type = r"(?:pred|token|opaque|bf16|tf32|c64|c128|[suf]\d+(?:e\d+m\d+\w*)?)"
     _shape = r"\b" + _shape_type + r"\[[^\]\n]*\](?:\{[^{}\n]*\})?"
 
-    #: Opcode-like words that are not instruction names: ``true``, ``inf``.
+    #: The headings of the source tables at the end of compiled modules.
+    _tables = r"(?:FileNames|FunctionNames|FileLocations|StackFrames)\b"
+    #: Words that rules after the fast ones type otherwise: ``true``, ``inf``.
     _keyword_value = r"(?:true|false|inf|nan)\b"
-    #: ``calls=%f``, ``branch_computations={...}``: the attributes naming computations.
+    #: ``calls=%f``, ``to_apply=%f``: the attributes naming a computation.
     _calls = (r"(?:to_apply|calls|condition|body|true_computation|false_computation"
               r"|scatter|select|comparator)")
+    #: The most common line, after its indentation, in one match:
+    #: ``ROOT %x = f32[3]{0} add(`` (every part as the rules of "line" take it).
+    _instruction = (r"(?:(ROOT)([^\S\n]+))?(%?" + _name + r")([^\S\n]*)(=)([^\S\n]+)"
+                    r"(" + _shape + r")([^\S\n]+)(" + _opcode + r")(\()")
+    _instruction_types = (Keyword, Whitespace, Name.Variable, Whitespace, Operator,
+                          Whitespace, Keyword.Type, Whitespace, Name.Builtin, Punctuation)
 
-    # Rules come in order of frequency where the order does not matter (their texts
-    # are disjoint); the lookaheads of the fast rules leave the words of later rules
-    # to those rules. Each line starts in "root" (the rules anchored at a line
-    # start) and goes on in "line", whose newline comes back to "root".
     tokens = {
+        # The start of a line, after its indentation (which the newline takes):
+        # each rule goes on to "line". The rules anchored with `^` match only
+        # where a line starts unindented.
         "root": [
-            # An instruction with a shape and an opcode, `  ROOT %x = f32[3]{0} add(`,
-            # in one match (the most common line).
-            (r"^(?!(?:FileNames|FunctionNames|FileLocations|StackFrames)\b)"
-             r"([^\S\n]*)(?:(ROOT)([^\S\n]+))?(%?" + _name + r")([^\S\n]*)(=)([^\S\n]+)"
-             r"(" + _shape + r")([^\S\n]+)(" + _opcode + r")(\()",
-             bygroups(Whitespace, Keyword, Whitespace, Name.Variable, Whitespace, Operator,
-                      Whitespace, Keyword.Type, Whitespace, Name.Builtin, Punctuation),
-             ("line", "operands")),
-            (r"^(?:FileNames|FunctionNames|FileLocations|StackFrames)\b",
-             Keyword.Declaration, "line"),
+            (r"(?!" + _tables + r")" + _instruction,
+             bygroups(*_instruction_types), ("line", "operands")),
+            (r"(?:[(){}\[\],.>]|<(?!=))+", Punctuation, "line"),
+            # Computation headers.
+            (r"^(?!" + _tables + r")%?" + _name + r"(?=\s+[({])", Name.Function, "line"),
+            (r"^" + _tables, Keyword.Declaration, "line"),
             # Instructions: `  ROOT %name = shape opcode(operands), attr=value`.
-            (r"^(\s*)(%?" + _name + r")(\s*)(=)",
+            (r"(\s*)(%?" + _name + r")(\s*)(=)",
              bygroups(Whitespace, Name.Variable, Whitespace, Operator), "line"),
-            (r"^(\s*)(ROOT)(\s+)(%?" + _name + r")(\s*)(=)",
+            (r"(\s*)(ROOT)(\s+)(%?" + _name + r")(\s*)(=)",
              bygroups(Whitespace, Keyword, Whitespace, Name.Variable, Whitespace, Operator),
              "line"),
-            # Computation headers, at the start of a line.
-            (r"^%?" + _name + r"(?=\s+[({])", Name.Function, "line"),
             (r"^(HloModule)(\s+)(" + _name + ")",
              bygroups(Keyword.Namespace, Whitespace, Name.Namespace), "line"),
             (r"^(ENTRY)(\s+)(%?" + _name + ")", bygroups(Keyword, Whitespace, Name.Function),
@@ -383,15 +430,19 @@ class HLOLexer(RegexLexer):
         ],
         # The rest of a line.
         "line": [
-            (r"[^\S\n]+", Whitespace),
             (r"(?:[(){}\[\],.>]|<(?!=))+", Punctuation),
+            (r"[^\S\n]+", Whitespace),
+            # Attributes: `metadata={op_name="f"}`; not `calls=%f`, `true=`.
             (r"(?!" + _keyword_value + r"|" + _calls + r"=|(?:branch|called)_computations=)"
              r"(" + _name + r")(=)", bygroups(Name.Attribute, Operator)),
-            (_shape, Keyword.Type),
-            (r"\n", Whitespace, "#pop"),
+            # The newline, with the indentation of the next line.
+            (r"\n[^\S\n]*", Whitespace, "#pop"),
             (_DQ_STRING, String.Double),
-            (r"%" + _name, Name.Variable),
             (r"-?\d+(?![\w.])", Number.Integer),
+            (_shape, Keyword.Type),
+            # Parameters in a computation's header: `(param_0: f32[3], x.1: s32[])`.
+            (r"(?!" + _keyword_value + r")(" + _name + r")(:)",
+             bygroups(Name.Variable, Punctuation)),
             (r"->|<=|[=:*+?]", Operator),
             (r"(" + _opcode + r")(\()", bygroups(Name.Builtin, Punctuation), "operands"),
             # Called computations.
@@ -400,9 +451,9 @@ class HLOLexer(RegexLexer):
             (r"((?:branch|called)_computations)(=)(\{)",
              bygroups(Name.Attribute, Operator, Punctuation), "computations"),
             (r"\bk[A-Z]\w*(?![\w.(=:-])", Name.Constant),  # kLoop, kInput
+            (r"%" + _name, Name.Variable),
             include("common"),
             (r"(" + _name + r")(=)", bygroups(Name.Attribute, Operator)),
-            # Parameters in a computation's header: `(param_0: f32[3], x.1: s32[])`.
             (r"(" + _name + r")(:)", bygroups(Name.Variable, Punctuation)),
             (r"\b(?:ENTRY|ROOT)\b", Keyword),
             (r"\bk[A-Z]\w*", Name.Constant),
@@ -410,14 +461,15 @@ class HLOLexer(RegexLexer):
             (_name, Name),
         ],
         "operands": [
-            (r"\)", Punctuation, "#pop"),
-            (r"%" + _name, Name.Variable),
+            # The closing parenthesis, with the punctuation after it (the same
+            # in "line" and in "operands").
+            (r"\)(?:[{}\[\],.>]|<(?!=))*", Punctuation, "#pop"),
+            (r"%" + _name + r"|(?!" + _keyword_value + r"|" + _shape_type + r"\[)" + _name,
+             Name.Variable),
             (r"(?:[{}\[\],.>]|<(?!=))+", Punctuation),
-            (r"[^\S\n]+", Whitespace),
             (r"-?\d+(?![\w.])", Number.Integer),
-            (r"(?!" + _keyword_value + r"|" + _shape_type + r"\[)" + _name, Name.Variable),
+            (r"\s+", Whitespace),
             (r"\(", Punctuation, "#push"),
-            (r"\n", Whitespace),
             include("common"),
             (_name, Name.Variable),
         ],
@@ -428,8 +480,8 @@ class HLOLexer(RegexLexer):
             (r"%?" + _name, Name.Function),
             (r",", Punctuation),
         ],
-        # What the other states share; in the order of the original rules, whose
-        # texts overlap (`true(`, `-1`, `->`).
+        # What "line" and "operands" share; these overlap (`true(`, `-1`, `->`),
+        # so their order matters.
         "common": [
             (r"/\*.*?\*/", Comment.Multiline),
             (r"//.*?$", Comment.Single),
