@@ -250,3 +250,17 @@ def test_interactive_option_shows_the_inspector(tmp_path):
     assert len(views) == 1
     assert "f32[5]" in text(nb.cells[2])
     assert "leave it out with --interactive" in usage_error(nb.cells[3])
+
+
+def test_specializations_notebook_runs(tmp_path):
+    nb = nbformat.read(ROOT / "notebooks" / "02_specializations.ipynb", as_version=4)
+    execute(nb, ROOT / "notebooks")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not [e for c in code for e in errors(c)]
+    widget_cells = [c for c in code if any("application/vnd.jupyter.widget-view+json"
+                                           in o.get("data", {}) for o in c.outputs)]
+    assert len(widget_cells) == 3  # stepper, inspector, exercise inspector
+    assert "b:f32[16,4]" in text(code[3]) and "shape (2, 4) → (16, 4)" in text(code[3])
+    diff = [c for c in code if any("application/vnd.olympus.diff+json" in o.get("data", {})
+                                   for o in c.outputs)]
+    assert len(diff) == 1
