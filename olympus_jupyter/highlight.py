@@ -11,7 +11,6 @@ Python lexer); the HTML escapes every character of the input.
 from __future__ import annotations
 
 import functools
-from html import escape
 
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
@@ -57,20 +56,31 @@ def highlight_lines(text: str, language: str) -> list[str]:
     return list(_highlight(text, language))
 
 
+_ESCAPE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
 @functools.lru_cache(maxsize=32)
 def _highlight(text: str, language: str) -> tuple[str, ...]:
     lines: list[str] = []
     current: list[str] = []
-    for ttype, value in _lexer(language).get_tokens(text):
-        cls = css_class(ttype)
-        pieces = value.split("\n")
-        for k, piece in enumerate(pieces):
+    append = current.append
+    classes: dict = {}
+    for _, ttype, value in _lexer(language).get_tokens_unprocessed(text):
+        cls = classes.get(ttype)
+        if cls is None:
+            cls = classes[ttype] = css_class(ttype)
+        if "\n" not in value:
+            value = value.translate(_ESCAPE)
+            append(f'<span class="{cls}">{value}</span>' if cls else value)
+            continue
+        for k, piece in enumerate(value.split("\n")):
             if k:
                 lines.append("".join(current))
                 current = []
+                append = current.append
             if piece:
-                piece = escape(piece, quote=False)
-                current.append(f'<span class="{cls}">{piece}</span>' if cls else piece)
+                piece = piece.translate(_ESCAPE)
+                append(f'<span class="{cls}">{piece}</span>' if cls else piece)
     if current or not text.endswith("\n"):
         lines.append("".join(current))
     n = text.count("\n") + (0 if text.endswith("\n") else 1)
