@@ -34,6 +34,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'olympus_jupyter' has no attribute {name!r}")
 
 
+def _jupyter_labextension_paths():
+    """Where JupyterLab finds the prebuilt extension (``jupyter labextension develop``)."""
+    return [{"src": "labextension", "dest": "olympus-jupyter"}]
+
+
 def load_ipython_extension(ipython):
     """``%load_ext olympus_jupyter``: registers the ``%olympus_lower`` magics."""
     from olympus_jupyter.magics import register

@@ -1,0 +1,55 @@
+/**
+ * The analyses panels: cost (before vs after optimization) and memory (a table
+ * and a chart of its breakdown). They do not take part in line linking.
+ */
+import { h } from './dom';
+import { IReport } from './model';
+import { IPanelView } from './panel';
+import { costTable, memoryChart, memoryTable } from './tables';
+
+export class AnalysisView implements IPanelView {
+  constructor(
+    readonly stage: 'cost' | 'memory',
+    private readonly report: IReport,
+    private readonly parent: HTMLElement
+  ) {}
+
+  show(): void {
+    if (this._built) {
+      return;
+    }
+    this._built = true;
+    if (this.stage === 'cost') {
+      this.parent.appendChild(
+        h('div', { class: 'olympus-table-wrap' }, costTable(this.report))
+      );
+    } else {
+      this.parent.appendChild(
+        h(
+          'div',
+          { class: 'olympus-memory' },
+          h('div', { class: 'olympus-table-wrap' }, memoryTable(this.report)),
+          h('div', { class: 'olympus-chart-wrap' }, memoryChart(this.report))
+        )
+      );
+    }
+  }
+
+  apply(): void {
+    // Analyses are about the whole program: nothing to light up.
+  }
+
+  focus(): void {
+    const table = this.parent.querySelector('table');
+    if (table) {
+      table.tabIndex = -1;
+      table.focus();
+    }
+  }
+
+  dispose(): void {
+    this.parent.textContent = '';
+  }
+
+  private _built = false;
+}

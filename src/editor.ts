@@ -1,0 +1,396 @@
+/**
+ * The read-only CodeMirror 6 view every text panel uses, built from JupyterLab's
+ * shared CodeMirror (its theme, highlight style, search keys): line numbers,
+ * folding, search, a keyboard focus line, and line decorations computed for the
+ * visible lines only (so a 100k-line text costs no more than its first screen).
+ */
+import {
+  codeFolding,
+  foldGutter,
+  foldKeymap,
+  foldedRanges,
+  syntaxHighlighting
+} from '@codemirror/language';
+import {
+  EditorState,
+  Extension,
+  RangeSetBuilder,
+  StateEffect,
+  StateField
+} from '@codemirror/state';
+import {
+  Decoration,
+  DecorationSet,
+  EditorView,
+  ViewPlugin,
+  ViewUpdate,
+  keymap,
+  lineNumbers
+} from '@codemirror/view';
+import { EditorExtensionRegistry, jupyterTheme } from '@jupyterlab/codemirror';
+import { stageHighlightStyle } from './languages/tokens';
+
+/** What a view shows on each line (1-based). */
+export interface ILineDecorator {
+  /** Space-separated CSS classes for the line, or ''. */
+  classes(line: number): string;
+  /** The line's tooltip, or null. */
+  title(line: number): string | null;
+}
+
+export interface ITextViewOptions {
+  doc: string;
+  parent: HTMLElement;
+  /** The language (and any extension that goes with it). */
+  language: Extension;
+  /** Names the text for assistive technology: `olympuspr of f`. */
+  label: string;
+  decorator: ILineDecorator;
+  /** The user clicked a line, or pressed Enter/Space on the focus line. */
+  onActivate(line: number): void;
+  /** The pointer entered a line, or left the text (`null`). */
+  onHover?(line: number | null): void;
+  /** Escape (when the search panel is closed). */
+  onEscape(): void;
+  /** Displayed line numbers (the source view shows the file's). */
+  formatNumber?: (line: number) => string;
+  extensions?: Extension[];
+}
+
+/** Rebuild the line decorations (the selection changed). */
+export const refreshEffect = StateEffect.define<null>();
+
+const setFocusLine = StateEffect.define<number>();
+
+/** The line the keyboard is on (0: none): Enter/Space act on it, arrows move it. */
+const focusLine = StateField.define<number>({
+  create: () => 0,
+  update(value, tr) {
+    for (const e of tr.effects) {
+      if (e.is(setFocusLine)) {
+        value = e.value;
+      }
+    }
+    return value;
+  }
+});
+
+export function refreshDecorations(view: EditorView): void {
+  view.dispatch({ effects: refreshEffect.of(null) });
+}
+
+/**
+ * Scrolling into view moves the editor's own scroller only, never the notebook
+ * around it (a hover in one panel must not scroll the page to another). CodeMirror
+ * still renders the lines around the target, even for an editor off screen.
+ */
+const ownScroller = EditorView.scrollHandler.of((view, range, options) => {
+  const sd = view.scrollDOM;
+  const height = sd.clientHeight;
+  if (height === 0) {
+    return true;
+  }
+  const block = view.lineBlockAt(range.head);
+  const offset =
+    view.documentTop - sd.getBoundingClientRect().top + sd.scrollTop;
+  const top = block.top + offset;
+  const bottom = block.bottom + offset;
+  const margin = 4;
+  const visible = top >= sd.scrollTop && bottom <= sd.scrollTop + height;
+  if (options.y === 'start') {
+    sd.scrollTop = top - options.yMargin;
+  } else if (options.y === 'end') {
+    sd.scrollTop = bottom - height + options.yMargin;
+  } else if (!visible) {
+    if (options.y === 'center') {
+      sd.scrollTop = Math.max(0, top - height / 2 + block.height / 2);
+    } else {
+      sd.scrollTop =
+        top < sd.scrollTop ? top - margin : bottom - height + margin;
+    }
+  }
+  // Horizontally (a search match far right): columns times the width of a character.
+  const line = view.state.doc.lineAt(range.head);
+  const gutters = view.dom.querySelector('.cm-gutters');
+  const gutterWidth = gutters ? gutters.getBoundingClientRect().width : 0;
+  const x = (range.head - line.from) * view.defaultCharacterWidth;
+  const width = sd.clientWidth - gutterWidth - 4 * margin;
+  if (x < sd.scrollLeft) {
+    sd.scrollLeft = Math.max(0, x - 4 * margin);
+  } else if (x > sd.scrollLeft + width) {
+    sd.scrollLeft = x - width / 2;
+  }
+  return true;
+});
+
+/**
+ * Scrolls a view to show a line (only if it is not in sight already, for
+ * `'nearest'`). Returns false when the view is hidden: the caller keeps the line
+ * and tries again when it is shown.
+ */
+export function revealLine(
+  view: EditorView,
+  line: number,
+  how: 'center' | 'nearest' = 'center'
+): boolean {
+  const doc = view.state.doc;
+  if (line < 1 || line > doc.lines) {
+    return true;
+  }
+  if (!view.dom.isConnected || view.scrollDOM.clientHeight === 0) {
+    return false;
+  }
+  view.dispatch({
+    effects: EditorView.scrollIntoView(doc.line(line).from, { y: how })
+  });
+  return true;
+}
+
+/** The next line from `line` in direction `dir` that no fold hides. */
+function nextVisibleLine(
+  state: EditorState,
+  line: number,
+  dir: 1 | -1
+): number {
+  const doc = state.doc;
+  let next = Math.min(Math.max(line + dir, 1), doc.lines);
+  const folds = foldedRanges(state);
+  folds.between(doc.line(next).from, doc.line(next).to, (from, to) => {
+    const fromLine = doc.lineAt(from).number;
+    const toLine = doc.lineAt(to).number;
+    if (next > fromLine) {
+      next = dir > 0 ? Math.min(toLine + 1, doc.lines) : fromLine;
+    }
+  });
+  return next;
+}
+
+function moveFocus(view: EditorView, to: (current: number) => number): boolean {
+  const current = view.state.field(focusLine) || topVisibleLine(view);
+  const line = Math.min(Math.max(to(current), 1), view.state.doc.lines);
+  view.dispatch({ effects: setFocusLine.of(line) });
+  revealLine(view, line, 'nearest');
+  return true;
+}
+
+function topVisibleLine(view: EditorView): number {
+  const sd = view.scrollDOM;
+  const offset =
+    view.documentTop - sd.getBoundingClientRect().top + sd.scrollTop;
+  const block = view.lineBlockAtHeight(Math.max(0, sd.scrollTop - offset));
+  return view.state.doc.lineAt(block.from).number;
+}
+
+function pageLines(view: EditorView): number {
+  return Math.max(
+    1,
+    Math.floor(view.scrollDOM.clientHeight / view.defaultLineHeight) - 1
+  );
+}
+
+/** JupyterLab's CodeMirror search keys (Mod-f, F3, Mod-g, Escape), from its shared copy. */
+function searchKeys(): Extension {
+  try {
+    const factory = EditorExtensionRegistry.getDefaultExtensions().find(
+      f => f.name === 'searchWithCM'
+    );
+    const ext = factory?.factory({ inline: false } as any);
+    return ext ? ext.instance(true as any) : [];
+  } catch {
+    return [];
+  }
+}
+
+let _searchKeys: Extension | null = null;
+
+const lineDecorationCache = new Map<string, Decoration>();
+
+function lineDecoration(cls: string, title: string | null): Decoration {
+  if (title !== null) {
+    return Decoration.line({ class: cls, attributes: { title } });
+  }
+  let d = lineDecorationCache.get(cls);
+  if (!d) {
+    d = Decoration.line({ class: cls });
+    lineDecorationCache.set(cls, d);
+  }
+  return d;
+}
+
+/** Line decorations for the visible lines only, rebuilt when they or the selection change. */
+function decorations(decorator: ILineDecorator): Extension {
+  const build = (view: EditorView): DecorationSet => {
+    const builder = new RangeSetBuilder<Decoration>();
+    const doc = view.state.doc;
+    const focus = view.hasFocus ? view.state.field(focusLine) : 0;
+    let last = 0;
+    for (const { from, to } of view.visibleRanges) {
+      let line = doc.lineAt(from).number;
+      const end = doc.lineAt(to).number;
+      if (line <= last) {
+        line = last + 1;
+      }
+      for (; line <= end; line++) {
+        let cls = decorator.classes(line);
+        if (line === focus) {
+          cls = cls ? cls + ' olympus-focus' : 'olympus-focus';
+        }
+        const title = decorator.title(line);
+        if (cls || title) {
+          const start = doc.line(line).from;
+          builder.add(start, start, lineDecoration(cls, title));
+        }
+      }
+      last = end;
+    }
+    return builder.finish();
+  };
+  return ViewPlugin.fromClass(
+    class {
+      decorations: DecorationSet;
+      constructor(view: EditorView) {
+        this.decorations = build(view);
+      }
+      update(u: ViewUpdate) {
+        if (
+          u.docChanged ||
+          u.viewportChanged ||
+          u.focusChanged ||
+          u.transactions.some(tr =>
+            tr.effects.some(e => e.is(refreshEffect) || e.is(setFocusLine))
+          )
+        ) {
+          this.decorations = build(u.view);
+        }
+      }
+    },
+    { decorations: v => v.decorations }
+  );
+}
+
+/**
+ * Mouse: a click activates a line (a drag selects text to copy instead), moving
+ * over lines hovers them.
+ */
+function pointer(o: ITextViewOptions): Extension {
+  let hovered: number | null = null;
+  let down: { x: number; y: number } | null = null;
+  const lineAt = (view: EditorView, e: MouseEvent): number | null => {
+    const pos = view.posAtCoords({ x: e.clientX, y: e.clientY }, false);
+    return pos === null ? null : view.state.doc.lineAt(pos).number;
+  };
+  return EditorView.domEventHandlers({
+    mousedown(e) {
+      down = { x: e.clientX, y: e.clientY };
+      return false;
+    },
+    focus(e, view) {
+      // Tabbing in puts the keyboard on the first line in sight (a click picks its own line).
+      if (!down && !view.state.field(focusLine)) {
+        view.dispatch({ effects: setFocusLine.of(topVisibleLine(view)) });
+      }
+      return false;
+    },
+    click(e, view) {
+      const start = down;
+      down = null;
+      if (e.button !== 0) {
+        return false;
+      }
+      if (start && Math.hypot(e.clientX - start.x, e.clientY - start.y) > 4) {
+        return false; // the user dragged to select text
+      }
+      const line = lineAt(view, e);
+      if (line !== null) {
+        view.dispatch({ effects: setFocusLine.of(line) });
+        o.onActivate(line);
+      }
+      return false;
+    },
+    mousemove(e, view) {
+      if (!o.onHover) {
+        return false;
+      }
+      const line = lineAt(view, e);
+      if (line !== hovered) {
+        hovered = line;
+        o.onHover(line);
+      }
+      return false;
+    },
+    mouseleave() {
+      if (o.onHover && hovered !== null) {
+        hovered = null;
+        o.onHover(null);
+      }
+      return false;
+    }
+  });
+}
+
+/** Keys on the focus line: arrows, Page Up/Down, Home/End move it; Enter/Space act; Escape clears. */
+function keys(o: ITextViewOptions): Extension {
+  const activate = (view: EditorView) => {
+    const line = view.state.field(focusLine) || topVisibleLine(view);
+    view.dispatch({ effects: setFocusLine.of(line) });
+    o.onActivate(line);
+    return true;
+  };
+  return keymap.of([
+    {
+      key: 'ArrowDown',
+      run: v => moveFocus(v, l => nextVisibleLine(v.state, l, 1))
+    },
+    {
+      key: 'ArrowUp',
+      run: v => moveFocus(v, l => nextVisibleLine(v.state, l, -1))
+    },
+    { key: 'PageDown', run: v => moveFocus(v, l => l + pageLines(v)) },
+    { key: 'PageUp', run: v => moveFocus(v, l => l - pageLines(v)) },
+    { key: 'Mod-Home', run: v => moveFocus(v, () => 1) },
+    { key: 'Mod-End', run: v => moveFocus(v, () => v.state.doc.lines) },
+    { key: 'Enter', run: activate },
+    { key: 'Space', run: activate },
+    {
+      key: 'Escape',
+      run: () => {
+        o.onEscape();
+        return true;
+      }
+    }
+  ]);
+}
+
+/** A read-only CodeMirror view of `o.doc` inside `o.parent`. */
+export function createTextView(o: ITextViewOptions): EditorView {
+  if (_searchKeys === null) {
+    _searchKeys = searchKeys();
+  }
+  const state = EditorState.create({
+    doc: o.doc,
+    extensions: [
+      EditorState.readOnly.of(true),
+      EditorView.editable.of(false),
+      EditorView.contentAttributes.of({
+        tabindex: '0',
+        'aria-label': o.label,
+        'aria-readonly': 'true'
+      }),
+      ownScroller,
+      lineNumbers(o.formatNumber ? { formatNumber: o.formatNumber } : {}),
+      codeFolding(),
+      foldGutter(),
+      _searchKeys,
+      keymap.of(foldKeymap),
+      keys(o),
+      focusLine,
+      jupyterTheme,
+      syntaxHighlighting(stageHighlightStyle),
+      o.language,
+      decorations(o.decorator),
+      pointer(o),
+      ...(o.extensions ?? [])
+    ]
+  });
+  return new EditorView({ state, parent: o.parent });
+}

@@ -1,0 +1,107 @@
+/**
+ * The head of a report: the function, its platforms and the time each step took;
+ * the failure box when a step raised; the placeholder of a stage that could not be
+ * made. Pure functions from report data to DOM (text only).
+ */
+import { h } from './dom';
+import { IReport, ReportStage, STAGE_TITLES, formatMs } from './model';
+
+/** `f · for cpu · trace 1.2 ms · lower 3.4 ms · compile 5.6 ms` */
+export function header(report: IReport): HTMLElement {
+  // In the order the steps run (saved notebooks sort keys alphabetically).
+  const order = ['trace', 'lower', 'compile'];
+  const rank = (k: string) =>
+    order.includes(k) ? order.indexOf(k) : order.length;
+  const steps = Object.entries(report.timings).sort(
+    (a, b) => rank(a[0]) - rank(b[0])
+  );
+  const timings = steps.map(([step, s]) =>
+    h(
+      'span',
+      { class: 'olympus-timing', 'data-olympus-timing': step },
+      `${step} ${formatMs(s)}`
+    )
+  );
+  return h(
+    'div',
+    { class: 'olympus-head' },
+    h('span', { class: 'olympus-name' }, report.name),
+    h(
+      'span',
+      {
+        class: 'olympus-meta',
+        'data-olympus-platforms': report.platforms.join(',')
+      },
+      report.platforms.length ? `for ${report.platforms.join(', ')}` : ''
+    ),
+    ...timings
+  );
+}
+
+/** The step that raised, the exception, and the user's frame. */
+export function failureBox(report: IReport): HTMLElement | null {
+  const f = report.failure;
+  if (!f) {
+    return null;
+  }
+  const frames = f.frames ?? [];
+  const frame = frames.length ? frames[frames.length - 1] : null;
+  const stage = f.stage
+    ? f.stage.charAt(0).toUpperCase() + f.stage.slice(1)
+    : 'A step';
+  return h(
+    'div',
+    {
+      class: 'olympus-failure',
+      'data-olympus-failure': f.stage,
+      role: 'alert'
+    },
+    h(
+      'p',
+      null,
+      h('strong', null, `${stage} failed`),
+      ': ',
+      h('code', null, f.type)
+    ),
+    frame &&
+      h(
+        'p',
+        null,
+        'at ',
+        h('code', null, `${frame.file}:${frame.line}`),
+        ' in ',
+        h('code', null, frame.function)
+      ),
+    frame && frame.code
+      ? h('pre', { class: 'olympus-failure-code' }, frame.code)
+      : null,
+    h('pre', { class: 'olympus-failure-message' }, f.message)
+  );
+}
+
+/** `Not available: <reason>.` for a stage the user asked for. */
+export function unavailableBox(
+  stage: ReportStage,
+  reason: string
+): HTMLElement {
+  return h(
+    'p',
+    {
+      class: 'olympus-unavailable',
+      'data-olympus-unavailable': stage,
+      'aria-label': `${STAGE_TITLES[stage]}: not available: ${reason}`
+    },
+    'Not available: ',
+    h('span', { class: 'olympus-reason' }, reason),
+    '.'
+  );
+}
+
+/** A report this viewer cannot read: say why, in words. */
+export function errorBox(message: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'olympus-failure', 'data-olympus-error': '1', role: 'alert' },
+    message
+  );
+}

@@ -1,0 +1,197 @@
+/**
+ * One stage text (olympuspr, StableHLO, HLO, compiled HLO) in a read-only editor.
+ * Each op line carries the colour of the source line that made it; the ops of the
+ * selected source line (and, in compiled HLO, the fusions holding them) light up;
+ * clicking an op line selects its source line.
+ */
+import { Extension } from '@codemirror/state';
+import { EditorView } from '@codemirror/view';
+import { createTextView, refreshDecorations, revealLine } from './editor';
+import { braceFolds, foldLines, hloTableLines, spanFolds } from './folds';
+import { ISelection, LinkHub } from './hub';
+import { hlo } from './languages/hlo';
+import { olympuspr } from './languages/olympuspr';
+import { stablehlo } from './languages/stablehlo';
+import { SourceKey, StageIndex } from './links';
+import { TextStage } from './model';
+import { IPanelView } from './panel';
+
+const LANGUAGES: Record<TextStage, Extension> = {
+  olympuspr,
+  stablehlo,
+  hlo,
+  compiled: hlo
+};
+
+export interface IStageViewOptions {
+  stage: TextStage;
+  text: string;
+  /** The stage's provenance (none for the pre-optimization HLO). */
+  index: StageIndex | null;
+  hub: LinkHub;
+  /** Show each op's source line as its tooltip. */
+  debugInfo: boolean;
+  /** `olympuspr of f`, for assistive technology. */
+  label: string;
+  parent: HTMLElement;
+  /** Called once the editor has painted for the first time. */
+  onPainted?: () => void;
+}
+
+export class StageView implements IPanelView {
+  constructor(private readonly o: IStageViewOptions) {
+    this.stage = o.stage;
+  }
+
+  readonly stage: TextStage;
+
+  /** The editor, once the panel has been shown. */
+  get editor(): EditorView | null {
+    return this._view;
+  }
+
+  show(): void {
+    if (!this._view) {
+      performance.mark?.('olympus:editor-start');
+      this._view = this._create();
+      performance.mark?.('olympus:editor-created');
+      this.apply(this.o.hub.current);
+      requestAnimationFrame(() => this.o.onPainted?.());
+    } else {
+      this._view.requestMeasure();
+    }
+    if (this._pending !== null && revealLine(this._view, this._pending)) {
+      this._pending = null;
+    }
+  }
+
+  apply(sel: ISelection): void {
+    const index = this.o.index;
+    const key: SourceKey | null = sel.source;
+    this._linked = new Set();
+    this._fusions = new Set();
+    let first: number | null = null;
+    if (index && key !== null) {
+      const linked = index.linkedLines(key);
+      linked.ops.forEach(l => this._linked.add(l));
+      linked.fusions.forEach(l => this._fusions.add(l));
+      first = linked.ops.length ? linked.ops[0] : null;
+    }
+    this._active =
+      sel.origin && sel.origin.stage === this.stage ? sel.origin.line : 0;
+    // The line to bring into sight: not in the view the user clicked in.
+    const target = this._active ? null : first;
+    if (!this._view) {
+      this._pending = target ?? this._pending;
+      return;
+    }
+    refreshDecorations(this._view);
+    if (target !== null) {
+      const hidden =
+        !this._view.dom.isConnected || this._view.scrollDOM.clientHeight === 0;
+      if (hidden) {
+        this._pending = target; // shown later: catch up then
+      } else if (sel.reveal) {
+        revealLine(this._view, target, sel.transient ? 'nearest' : 'center');
+      }
+    }
+  }
+
+  focus(): void {
+    this._view?.contentDOM.focus();
+  }
+
+  dispose(): void {
+    this._view?.destroy();
+    this._view = null;
+  }
+
+  private _classes(line: number): string {
+    const index = this.o.index;
+    let cls = '';
+    if (index) {
+      const color = index.lineColor(line);
+      if (color >= 0) {
+        cls = `olympus-src-${color}`;
+      }
+    }
+    if (this._linked.has(line)) {
+      cls += ' olympus-linked';
+    }
+    if (this._fusions.has(line)) {
+      cls += this._linked.has(line)
+        ? ' olympus-fusion'
+        : ' olympus-linked olympus-fusion';
+    }
+    if (line === this._active) {
+      cls += ' olympus-active';
+    }
+    return cls.trim();
+  }
+
+  private _title(line: number): string | null {
+    const index = this.o.index;
+    if (!index || !this.o.debugInfo) {
+      return null;
+    }
+    const op = index.lineOp(line);
+    return op < 0 ? null : index.describeOp(op) || null;
+  }
+
+  private _activate(line: number): void {
+    const index = this.o.index;
+    if (!index) {
+      this.o.hub.select(null, { stage: this.stage, line });
+      return;
+    }
+    const op = index.lineOp(line);
+    let key = op < 0 ? null : index.opSource(op);
+    if (key !== null && index.links.colorOf(key) === undefined) {
+      key = null; // a caller's line: ops made there belong to the whole function
+    }
+    this.o.hub.select(key, { stage: this.stage, line });
+    if (key !== null) {
+      this.o.hub.requestShow('source');
+    }
+  }
+
+  private _create(): EditorView {
+    const { stage, index } = this.o;
+    const folds = index
+      ? spanFolds(state => {
+          const ends = new Map(index.foldEnds());
+          const table = stage === 'compiled' ? hloTableLines(state) : null;
+          if (table) {
+            ends.set(table[0], table[1]);
+          }
+          return ends;
+        })
+      : braceFolds();
+    const view = createTextView({
+      doc: this.o.text,
+      parent: this.o.parent,
+      language: LANGUAGES[stage],
+      label: this.o.label,
+      decorator: {
+        classes: line => this._classes(line),
+        title: line => this._title(line)
+      },
+      onActivate: line => this._activate(line),
+      onEscape: () => this.o.hub.clear(),
+      extensions: [folds]
+    });
+    if (stage === 'compiled') {
+      const table = hloTableLines(view.state);
+      if (table) {
+        foldLines(view, table[0], table[1]);
+      }
+    }
+    return view;
+  }
+
+  private _view: EditorView | null = null;
+  private _linked = new Set<number>();
+  private _fusions = new Set<number>();
+  private _active = 0;
+  private _pending: number | null = null;
+}

@@ -1,0 +1,216 @@
+/**
+ * The analyses as tables: cost before vs after optimization, and memory with a
+ * bar chart of its breakdown. Pure functions from report data to DOM (text only).
+ */
+import { h, svg } from './dom';
+import { IReport, formatBytes } from './model';
+
+const COST_FIRST = [
+  'flops',
+  'transcendentals',
+  'bytes accessed',
+  'optimal_seconds',
+  'utilization'
+];
+
+/** `1234` → `1,234`; `0.5` → `0.5`; missing → `—`. */
+export function formatNumber(v: number | null | undefined): string {
+  if (v === null || v === undefined || Number.isNaN(v)) {
+    return '—';
+  }
+  if (Number.isInteger(v)) {
+    return v.toLocaleString('en-US');
+  }
+  return v.toLocaleString('en-US', { maximumSignificantDigits: 4 });
+}
+
+/** `+12%` from `before` to `after`, or ''. */
+export function change(
+  before: number | undefined,
+  after: number | undefined
+): string {
+  if (before === undefined || before === 0 || after === undefined) {
+    return '';
+  }
+  const pct = Math.round(((after - before) / before) * 100);
+  return `${pct >= 0 ? '+' : ''}${pct}%`;
+}
+
+function costKeys(...tables: ({ [k: string]: number } | null)[]): string[] {
+  const keys = new Set<string>();
+  for (const t of tables) {
+    Object.keys(t ?? {}).forEach(k => keys.add(k));
+  }
+  const rank = (k: string) => {
+    const i = COST_FIRST.indexOf(k);
+    return i < 0 ? COST_FIRST.length : i;
+  };
+  return [...keys].sort(
+    (a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)
+  );
+}
+
+function table(
+  name: string,
+  caption: string,
+  head: string[],
+  rows: (string | Node)[][]
+): HTMLTableElement {
+  return h(
+    'table',
+    { class: 'olympus-table', 'data-olympus-table': name },
+    h('caption', null, caption),
+    h(
+      'thead',
+      null,
+      h('tr', null, ...head.map(c => h('th', { scope: 'col' }, c)))
+    ),
+    h(
+      'tbody',
+      null,
+      ...rows.map(([first, ...rest]) =>
+        h(
+          'tr',
+          null,
+          h('th', { scope: 'row' }, first),
+          ...rest.map(c => h('td', null, c))
+        )
+      )
+    )
+  );
+}
+
+/** Cost estimates before (lowered) and after (compiled) optimization, with the change. */
+export function costTable(report: IReport): HTMLTableElement {
+  const before = report.analyses.cost.lowered ?? {};
+  const after = report.analyses.cost.compiled ?? {};
+  const rows = costKeys(before, after).map(k => [
+    k,
+    formatNumber(before[k]),
+    formatNumber(after[k]),
+    change(before[k], after[k])
+  ]);
+  return table(
+    'cost',
+    'The compiler’s cost estimates',
+    [
+      'metric',
+      'before optimization (lowered)',
+      'after optimization (compiled)',
+      'change'
+    ],
+    rows
+  );
+}
+
+/** The memory rows: key, label. Host rows only when they hold something. */
+export function memoryRows(mem: { [k: string]: number }): [string, string][] {
+  const rows: [string, string][] = [
+    ['argument_size_in_bytes', 'arguments'],
+    ['output_size_in_bytes', 'outputs'],
+    ['temp_size_in_bytes', 'temporaries'],
+    ['alias_size_in_bytes', 'aliased (outputs reusing arguments)'],
+    ['generated_code_size_in_bytes', 'generated code'],
+    ['peak_memory_in_bytes', 'peak']
+  ];
+  for (const k of Object.keys(mem)) {
+    if (k.startsWith('host_') && mem[k]) {
+      rows.push([k, k.replace('_size_in_bytes', '').replace(/_/g, ' ')]);
+    }
+  }
+  return rows;
+}
+
+/** Memory of the compiled program, in bytes and readable units. */
+export function memoryTable(report: IReport): HTMLTableElement {
+  const mem = report.analyses.memory ?? {};
+  const rows = memoryRows(mem).map(([k, label]) => [
+    label,
+    formatBytes(mem[k] ?? 0),
+    formatNumber(mem[k] ?? 0)
+  ]);
+  return table(
+    'memory',
+    'Memory of the compiled program',
+    ['memory', 'size', 'bytes'],
+    rows
+  );
+}
+
+/** A horizontal bar per memory row (SVG, scaled to the largest). */
+export function memoryChart(report: IReport): SVGSVGElement {
+  const mem = report.analyses.memory ?? {};
+  const rows = memoryRows(mem);
+  const biggest = Math.max(1, ...rows.map(([k]) => mem[k] ?? 0));
+  const rowHeight = 22;
+  const labelWidth = 250;
+  const barWidth = 300;
+  const valueWidth = 90;
+  const width = labelWidth + barWidth + valueWidth;
+  const height = rows.length * rowHeight + 4;
+  const chart = svg(
+    'svg',
+    {
+      class: 'olympus-chart',
+      'data-olympus-chart': 'memory',
+      viewBox: `0 0 ${width} ${height}`,
+      width,
+      height,
+      role: 'img',
+      'aria-label':
+        'Memory breakdown: ' +
+        rows.map(([k, l]) => `${l} ${formatBytes(mem[k] ?? 0)}`).join(', ')
+    },
+    svg('title', null, 'Memory breakdown')
+  );
+  rows.forEach(([k, label], i) => {
+    const v = mem[k] ?? 0;
+    const y = i * rowHeight + 2;
+    const w = v ? Math.max(1, (v / biggest) * barWidth) : 0;
+    const cls =
+      k === 'peak_memory_in_bytes'
+        ? 'olympus-bar olympus-bar-peak'
+        : 'olympus-bar';
+    chart.appendChild(
+      svg(
+        'text',
+        {
+          x: labelWidth - 8,
+          y: y + rowHeight / 2,
+          class: 'olympus-chart-label',
+          'text-anchor': 'end',
+          'dominant-baseline': 'middle'
+        },
+        label
+      )
+    );
+    chart.appendChild(
+      svg(
+        'rect',
+        {
+          x: labelWidth,
+          y: y + 3,
+          width: w,
+          height: rowHeight - 8,
+          rx: 2,
+          class: cls,
+          'data-key': k
+        },
+        svg('title', null, `${label}: ${formatBytes(v)}`)
+      )
+    );
+    chart.appendChild(
+      svg(
+        'text',
+        {
+          x: labelWidth + w + 6,
+          y: y + rowHeight / 2,
+          class: 'olympus-chart-value',
+          'dominant-baseline': 'middle'
+        },
+        formatBytes(v)
+      )
+    );
+  });
+  return chart;
+}

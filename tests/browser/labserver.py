@@ -1,0 +1,138 @@
+"""A real Jupyter server on loopback and Debian's Chromium, driven by Playwright.
+
+Notebooks are executed with nbclient and saved before the browser opens them, so
+what the browser renders is what a saved notebook holds. Screenshots go to
+``test-artifacts/browser/`` (ignored by git), or ``$OLYMPUS_ARTIFACTS``.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+TOKEN = "olympus-test"
+
+
+def artifacts_dir() -> pathlib.Path:
+    path = pathlib.Path(os.environ.get("OLYMPUS_ARTIFACTS", ROOT / "test-artifacts" / "browser"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_notebook(path: pathlib.Path, sources, *, execute=True, kernel="python3"):
+    """Writes a notebook of code cells; executes it first (outputs saved) unless told not to."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3",
+                                 "language": "python"}
+    if execute:
+        NotebookClient(nb, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        nb.metadata["kernelspec"]["name"] = kernel
+    nbformat.write(nb, path)
+    return path
+
+
+class Server:
+    """A Jupyter server process serving ``root``."""
+
+    def __init__(self, app: str, root: pathlib.Path, tmp: pathlib.Path, extra_args=()):
+        self.port = free_port()
+        self.root = root
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ)
+        for name in ("JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR",
+                     "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+            d = tmp / name.lower()
+            d.mkdir(exist_ok=True)
+            env[name] = str(d)
+        self.log = open(tmp / f"{app}-server.log", "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", app, "--no-browser", "--allow-root",
+             f"--ServerApp.port={self.port}", "--ServerApp.ip=127.0.0.1",
+             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+             "--LabApp.expose_app_in_browser=True",
+             "--JupyterNotebookApp.expose_app_in_browser=True", "--ServerApp.port_retries=0",
+             *extra_args],
+            env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self._wait()
+
+    def _wait(self):
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter server exited: see {self.log.name}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={TOKEN}", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError("jupyter server did not start in 90 s")
+
+    def page_url(self, path: str) -> str:
+        return f"{self.url}/{path}{'&' if '?' in path else '?'}token={TOKEN}"
+
+    def stop(self):
+        try:
+            req = urllib.request.Request(f"{self.url}/api/shutdown?token={TOKEN}", method="POST")
+            urllib.request.urlopen(req, timeout=10)
+            self.proc.wait(timeout=20)
+        except Exception:  # noqa: BLE001 - make sure it ends
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+class ConsoleLog:
+    """Console errors and uncaught page errors seen while a test ran."""
+
+    IGNORED = (
+        "favicon",  # no favicon on a test server
+    )
+
+    def __init__(self, page):
+        self.errors: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+    def _console(self, msg):
+        if msg.type == "error" and not any(s in msg.text for s in self.IGNORED):
+            self.errors.append(msg.text)
+
+
+def open_notebook(page, server: Server, name: str, app: str = "lab"):
+    """Opens a notebook and waits for the first Olympus view to paint."""
+    path = f"lab/tree/{name}?reset" if app == "lab" else f"notebooks/{name}"
+    page.goto(server.page_url(path))
+    page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]", timeout=60_000)
+    return page
+
+
+def dismiss_kernel_dialog(page):
+    """Chooses "No Kernel" when JupyterLab asks which kernel a notebook should use."""
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():
+        buttons = dialog.locator("button")
+        for label in ("No Kernel", "Cancel"):
+            b = buttons.filter(has_text=label)
+            if b.count():
+                b.first.click()
+                return
