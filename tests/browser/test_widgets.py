@@ -72,6 +72,7 @@ def test_typing_a_new_shape_shows_the_new_program(page, lab, inspector_nb):
     widget.locator("[data-olympus-viewer][data-olympus-rendered]").first.wait_for(timeout=120_000)
     type_spec(editor_input(widget, "x"), "f32[8,4]")
     wait_for_stage_text(widget, "olympuspr", "f32[8,4]")
+    wait_for_stage_text(widget, "compiled", "f32[8,4]")  # the new HLO
     why = widget.locator(".widget-html", has_text="Re-traced").first
     assert "shape (2, 4) → (8, 4)" in why.inner_text()
     page.screenshot(path=str(artifacts_dir() / "inspector-new-shape.png"))
