@@ -15,9 +15,8 @@ import {
   IProvenanceStage,
   LinkedStage,
   PROVENANCE_STAGE,
-  Span,
   baseName,
-  opField
+  decodeIndices
 } from './model';
 
 /** Number of source colours (CSS classes `olympus-src-0` ... `olympus-src-9`). */
@@ -102,7 +101,19 @@ export class LinkIndex {
   /** `{stage: [op index]}` made by a source line (none for caller lines). */
   opsOf(key: SourceKey): { [stage: string]: number[] } | undefined {
     this._ensureLines();
-    return this._byKey!.get(key);
+    let ops = this._opsByKey.get(key);
+    if (ops === undefined) {
+      const raw = this._byKey!.get(key);
+      if (raw === undefined) {
+        return undefined;
+      }
+      ops = {};
+      for (const [stage, text] of Object.entries(raw)) {
+        ops[stage] = decodeIndices(text);
+      }
+      this._opsByKey.set(key, ops);
+    }
+    return ops;
   }
 
   /** The source lines that made ops (callers left out), in source order. */
@@ -172,7 +183,8 @@ export class LinkIndex {
 
   private _callers: Set<SourceKey> | null = null;
   private _colors: Map<SourceKey, number> | null = null;
-  private _byKey: Map<SourceKey, { [stage: string]: number[] }> | null = null;
+  private _byKey: Map<SourceKey, { [stage: string]: string }> | null = null;
+  private _opsByKey = new Map<SourceKey, { [stage: string]: number[] }>();
   private _stages = new Map<LinkedStage, StageIndex | null>();
 }
 
@@ -200,7 +212,7 @@ export class StageIndex {
 
   /** The innermost frame index of op `i`, or null. */
   opFrame(i: number): number | null {
-    const loc = opField(this.data.ops, 'location', i);
+    const loc = this.data.ops.int('location', i);
     if (loc === null) {
       return null;
     }
@@ -235,20 +247,22 @@ export class StageIndex {
     const parents = this._ensureParents();
     const lines = new Set<number>();
     const fusions = new Set<number>();
+    const spans = this.data.ops.spans();
+    const fusionCol = this.data.ops.ints('fusion');
+    const n = this.opCount;
     for (const i of ops) {
-      const span = opField(this.data.ops, 'lines', i) as Span | null;
-      if (span) {
-        const last = parents[i] ? span[0] : span[1];
-        for (let l = span[0]; l <= last; l++) {
+      if (i < 0 || i >= n) {
+        continue;
+      }
+      if (spans && spans.first[i] > 0) {
+        const last = parents[i] ? spans.first[i] : spans.last[i];
+        for (let l = spans.first[i]; l <= last; l++) {
           lines.add(l);
         }
       }
-      const fusion = opField(this.data.ops, 'fusion', i);
-      if (fusion !== null) {
-        const fspan = opField(this.data.ops, 'lines', fusion) as Span | null;
-        if (fspan) {
-          fusions.add(fspan[0]);
-        }
+      const fusion = fusionCol ? fusionCol[i] : -1;
+      if (spans && fusion >= 0 && fusion < n && spans.first[fusion] > 0) {
+        fusions.add(spans.first[fusion]);
       }
     }
     const result = {
@@ -261,7 +275,7 @@ export class StageIndex {
 
   /** The first text line of op `i`, or null when it is not printed. */
   opLine(i: number): number | null {
-    const span = opField(this.data.ops, 'lines', i) as Span | null;
+    const span = this.data.ops.span(i);
     return span ? span[0] : null;
   }
 
@@ -282,10 +296,10 @@ export class StageIndex {
           : this.links.describeFrame(frame)
       );
     }
-    const fusion = opField(this.data.ops, 'fusion', i);
+    const fusion = this.data.ops.int('fusion', i);
     if (fusion !== null) {
       const label =
-        opField(this.data.ops, 'label', fusion) ?? this.data.ops.name[fusion];
+        this.data.ops.str('label', fusion) ?? this.data.ops.name(fusion);
       parts.push(`in ${label}`);
     }
     return parts.join(' · ');
@@ -300,11 +314,11 @@ export class StageIndex {
           folds.set(a, b);
         }
       };
-      const col = this.data.ops.lines;
-      if (col) {
-        for (const span of col) {
-          if (span) {
-            add(span[0], span[1]);
+      const spans = this.data.ops.spans();
+      if (spans) {
+        for (let i = 0; i < spans.first.length; i++) {
+          if (spans.first[i] > 0) {
+            add(spans.first[i], spans.last[i]);
           }
         }
       }
@@ -319,10 +333,11 @@ export class StageIndex {
   private _ensureParents(): Uint8Array {
     if (!this._parents) {
       const parents = new Uint8Array(this.opCount);
-      const col = this.data.ops.parent;
+      const col = this.data.ops.ints('parent');
       if (col) {
-        for (const p of col) {
-          if (p !== null && p >= 0 && p < parents.length) {
+        for (let i = 0; i < col.length; i++) {
+          const p = col[i];
+          if (p >= 0 && p < parents.length) {
             parents[p] = 1;
           }
         }
@@ -339,26 +354,26 @@ export class StageIndex {
    */
   private _ensureOwners(): Int32Array {
     if (!this._owners) {
-      const spans = this.data.ops.lines;
-      const locs = this.data.ops.location;
+      const spans = this.data.ops.spans();
+      const locs = this.data.ops.ints('location');
       let max = 0;
       if (spans) {
-        for (const s of spans) {
-          if (s && s[1] > max) {
-            max = s[1];
+        for (let i = 0; i < spans.last.length; i++) {
+          if (spans.first[i] > 0 && spans.last[i] > max) {
+            max = spans.last[i];
           }
         }
       }
       const owners = new Int32Array(max + 2).fill(-1);
       if (spans && locs) {
         const parents = this._ensureParents();
-        for (let i = 0; i < spans.length; i++) {
-          const span = spans[i];
-          if (!span || locs[i] === null || locs[i] === undefined) {
+        for (let i = 0; i < spans.first.length; i++) {
+          const first = spans.first[i];
+          if (first <= 0 || locs[i] < 0) {
             continue;
           }
-          const last = parents[i] ? span[0] : span[1];
-          for (let l = span[0]; l <= last; l++) {
+          const last = parents[i] ? first : spans.last[i];
+          for (let l = first; l <= last; l++) {
             if (owners[l] < 0) {
               owners[l] = i;
             }

@@ -78,7 +78,7 @@ export class LinkStatus {
       if (!idx || !idx.length || !st) {
         continue;
       }
-      const label = `${STAGE_LABELS[stage]}: ${opSummary(idx.map(i => st.ops.name[i]))}`;
+      const label = `${STAGE_LABELS[stage]}: ${opSummary(idx.map(i => st.ops.name(i)))}`;
       if (shown.has(stage)) {
         const go = h(
           'button',

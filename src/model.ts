@@ -66,20 +66,203 @@ export const STAGE_LABELS: Record<ReportStage, string> = {
 
 export type Span = [number, number];
 
-/** The ops of a stage, by column; absent columns hold their default for every op. */
-export interface IOpColumns {
+/**
+ * A dictionary-encoded column as JSON holds it: `codes` is one string of
+ * comma-separated indices into `values`, one item per op; an empty item is the default.
+ */
+export interface IDictColumn {
+  values: unknown[];
+  codes: string;
+}
+
+/**
+ * The ops of a stage as JSON holds them (docs/provenance.md): string columns
+ * dictionary-encoded, integer columns and line spans as one comma-separated string
+ * (`""` items are null; a span is `"a"` or `"a:b"`). Absent columns hold their
+ * default for every op.
+ */
+export interface IOpColumnsData {
   count: number;
-  name: string[];
-  types?: string[][];
-  lines?: (Span | null)[];
-  location?: (number | null)[];
-  name_stack?: string[];
-  parent?: (number | null)[];
-  sharding?: (string | null)[];
-  label?: (string | null)[];
-  computation?: (number | null)[];
-  fusion?: (number | null)[];
-  collective?: (string | null)[];
+  name: IDictColumn;
+  types?: IDictColumn;
+  lines?: string;
+  location?: string;
+  name_stack?: IDictColumn;
+  parent?: string;
+  sharding?: IDictColumn;
+  label?: IDictColumn;
+  computation?: string;
+  fusion?: string;
+  collective?: IDictColumn;
+}
+
+export type IntColumn = 'location' | 'parent' | 'computation' | 'fusion';
+export type StringColumn =
+  'name' | 'name_stack' | 'sharding' | 'label' | 'collective';
+
+/** Line spans, one entry per op: `first[i]` is 0 when op `i` is not printed. */
+export interface ISpans {
+  first: Int32Array;
+  last: Int32Array;
+}
+
+function splitColumn(text: string, count: number, key: string): string[] {
+  const items = count ? text.split(',') : [];
+  if (items.length !== count) {
+    throw new ContractError(
+      `The provenance column ${JSON.stringify(key)} has ${items.length} entries for ${count} ops.`
+    );
+  }
+  return items;
+}
+
+/**
+ * The ops of a stage, decoded column by column on first use (each column string is
+ * split once); integer columns are `Int32Array`s with -1 for null.
+ */
+export class StageOps {
+  readonly count: number;
+
+  constructor(readonly data: IOpColumnsData) {
+    this.count = Number(data.count) || 0;
+  }
+
+  /** Column `key` (-1 for null), or null when the column is absent (all null). */
+  ints(key: IntColumn): Int32Array | null {
+    let col = this._ints.get(key);
+    if (col === undefined) {
+      const text = this.data[key];
+      col = null;
+      if (typeof text === 'string') {
+        const items = splitColumn(text, this.count, key);
+        col = new Int32Array(this.count);
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i];
+          col[i] = item ? +item : -1;
+        }
+      }
+      this._ints.set(key, col);
+    }
+    return col;
+  }
+
+  /** The value of integer column `key` for op `i`, or null. */
+  int(key: IntColumn, i: number): number | null {
+    const col = this.ints(key);
+    const v = col && i >= 0 && i < col.length ? col[i] : -1;
+    return v >= 0 ? v : null;
+  }
+
+  /** The line spans, or null when no op is printed. */
+  spans(): ISpans | null {
+    if (this._spans === undefined) {
+      const text = this.data.lines;
+      this._spans = null;
+      if (typeof text === 'string') {
+        const items = splitColumn(text, this.count, 'lines');
+        const first = new Int32Array(this.count);
+        const last = new Int32Array(this.count);
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i];
+          if (!item) {
+            continue;
+          }
+          const colon = item.indexOf(':');
+          if (colon < 0) {
+            first[i] = last[i] = +item;
+          } else {
+            first[i] = +item.slice(0, colon);
+            last[i] = +item.slice(colon + 1);
+          }
+        }
+        this._spans = { first, last };
+      }
+    }
+    return this._spans;
+  }
+
+  /** The span of op `i`, or null when it is not printed. */
+  span(i: number): Span | null {
+    const s = this.spans();
+    return s && i >= 0 && i < this.count && s.first[i] > 0
+      ? [s.first[i], s.last[i]]
+      : null;
+  }
+
+  /** The value of string column `key` for op `i`, or null (`name_stack`: ''). */
+  str(key: StringColumn, i: number): string | null {
+    const col = this._dict(key);
+    const c = col && i >= 0 && i < col.codes.length ? col.codes[i] : -1;
+    return c >= 0
+      ? (col!.values[c] as string)
+      : key === 'name_stack'
+        ? ''
+        : null;
+  }
+
+  /** The name of op `i`. */
+  name(i: number): string {
+    return this.str('name', i) ?? '?';
+  }
+
+  /** The result types of op `i`. */
+  types(i: number): string[] {
+    const col = this._dict('types');
+    const c = col && i >= 0 && i < col.codes.length ? col.codes[i] : -1;
+    return c >= 0 ? (col!.values[c] as string[]) : [];
+  }
+
+  private _dict(
+    key: StringColumn | 'types'
+  ): { values: unknown[]; codes: Int32Array } | null {
+    let col = this._dicts.get(key);
+    if (col === undefined) {
+      const data = this.data[key];
+      col = null;
+      if (
+        data &&
+        typeof data.codes === 'string' &&
+        Array.isArray(data.values)
+      ) {
+        const items = splitColumn(data.codes, this.count, key);
+        const codes = new Int32Array(this.count);
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i];
+          codes[i] = item ? +item : -1;
+        }
+        col = { values: data.values, codes };
+      }
+      this._dicts.set(key, col);
+    }
+    return col;
+  }
+
+  private _ints = new Map<IntColumn, Int32Array | null>();
+  private _dicts = new Map<
+    string,
+    { values: unknown[]; codes: Int32Array } | null
+  >();
+  private _spans: ISpans | null | undefined = undefined;
+}
+
+/** Op indices as JSON holds them, `"0-4,7"` (runs as `start-end`) → `[0, 1, 2, 3, 4, 7]`. */
+export function decodeIndices(text: string): number[] {
+  const out: number[] = [];
+  if (!text) {
+    return out;
+  }
+  for (const item of text.split(',')) {
+    const dash = item.indexOf('-');
+    if (dash < 0) {
+      out.push(+item);
+    } else {
+      const end = +item.slice(dash + 1);
+      for (let k = +item.slice(0, dash); k <= end; k++) {
+        out.push(k);
+      }
+    }
+  }
+  return out;
 }
 
 export interface IComputation {
@@ -92,7 +275,8 @@ export interface IComputation {
 
 export interface IProvenanceStage {
   text: string;
-  ops: IOpColumns;
+  /** Read from the JSON's `ops` (an `IOpColumnsData`) by `readReport`. */
+  ops: StageOps;
   computations?: IComputation[];
   arg_shardings?: (string | null)[] | null;
   result_shardings?: (string | null)[] | null;
@@ -119,7 +303,8 @@ export type Frame = [
 export interface ISourceLine {
   file: number;
   line: number;
-  ops: { [stage: string]: number[] };
+  /** `{stage: op indices}`, each as JSON holds it (`"0-4,7"`, see `decodeIndices`). */
+  ops: { [stage: string]: string };
 }
 
 export interface IProvenance {
@@ -244,8 +429,24 @@ export function readReport(data: unknown): IReport {
       },
       memory: isObject(analyses.memory) ? (analyses.memory as any) : null
     },
-    provenance: (prov as unknown as IProvenance) ?? null
+    provenance: prov ? readProvenance(prov as Record<string, unknown>) : null
   };
+}
+
+/** The provenance model with each stage's op columns wrapped in a `StageOps` (the data is not copied). */
+function readProvenance(prov: Record<string, unknown>): IProvenance {
+  const stages: { [stage: string]: IProvenanceStage } = {};
+  const given = isObject(prov.stages) ? prov.stages : {};
+  for (const [name, st] of Object.entries(given)) {
+    if (!isObject(st) || !isObject(st.ops)) {
+      continue;
+    }
+    stages[name] = {
+      ...(st as unknown as IProvenanceStage),
+      ops: new StageOps(st.ops as unknown as IOpColumnsData)
+    };
+  }
+  return { ...(prov as unknown as IProvenance), stages };
 }
 
 /** Reads an `olympus.diff` bundle (two reports of one function). */
@@ -268,16 +469,6 @@ export function readDiff(data: unknown): IDiff {
     before: readReport(data.before),
     after: readReport(data.after)
   };
-}
-
-/** The value of column `key` for op `i`, or the column's default. */
-export function opField<K extends keyof IOpColumns>(
-  ops: IOpColumns,
-  key: K,
-  i: number
-): NonNullable<IOpColumns[K]> extends (infer T)[] ? T | null : never {
-  const col = ops[key] as unknown[] | undefined;
-  return (col ? (col[i] ?? null) : null) as any;
 }
 
 /** The text a report stage shows, or null when the report has none. */

@@ -204,7 +204,7 @@ export class SourceView implements IPanelView {
       const st = prov.stages[ps];
       if (idx && idx.length && st) {
         parts.push(
-          `${STAGE_LABELS[stage]}: ${opSummary(idx.map(i => st.ops.name[i]))}`
+          `${STAGE_LABELS[stage]}: ${opSummary(idx.map(i => st.ops.name(i)))}`
         );
       }
     }

@@ -448,8 +448,25 @@ def test_json_stays_small(flow):
     assert size - texts - sources < texts
     # Frames are held once: ops refer to call stacks by index.
     assert len(data["frames"]) == len({tuple(f) for f in data["frames"]})
-    assert all(isinstance(i, int) for i in data["stages"]["hlo"]["ops"]["location"]
-               if i is not None)
+    assert all(isinstance(op.location, int) for op in Provenance.from_json(data).stages["hlo"].ops
+               if op.location is not None)
+    # Columns are compact strings, not one JSON value per op.
+    ops = data["stages"]["hlo"]["ops"]
+    assert isinstance(ops["location"], str) and isinstance(ops["lines"], str)
+    assert set(ops["name"]) == {"values", "codes"} and isinstance(ops["name"]["codes"], str)
+    assert all(isinstance(v, str) for e in data["lines"] for v in e["ops"].values())
+
+
+def test_json_columns_decode():
+    from olympus.provenance.serialize import (_decode_dict, _encode_dict, _encode_spans,
+                                              decode_indices, encode_indices)
+    assert encode_indices([0, 1, 2, 3, 4, 7, 9, 10]) == "0-4,7,9-10"
+    assert decode_indices("0-4,7,9-10") == (0, 1, 2, 3, 4, 7, 9, 10)
+    assert encode_indices([5, 3]) == "5,3" and decode_indices("") == ()
+    col = _encode_dict(["a", "b", "a", None, "c"], None)
+    assert col == {"values": ["a", "b", "c"], "codes": "0,1,0,,2"}
+    assert _decode_dict(col, None, tuples=False) == ["a", "b", "a", None, "c"]
+    assert _encode_spans([(2, 2), (4, 9), None]) == "2,4:9,"
 
 
 def test_json_refuses_other_documents(small):

@@ -1,15 +1,17 @@
 """The provenance model as JSON: schema ``olympus.provenance``, version 1.
 
-Ops are stored by column (``"name": [...]``, ``"lines": [...]``...), one entry per
-op, so that keys are not repeated per op; a column whose entries all hold the
-default (``null``, ``""``, ``[]``) is left out. Source positions are stored once
+Ops are stored by column, one entry per op, each column compact: strings are
+dictionary-encoded (``{"values": [...], "codes": "0,1,0,,2"}``), integers and line
+spans are one comma-separated string (``"3,,5"``, ``"2,4:9"``); a column whose
+entries all hold the default (``null``, ``""``, ``[]``) is left out. The ``lines``
+table stores op indices as runs (``"0-4,7"``). Source positions are stored once
 in ``files``/``frames``/``locations`` and ops refer to a location by index. The
 full schema is in ``docs/provenance.md``.
 
 >>> model = olympus.provenance.build(olympus.jit(lambda x: x * 2).trace(1.0))
 >>> data = to_json(model)
 >>> data["schema"], data["version"], data["stages"]["olympuspr"]["ops"]["name"]
-('olympus.provenance', 1, ['mul'])
+('olympus.provenance', 1, {'values': ['mul'], 'codes': '0'})
 >>> from_json(data) == model
 True
 """
@@ -22,52 +24,130 @@ from typing import Any
 from olympus.provenance.model import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
                                       Provenance, SourceFile, SourceLine, Stage)
 
-__all__ = ["SCHEMA", "VERSION", "to_json", "from_json", "dumps"]
+__all__ = ["SCHEMA", "VERSION", "to_json", "from_json", "dumps", "encode_indices",
+           "decode_indices"]
 
 SCHEMA = "olympus.provenance"
 VERSION = 1
 
-# Op columns: (field, default, to JSON, from JSON).
-_tuple_list = (lambda v: list(v), lambda v: tuple(v))
-_pair = (lambda v: None if v is None else [v[0], v[1]],
-         lambda v: None if v is None else (int(v[0]), int(v[1])))
-_same = (lambda v: v, lambda v: v)
-_OP_COLUMNS = (
-    ("name", None, *_same),
-    ("types", (), *_tuple_list),
-    ("lines", None, *_pair),
-    ("location", None, *_same),
-    ("name_stack", "", *_same),
-    ("parent", None, *_same),
-    ("sharding", None, *_same),
-    ("label", None, *_same),
-    ("computation", None, *_same),
-    ("fusion", None, *_same),
-    ("collective", None, *_same),
-)
+# Op columns, by how they are encoded: dictionary-encoded strings (``types``: a
+# tuple of strings per op), integers, and line spans.
+_DICT_COLUMNS = (("name", None), ("types", ()), ("name_stack", ""), ("sharding", None),
+                 ("label", None), ("collective", None))
+_INT_COLUMNS = ("location", "parent", "computation", "fusion")
+_FIELDS = ("name", "types", "lines", "location", "name_stack", "parent", "sharding",
+           "label", "computation", "fusion", "collective")
+_DEFAULTS = {**dict(_DICT_COLUMNS), **{f: None for f in _INT_COLUMNS}, "lines": None}
+
+
+def _encode_dict(values: list[Any], default: Any) -> dict[str, Any]:
+    table: dict[Any, int] = {}
+    codes = []
+    for v in values:
+        if v == default:
+            codes.append("")
+            continue
+        code = table.get(v)
+        if code is None:
+            code = table[v] = len(table)
+        codes.append(str(code))
+    return {"values": [list(v) if isinstance(v, tuple) else v for v in table],
+            "codes": ",".join(codes)}
+
+
+def _decode_dict(col: Mapping[str, Any], default: Any, tuples: bool) -> list[Any]:
+    values = [tuple(v) for v in col["values"]] if tuples else list(col["values"])
+    return [values[int(c)] if c else default for c in col["codes"].split(",")]
+
+
+def _encode_ints(values: list[int | None]) -> str:
+    return ",".join("" if v is None else str(v) for v in values)
+
+
+def _decode_ints(text: str) -> list[int | None]:
+    return [int(c) if c else None for c in text.split(",")]
+
+
+def _encode_spans(values: list[tuple[int, int] | None]) -> str:
+    return ",".join("" if v is None else str(v[0]) if v[0] == v[1] else f"{v[0]}:{v[1]}"
+                    for v in values)
+
+
+def _decode_span(item: str) -> tuple[int, int] | None:
+    if not item:
+        return None
+    a, _, b = item.partition(":")
+    first = int(a)
+    return (first, int(b) if b else first)
+
+
+def encode_indices(indices: tuple[int, ...] | list[int]) -> str:
+    """Op indices as one string, consecutive runs as ``start-end``: ``"0-4,7"``.
+
+    >>> encode_indices([0, 1, 2, 3, 4, 7]), decode_indices("0-4,7")
+    ('0-4,7', (0, 1, 2, 3, 4, 7))
+    """
+    parts = []
+    k, n = 0, len(indices)
+    while k < n:
+        start = end = indices[k]
+        k += 1
+        while k < n and indices[k] == end + 1:
+            end = indices[k]
+            k += 1
+        parts.append(str(start) if start == end else f"{start}-{end}")
+    return ",".join(parts)
+
+
+def decode_indices(text: str) -> tuple[int, ...]:
+    """Reads :func:`encode_indices` back."""
+    out: list[int] = []
+    if not text:
+        return ()
+    for item in text.split(","):
+        a, _, b = item.partition("-")
+        if b:
+            out.extend(range(int(a), int(b) + 1))
+        else:
+            out.append(int(a))
+    return tuple(out)
 
 
 def _ops_to_json(ops: tuple[Op, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {"count": len(ops)}
-    for field, default, enc, _ in _OP_COLUMNS:
+    for field in _FIELDS:
+        default = _DEFAULTS[field]
         values = [getattr(op, field) for op in ops]
-        if field == "name" or any(v != default for v in values):
-            out[field] = [enc(v) for v in values]
+        if field != "name" and all(v == default for v in values):
+            continue
+        if field == "lines":
+            out[field] = _encode_spans(values)
+        elif field in _INT_COLUMNS:
+            out[field] = _encode_ints(values)
+        else:
+            out[field] = _encode_dict(values, default)
     return out
 
 
 def _ops_from_json(stage: str, data: Mapping[str, Any]) -> tuple[Op, ...]:
     n = int(data["count"])
     columns = {}
-    for field, default, _, dec in _OP_COLUMNS:
-        values = data.get(field)
-        if values is None:
+    for field in _FIELDS:
+        default = _DEFAULTS[field]
+        col = data.get(field)
+        if col is None or n == 0:
             columns[field] = [default] * n
+            continue
+        if field == "lines":
+            values = [_decode_span(c) for c in col.split(",")]
+        elif field in _INT_COLUMNS:
+            values = _decode_ints(col)
         else:
-            if len(values) != n:
-                raise ValueError(f"Stage {stage!r}: column {field!r} has {len(values)} "
-                                 f"entries for {n} ops.")
-            columns[field] = [dec(v) for v in values]
+            values = _decode_dict(col, default, tuples=field == "types")
+        if len(values) != n:
+            raise ValueError(f"Stage {stage!r}: column {field!r} has {len(values)} "
+                             f"entries for {n} ops.")
+        columns[field] = values
     return tuple(Op(stage=stage, index=k, **{f: columns[f][k] for f in columns})
                  for k in range(n))
 
@@ -115,7 +195,8 @@ def to_json(model: Provenance) -> dict[str, Any]:
         "locations": [list(loc.frames) for loc in model.locations],
         "stages": {name: _stage_to_json(model.stages[name]) for name in model.stage_names},
         "lines": [{"file": e.file, "line": e.line,
-                   "ops": {s: list(v) for s, v in e.ops.items()}} for e in model.lines],
+                   "ops": {s: encode_indices(v) for s, v in e.ops.items()}}
+                  for e in model.lines],
     }
 
 
@@ -151,7 +232,7 @@ def from_json(data: Mapping[str, Any] | str) -> Provenance:
         locations=tuple(Location(tuple(int(i) for i in loc))
                         for loc in data.get("locations", ())),
         lines=tuple(SourceLine(int(e["file"]), int(e["line"]),
-                               {s: tuple(v) for s, v in e["ops"].items()})
+                               {s: decode_indices(v) for s, v in e["ops"].items()})
                     for e in data.get("lines", ())),
     )
 

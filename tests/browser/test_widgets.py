@@ -1,5 +1,6 @@
 """The inspector and the stepper in a real JupyterLab with a live kernel."""
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from labserver import artifacts_dir, write_notebook
 
@@ -35,13 +36,16 @@ def wait_for_stage_text(widget, stage, needle):
     step = 500
     for _ in range(deadline_ms // step):
         viewer = widget.locator("[data-olympus-viewer][data-olympus-rendered]").last
-        if viewer.count():
-            tab = viewer.locator(f'[role="tab"][data-stage="{stage}"]')
-            if tab.count() and tab.is_visible():
-                tab.click()
-            panel = viewer.locator(f'[data-stage-panel="{stage}"] .cm-content')
-            if panel.count() and needle in panel.first.text_content():
-                return
+        try:  # the report may be replaced while we look: then look again
+            if viewer.count():
+                tab = viewer.locator(f'[role="tab"][data-stage="{stage}"]')
+                if tab.count() and tab.is_visible():
+                    tab.click(timeout=step)
+                panel = viewer.locator(f'[data-stage-panel="{stage}"] .cm-content')
+                if panel.count() and needle in (panel.first.text_content(timeout=step) or ""):
+                    return
+        except PlaywrightError:
+            pass
         page.wait_for_timeout(step)
     raise AssertionError(f"{needle!r} never showed in the {stage} stage")
 
