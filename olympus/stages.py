@@ -21,6 +21,9 @@ from typing import Any
 
 import jax
 from jax._src import stages as jax_stages
+from jax._src import xla_bridge
+from jax._src import lib as jax_lib
+from jax._src.lib import hlo as jax_hlo
 
 from olympus import naming, platforms as _platforms
 from olympus.errors import boundary, strip_jax_notes
@@ -230,7 +233,7 @@ class Traced:
 class Lowered:
     """A program lowered to the compiler's input language (StableHLO), ready to compile."""
     __slots__ = ("_jax", "traced", "platforms", "_explicit_platforms",
-                 "_olympus_module", "__weakref__")
+                 "_olympus_module", "_hlo_module", "__weakref__")
 
     def __init__(self, jax_lowered, *, traced: Traced | None = None,
                  platforms: tuple[str, ...] = (), explicit_platforms: bool = False):
@@ -239,6 +242,7 @@ class Lowered:
         self.platforms = tuple(platforms)
         self._explicit_platforms = explicit_platforms
         self._olympus_module = None
+        self._hlo_module = None
 
     @property
     def args_info(self):
@@ -282,11 +286,23 @@ class Lowered:
         dialect = _check_dialect(dialect)
         if dialect == "stablehlo":
             return naming.module_text(self._module(), debug_info=debug_info)
-        return self._jax.as_text(dialect, debug_info=debug_info)
+        options = jax_hlo.HloPrintOptions.short_parsable()
+        options.print_metadata = debug_info
+        return self._hlo().to_string(options)
+
+    def _hlo(self):
+        """The program as an XLA HLO module: converted from StableHLO once, then shared
+        by ``as_text('hlo')`` and ``cost_analysis()``."""
+        if self._hlo_module is None:
+            self._hlo_module = self._jax._lowering.hlo().as_hlo_module()
+        return self._hlo_module
 
     def cost_analysis(self):
         """The compiler's cost estimate before optimization (a dict), or ``None``."""
-        return self._jax.cost_analysis()
+        backend = self._jax._lowering.compile_args.get("backend")
+        if backend is None or xla_bridge.using_pjrt_c_api(backend):
+            return self._jax.cost_analysis()  # JAX's own answer (None where unsupported)
+        return jax_lib._jax.hlo_module_cost_analysis(backend, self._hlo())
 
     @boundary
     def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
