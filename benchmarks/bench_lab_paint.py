@@ -18,7 +18,7 @@ import tempfile
 import nbformat
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from labserver import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
+from labserver import CHROMIUM, CHROMIUM_ARGS, Server, run_all_cells  # noqa: E402
 
 BUDGET_S = 0.5
 OPS = 25_000  # about four StableHLO lines each
@@ -64,13 +64,7 @@ def first_paint(page) -> float:
 
 
 def run_live(page, server, name) -> float:
-    page.goto(server.page_url(f"lab/tree/{name}?reset"))
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.sessionContext && w.sessionContext.session"
-        " && w.sessionContext.session.kernel; return k && k.connectionStatus === 'connected'"
-        " && w.sessionContext.kernelDisplayStatus === 'idle'; }", timeout=120_000)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    run_all_cells(page, server, f"lab/tree/{name}?reset")
     return first_paint(page)
 
 

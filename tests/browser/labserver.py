@@ -136,3 +136,16 @@ def dismiss_kernel_dialog(page):
             if b.count():
                 b.first.click()
                 return
+
+
+def run_all_cells(page, server: Server, path: str):
+    """Opens a notebook (``lab/tree/NB?reset`` or ``notebooks/NB``), waits for its kernel
+    to be connected and idle, and runs every cell in it."""
+    page.goto(server.page_url(path))
+    page.wait_for_selector(".jp-Notebook")
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; return k && k.connectionStatus === 'connected'"
+        " && w.sessionContext.kernelDisplayStatus === 'idle'; }", timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")

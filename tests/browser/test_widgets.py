@@ -2,7 +2,7 @@
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from labserver import artifacts_dir, write_notebook
+from labserver import artifacts_dir, run_all_cells, write_notebook
 
 SETUP = ("import olympus, olympus.numpy as jnp\n"
          "from olympus_jupyter import Inspector, Stepper\n"
@@ -12,15 +12,7 @@ SETUP = ("import olympus, olympus.numpy as jnp\n"
 
 def run_all(page, server, name, app="lab"):
     """Opens a notebook that has not run yet and runs every cell in the browser's kernel."""
-    path = f"lab/tree/{name}?reset" if app == "lab" else f"notebooks/{name}"
-    page.goto(server.page_url(path))
-    page.wait_for_selector(".jp-Notebook")
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.sessionContext && w.sessionContext.session"
-        " && w.sessionContext.session.kernel; return k && k.connectionStatus === 'connected'"
-        " && w.sessionContext.kernelDisplayStatus === 'idle'; }", timeout=120_000)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    run_all_cells(page, server, f"lab/tree/{name}?reset" if app == "lab" else f"notebooks/{name}")
 
 
 def editor_input(widget, label):
