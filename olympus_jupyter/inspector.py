@@ -92,7 +92,7 @@ class Inspector(W.VBox):
 
         self.editors = [self._editor(leaf) for leaf in self._leaves]
         self.editor_errors = [W.HTML() for _ in self._leaves]
-        args_box = W.VBox([W.HBox([e, err]) for e, err in zip(self.editors, self.editor_errors)])
+        args_box = W.VBox(self._argument_rows())
 
         platforms = (platform,) if isinstance(platform, str) else tuple(platform or ())
         self.platforms = W.SelectMultiple(options=KNOWN_PLATFORMS, value=platforms,
@@ -162,6 +162,24 @@ class Inspector(W.VBox):
         for path, leaf in flat:
             leaves.append(_Leaf(name + jax.tree_util.keystr(path), leaf, False))
         return ("tree", treedef, first, len(flat))
+
+    def _argument_rows(self) -> list[W.Widget]:
+        """One row per argument; a pytree argument nests its leaves' editors under its name."""
+        rows = [W.HBox([e, err]) for e, err in zip(self.editors, self.editor_errors)]
+        (structure, kw_structure) = self._tree
+        names = _positional_names(self.cache.wrapped.fun, len(structure)) + sorted(kw_structure)
+        out: list[W.Widget] = []
+        for name, node in zip(names, list(structure) + [kw_structure[k] for k in sorted(kw_structure)]):
+            if node[0] == "leaf":
+                out.append(rows[node[1]])
+                continue
+            _, _, first, n = node
+            if n == 1 and self._leaves[first].path == name:
+                out.append(rows[first])
+                continue
+            nested = W.VBox(rows[first:first + n], layout=W.Layout(margin="0 0 0 1.5em"))
+            out.append(W.VBox([W.HTML(f"<b>{html.escape(name)}</b> <i>(pytree)</i>"), nested]))
+        return out
 
     @staticmethod
     def _editor(leaf: _Leaf) -> W.Text:

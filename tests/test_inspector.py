@@ -76,6 +76,11 @@ def test_pytrees_get_nested_editors_and_static_values_an_editor():
     ins = Inspector(model, params, np.ones((2, 4), np.float32), "tanh", static_argnums=2)
     labels = [e.description for e in ins.editors]
     assert labels == ["params['b']", "params['w']", "x", "act (static)"]
+    args_box = ins.children[0].children[1]
+    pytree = args_box.children[0]  # params: a heading, then its leaves' editors, nested
+    assert "params" in pytree.children[0].value
+    assert [row.children[0] for row in pytree.children[1].children] == ins.editors[:2]
+    assert args_box.children[1].children[0] is ins.editors[2]
     assert "tanh" in ins.report.stage_text("olympuspr")
     ins.editors[3].value = "'linear'"
     assert "tanh" not in ins.report.stage_text("olympuspr")
