@@ -46,6 +46,13 @@ def olympus_report(f, ws, x, cache):
     return report, report._repr_mimebundle_()
 
 
+def timed(fn, *args):
+    """``fn(*args)`` and the seconds it took."""
+    start = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - start
+
+
 def main() -> int:
     ws = [jax.ShapeDtypeStruct((WIDTH, WIDTH), np.float32)] * LAYERS
     x = jax.ShapeDtypeStruct((BATCH, WIDTH), np.float32)
@@ -56,19 +63,11 @@ def main() -> int:
         cache = ReportCache()
         _highlight.cache_clear()  # each round highlights its texts anew
         if i % 2:  # alternate which goes first, so drift biases neither
-            t0 = time.perf_counter()
-            texts = jax_texts(f_jax, ws, x)
-            t_jax = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        report, bundle = olympus_report(f_ours, ws, x, cache)
-        t_ours = time.perf_counter() - t1
+            texts, t_jax = timed(jax_texts, f_jax, ws, x)
+        (report, bundle), t_ours = timed(olympus_report, f_ours, ws, x, cache)
         if not i % 2:
-            t0 = time.perf_counter()
-            texts = jax_texts(f_jax, ws, x)
-            t_jax = time.perf_counter() - t0
-        t2 = time.perf_counter()
-        again, _ = olympus_report(f_ours, ws, x, cache)
-        t_again = time.perf_counter() - t2
+            texts, t_jax = timed(jax_texts, f_jax, ws, x)
+        (again, _), t_again = timed(olympus_report, f_ours, ws, x, cache)
         assert again is report and len(texts) == 4
         jax_t.append(t_jax)
         ours_t.append(t_ours)

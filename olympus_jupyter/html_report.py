@@ -90,12 +90,12 @@ def caller_lines(model: Provenance | None) -> set[tuple[int, int]]:
     return callers
 
 
-def source_colors(model: Provenance | None) -> dict[tuple[int, int], int]:
+def source_colors(model: Provenance | None,
+                  callers: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
     """A palette slot for every (file, line) that made ops, in source order (the
     lines the function was called from get none)."""
     if model is None:
         return {}
-    callers = caller_lines(model)
     lines = [(e.file, e.line) for e in model.lines if (e.file, e.line) not in callers]
     return {key: k % PALETTE_SIZE for k, key in enumerate(lines)}
 
@@ -112,11 +112,11 @@ def _primary_frame(model: Provenance, op):
 
 
 def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
+                callers: set[tuple[int, int]],
                 colors: dict[tuple[int, int], int], debug_info: bool) -> dict[int, LineMark]:
     """For each text line where an op starts: its source line's colour and a note."""
     marks: dict[int, LineMark] = {}
     ops = stage.ops
-    callers = caller_lines(model)
     for op in ops:
         if op.lines is None or op.lines[0] in marks:
             continue
@@ -277,13 +277,12 @@ def _op_summary(names: list[str]) -> str:
     return ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
 
 
-def source_section(report: StageReport, uid: str, colors) -> str:
+def source_section(report: StageReport, uid: str, colors, callers) -> str:
     model = report.provenance
     if model is None:
         return ""
     fn = model.function
     wanted: dict[int, set[int]] = {}
-    callers = caller_lines(model)
     for entry in model.lines:
         if (entry.file, entry.line) not in callers:
             wanted.setdefault(entry.file, set()).add(entry.line)
@@ -338,7 +337,8 @@ def source_section(report: StageReport, uid: str, colors) -> str:
     return _section(uid, "source", f"Source · {fn.name}", body, where)
 
 
-def text_stage_section(report: StageReport, uid: str, key: str, colors, full: bool) -> str:
+def text_stage_section(report: StageReport, uid: str, key: str, colors, callers,
+                       full: bool) -> str:
     model = report.provenance
     limit = 10**12 if full else MAX_LINES
     if key == "hlo":
@@ -357,7 +357,7 @@ def text_stage_section(report: StageReport, uid: str, key: str, colors, full: bo
     stage = model.stages[pstage]
     lines = stage.text.rstrip("\n").split("\n")
     highlighted = highlight_lines("\n".join(lines[:limit]), "compiled" if key == "compiled" else key)
-    marks = stage_marks(model, stage, key, uid, colors, report.debug_info)
+    marks = stage_marks(model, stage, key, uid, callers, colors, report.debug_info)
     body = code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
     meta = f"{len(stage.ops):,} {_OP_WORDS[key]} · {len(lines):,} lines"
     timing = {"olympuspr": "trace", "stablehlo": "lower", "compiled": "compile"}[key]
@@ -462,13 +462,14 @@ def header(report: StageReport, uid: str) -> str:
 def render_html(report: StageReport, *, full: bool = False, standalone: bool = False) -> str:
     """The report as one ``<div>`` of static HTML (a whole page when ``standalone``)."""
     uid = "ol" + uuid.uuid4().hex[:8]
-    colors = source_colors(report.provenance)
+    callers = caller_lines(report.provenance)  # once: every section asks
+    colors = source_colors(report.provenance, callers)
     parts = [header(report, uid), failure_box(report)]
     for key in report.stages:
         if key == "source":
-            parts.append(source_section(report, uid, colors))
+            parts.append(source_section(report, uid, colors, callers))
         elif key in ("olympuspr", "stablehlo", "hlo", "compiled"):
-            parts.append(text_stage_section(report, uid, key, colors, full))
+            parts.append(text_stage_section(report, uid, key, colors, callers, full))
         elif key == "cost":
             parts.append(cost_section(report, uid))
         elif key == "memory":

@@ -13,51 +13,25 @@ first time (nothing is re-traced or re-compiled).
 """
 from __future__ import annotations
 
-import collections
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
 import numpy as np
 
+from olympus_jupyter.lru import LRU
 from olympus_jupyter.options import COMPILED_STAGES, LOWERED_STAGES, STAGE_NAMES
 from olympus_jupyter.report import StageReport, build_report
 from olympus_jupyter.staging import StagingError, run_stages
 
 
-class ReportCache:
+class ReportCache(LRU):
     """The last ``size`` reports, keyed by function, abstract signature and options.
 
     >>> cache = ReportCache(size=2)
     >>> len(cache)
     0
     """
-
-    def __init__(self, size: int = 32):
-        self.size = size
-        self._entries: collections.OrderedDict = collections.OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def clear(self) -> None:
-        """Forgets every report."""
-        self._entries.clear()
-
-    def get(self, key):
-        if key is None or key not in self._entries:
-            return None
-        self._entries.move_to_end(key)
-        return self._entries[key]
-
-    def put(self, key, report: StageReport) -> None:
-        if key is None:
-            return
-        self._entries[key] = report
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
 
 
 #: The cache ``inspect`` uses unless given another (``cache=None`` disables caching).

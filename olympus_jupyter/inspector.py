@@ -41,7 +41,7 @@ from olympus.specs import SpecError, format_spec, parse_spec
 from olympus_jupyter.compare import compare
 from olympus_jupyter.options import STAGE_NAMES, parse_compiler_option
 from olympus_jupyter.report import StageReport, build_report
-from olympus_jupyter.specialization import Specialization, explain
+from olympus_jupyter.specialization import Specialization, arg_names, explain
 from olympus_jupyter.stage_cache import StageCache
 
 _STYLE = {"description_width": "initial"}
@@ -142,7 +142,7 @@ class Inspector(W.VBox):
     def _flatten(self, args, kwargs):
         leaves: list[_Leaf] = []
         structure = []
-        names = _positional_names(self.cache.wrapped.fun, len(args))
+        names = arg_names(self.cache.wrapped.fun, len(args))
         for i, arg in enumerate(args):
             static = _is_static(i, self.static_argnums, ()) or names[i] in self.static_argnames
             structure.append(self._flatten_one(names[i], arg, static, leaves))
@@ -167,7 +167,7 @@ class Inspector(W.VBox):
         """One row per argument; a pytree argument nests its leaves' editors under its name."""
         rows = [W.HBox([e, err]) for e, err in zip(self.editors, self.editor_errors)]
         (structure, kw_structure) = self._tree
-        names = _positional_names(self.cache.wrapped.fun, len(structure)) + sorted(kw_structure)
+        names = arg_names(self.cache.wrapped.fun, len(structure)) + sorted(kw_structure)
         out: list[W.Widget] = []
         for name, node in zip(names, list(structure) + [kw_structure[k] for k in sorted(kw_structure)]):
             if node[0] == "leaf":
@@ -343,8 +343,3 @@ class Inspector(W.VBox):
             diff = compare(earlier.report, now.report, labels=(earlier.label, now.label))
             display(diff)
             return diff
-
-
-def _positional_names(fun, n: int) -> list[str]:
-    from olympus_jupyter.specialization import _arg_names
-    return _arg_names(fun, n)

@@ -45,7 +45,8 @@ class ArgSpec:
                                                 weak_type=self.weak_type))
 
 
-def _arg_names(fun, n_args: int) -> list[str]:
+def arg_names(fun, n_args: int) -> list[str]:
+    """Names of the first ``n_args`` positional parameters (``args[i]`` past them)."""
     try:
         params = list(_inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -91,7 +92,7 @@ class Specialization:
            compiler_options: Mapping[str, Any] | None = None) -> "Specialization":
         """The specialization of ``fun`` for these arguments and options."""
         kwargs = dict(kwargs or {})
-        names = _arg_names(getattr(fun, "__wrapped__", fun), len(args))
+        names = arg_names(getattr(fun, "__wrapped__", fun), len(args))
         static_names = set(static_argnames or ())
         specs: list[ArgSpec] = []
         for i, (name, arg) in enumerate(zip(names, args)):

@@ -16,42 +16,14 @@ trace (and everything after it); a change of lowering platforms, a new lowering
 """
 from __future__ import annotations
 
-import collections
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import olympus
 from olympus import platforms as _platforms
-from olympus.stages import Wrapped, from_jax
 
+from olympus_jupyter.lru import LRU
 from olympus_jupyter.specialization import Specialization
-from olympus_jupyter.staging import StagedRun, _timed, compile_unavailable
-
-
-class _LRU(collections.OrderedDict):
-    def __init__(self, size: int):
-        super().__init__()
-        self.size = size
-
-    def get_fresh(self, key):
-        if key in self:
-            self.move_to_end(key)
-            return self[key]
-        return None
-
-    def put(self, key, value):
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > self.size:
-            self.popitem(last=False)
-
-
-def _hashable(key) -> bool:
-    try:
-        hash(key)
-        return True
-    except TypeError:
-        return False
+from olympus_jupyter.staging import StagedRun, _timed, as_wrapped, compile_unavailable
 
 
 class StageCache:
@@ -60,25 +32,22 @@ class StageCache:
     def __init__(self, fun, *, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = (), size: int = 16):
         self.fun = fun
-        if isinstance(fun, Wrapped) or hasattr(fun, "trace"):
-            self.wrapped = from_jax(fun)
-        else:
-            self.wrapped = olympus.jit(fun, static_argnums=tuple(static_argnums) or None,
-                                       static_argnames=tuple(static_argnames) or None)
-        self._traced = _LRU(size)
-        self._lowered = _LRU(size)
-        self._compiled = _LRU(size)
+        self.wrapped = as_wrapped(fun, tuple(static_argnums) or None,
+                                  tuple(static_argnames) or None)
+        self._traced = LRU(size)
+        self._lowered = LRU(size)
+        self._compiled = LRU(size)
         self.counts = {"trace": 0, "lower": 0, "compile": 0}
 
-    def _step(self, step: str, table: _LRU, key, make, run: StagedRun):
-        found = table.get_fresh(key) if _hashable(key) else None
+    def _step(self, step: str, table: LRU, key, make, run: StagedRun):
+        found = table.get(key)
         if found is not None:
             value, seconds = found
             run.timings[step] = seconds
             return value
         self.counts[step] += 1
         value = _timed(run, step, make)
-        if value is not None and _hashable(key):
+        if value is not None:
             table.put(key, (value, run.timings[step]))
         return value
 

@@ -102,7 +102,9 @@ def _failure(stage: str, exc: BaseException) -> StageFailure:
     return StageFailure(stage, type(exc).__name__, str(exc), user_frames(exc))
 
 
-def _as_wrapped(fun, static_argnums, static_argnames, compiler_options) -> Wrapped:
+def as_wrapped(fun, static_argnums=None, static_argnames=None, compiler_options=None) -> Wrapped:
+    """``fun`` ready to trace: jit-wrapped functions keep their options, plain ones are
+    wrapped by ``olympus.jit`` with these. Raises :class:`StagingError` for anything else."""
     if isinstance(fun, Wrapped) or isinstance(fun, jax.stages.Wrapped):
         if static_argnums is not None or static_argnames is not None:
             raise StagingError(
@@ -159,7 +161,7 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
                 f"A {type(target).__name__} is already specialized: pass it without arguments.")
         return _from_stage(target, requested, options, lower, compile)
 
-    wrapped = _as_wrapped(target, static_argnums, static_argnames, options)
+    wrapped = as_wrapped(target, static_argnums, static_argnames, options)
     run = StagedRun(name=getattr(wrapped, "__name__", "function"), wrapped=wrapped,
                     fun=wrapped.fun, platforms=requested or (_platforms.local_platform(),))
     run.traced = _timed(run, "trace", lambda: wrapped.trace(*args, **kwargs))

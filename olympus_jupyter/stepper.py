@@ -28,10 +28,8 @@ import jax
 import numpy as np
 from IPython.display import display
 
-import olympus
-from olympus.stages import Wrapped
 
-from olympus_jupyter.staging import _failure
+from olympus_jupyter.staging import _failure, as_wrapped
 
 EXPLANATIONS = {
     "trace": ("1. Trace (stage out)",
@@ -83,8 +81,7 @@ class Stepper(W.VBox):
     """Walks ``fun`` through the four stages, one per click."""
 
     def __init__(self, fun, *example_args, static_argnums=(), **example_kwargs):
-        self.wrapped = fun if isinstance(fun, Wrapped) else olympus.jit(
-            fun, static_argnums=static_argnums or None)
+        self.wrapped = as_wrapped(fun, static_argnums=static_argnums or None)
         self.args, self.kwargs = example_args, example_kwargs
         self.static_argnums = tuple([static_argnums] if isinstance(static_argnums, int)
                                     else static_argnums)

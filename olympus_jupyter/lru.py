@@ -1,0 +1,55 @@
+"""A small least-recently-used table: the report cache and the stage cache both keep one.
+
+A key that is ``None`` or cannot be hashed (an unhashable static argument, say) is
+never stored and never found.
+
+>>> table = LRU(size=2)
+>>> table.put("a", 1); table.put("b", 2); table.put("c", 3)
+>>> table.get("a"), table.get("c"), len(table)
+(None, 3, 2)
+"""
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+
+def _usable(key) -> bool:
+    if key is None:
+        return False
+    try:
+        hash(key)
+        return True
+    except TypeError:
+        return False
+
+
+class LRU:
+    """The last ``size`` values put, by key."""
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self._entries: collections.OrderedDict = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Forgets every value."""
+        self._entries.clear()
+
+    def get(self, key) -> Any:
+        """The value for ``key`` (now the most recently used), or None."""
+        if not _usable(key) or key not in self._entries:
+            return None
+        self._entries.move_to_end(key)
+        return self._entries[key]
+
+    def put(self, key, value) -> None:
+        """Keeps ``value`` under ``key``, forgetting the least recently used past ``size``."""
+        if not _usable(key):
+            return
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
