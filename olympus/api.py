@@ -11,14 +11,13 @@ Array(6., dtype=float32, weak_type=True)
 from __future__ import annotations
 
 import functools
-import inspect
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import jax
-from jax._src import stages as jax_stages
-from jax._src import core as jax_core
 
-from olympus.stages import Olympuspr, Wrapped
+from olympus import jax_compat
+from olympus.stages import Olympuspr, Wrapped, _UserSignature
 
 _UNSPECIFIED = object()
 
@@ -74,9 +73,14 @@ def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,
          donate_argnums=()) -> Wrapped:
     """Maps ``fun`` over devices (as ``jax.pmap``), with the same AOT path as ``jit``.
 
+    Its stages carry the user's function name and argument structure.
+
     >>> import olympus, olympus.numpy as jnp
-    >>> p = olympus.pmap(lambda x: x * 2)
-    >>> p.trace(jnp.ones((1, 3))).lower().compile()(jnp.ones((1, 3)))
+    >>> def double(x): return x * 2
+    >>> traced = olympus.pmap(double).trace(jnp.ones((1, 3)))
+    >>> traced.fun_name
+    'double'
+    >>> traced.lower().compile()(jnp.ones((1, 3)))
     Array([[2., 2., 2.]], dtype=float32)
     """
     options = dict(in_axes=in_axes, out_axes=out_axes,
@@ -88,33 +92,41 @@ def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,
     _check_callable(fun, "pmap")
     target = fun._jax if isinstance(fun, Wrapped) else fun
     pmapped = jax.pmap(target, axis_name, **options)
-    infer_params = _pmap_infer_params(pmapped)
+    trace_parts = jax_compat.pmap_trace_parts(pmapped)
+    name = _fun_name(fun)
 
     def trace_impl(*args, **kwargs):
         # What jax.pmap(...).lower does, stopping after the trace: pmap stages
-        # out as a jit of a shard_map over the mapped devices.
-        _, jitted_f, args_flat, in_tree, donated, _, _ = infer_params(*args, **kwargs)
-        abstract = [jax_core.shaped_abstractify(a) for a in args_flat]
-        args_info = jax_stages.make_args_info(in_tree, abstract, donated)
-        return jitted_f.trace(*args_flat), args_info
+        # out as a jit of a shard_map over the mapped devices, which takes the
+        # flat arguments. The user's names and structure go on the stages.
+        jitted_f, args_flat, in_tree, donated, out_tree = trace_parts(*args, **kwargs)
+        abstract = [jax_compat.abstractify(a) for a in args_flat]
+        args_info = jax_compat.make_args_info(in_tree, abstract, donated)
+        traced = jitted_f.trace(*args_flat)
+        return traced, _UserSignature(name, args_info, out_tree)
 
     return Wrapped(fun, pmapped, dict(options, axis_name=axis_name), kind="pmap",
                    trace_impl=trace_impl)
 
 
-def _pmap_infer_params(pmapped):
-    closure = inspect.getclosurevars(pmapped.lower).nonlocals
-    try:
-        return closure["infer_params"]
-    except KeyError:  # pragma: no cover - guarded by the pinned jax version
-        raise RuntimeError(
-            f"olympus.pmap cannot trace with jax {jax.__version__}; "
-            "install the jax version olympus pins.") from None
+def _fun_name(fun) -> str:
+    """The name JAX gives a function in its stages (partials by their function)."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    if isinstance(fun, Wrapped):
+        fun = fun.fun
+    return getattr(fun, "__name__", None) or type(fun).__name__
 
 
-def make_olympuspr(fun: Callable, *, static_argnums: int | tuple[int, ...] = (),
-                   return_shape: bool = False):
+def make_olympuspr(fun: Callable, *, static_argnums: int | Sequence[int] = (),
+                   axis_env: Sequence[tuple[Any, int]] | None = None,
+                   return_shape: bool = False, **options):
     """Returns a function that gives ``fun``'s :class:`~olympus.stages.Olympuspr` for example args.
+
+    Takes what ``jax.make_jaxpr`` takes: ``static_argnums``, ``axis_env`` (named
+    axes and their sizes, for collectives outside a ``pmap``), ``return_shape``
+    (then it returns the program and the output's ``ShapeDtypeStruct``s), and any
+    option a newer JAX adds.
 
     >>> import olympus
     >>> print(olympus.make_olympuspr(lambda x, y: 2 * x + y)(3, 4))
@@ -122,9 +134,13 @@ def make_olympuspr(fun: Callable, *, static_argnums: int | tuple[int, ...] = (),
         c:i32[] = mul 2:i32[] a
         d:i32[] = add c b
       in (d,) }
+    >>> print(olympus.make_olympuspr(lambda x: olympus.lax.psum(x, 'i'),
+    ...                              axis_env=[('i', 4)])(1.0))
+    { lambda ; a:f32[]. let b:f32[] = psum[axes=('i',) axis_index_groups=None] a in (b,) }
     """
     _check_callable(fun, "make_olympuspr")
-    make = jax.make_jaxpr(fun, static_argnums=static_argnums, return_shape=return_shape)
+    make = jax.make_jaxpr(fun, static_argnums=static_argnums, axis_env=axis_env,
+                          return_shape=return_shape, **options)
 
     @functools.wraps(fun)
     def olympuspr_of(*args, **kwargs):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 
-from jax._src import source_info_util, traceback_util
+from olympus import jax_compat
 
 _JAX_NOTE_MARK = "JAX has removed its internal frames"
 
@@ -26,8 +26,7 @@ _JAX_NOTE_MARK = "JAX has removed its internal frames"
 def register_internal(path: str) -> None:
     """Marks files under ``path`` as library code, as JAX marks its own: their frames
     are left out of tracebacks and never taken for the user's source line."""
-    traceback_util.register_exclusion(path)
-    source_info_util.register_exclusion(path)
+    jax_compat.register_internal_path(path)
 
 
 # Olympus's own frames are as internal to the user as JAX's.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import re
 
-from jax._src.lib.mlir import ir
+from jax.extend.mlir import ir
 
 JAX_PREFIX = "jax."
 OLYMPUS_PREFIX = "olympus."
@@ -97,23 +97,83 @@ _TRANSFORM_REFUSAL = re.compile(
 _X64_HINT = (" Perhaps you are calling the compiled executable with a different "
              "enable_x64 mode than when it was AOT compiled?")
 
+# What a message quotes is the user's (names, values, paths): never renamed.
+# A quote opens where no letter precedes it (so "JAX's" opens nothing).
+_PROTECTED = re.compile("|".join([
+    r"<class '[^'\n]*'>",                      # <class 'jax._src....BatchTracer'>
+    r"(?<![\w])'[^'\n]*'(?![\w])",             # 'x', 'JAX_input'
+    r'"[^"\n]*"',                              # "a string value"
+    r"""[^\s'"`()\[\]{},;<>]*[/\\][^\s'"`()\[\]{},;<>]*""",  # /home/me/jax_stuff.py
+]))
+# JAX's own name, as a word of its own (not part of JAX_input, JAX-based, jax.py).
+_JAX_WORD = re.compile(r"(?<![\w.\-/])JAX(?![\w\-/])")
+# A reference to JAX's API, e.g. jax.jit or jax.export.export.
+_JAX_API = re.compile(r"(?<![\w./\-])jax((?:\.[A-Za-z_]\w*)+)")
+
+
+def _olympus_has(path: str) -> bool:
+    """Whether ``olympus`` + ``path`` (e.g. ``.export.export``) names something real."""
+    import importlib
+    obj = importlib.import_module("olympus")
+    for part in path.strip(".").split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            return False
+    return True
+
+
+def _rename_api(m: re.Match) -> str:
+    path = m.group(1)
+    # The longest prefix Olympus has: jax.jit -> olympus.jit, while jax.config stays.
+    parts = path.split(".")[1:]
+    for n in range(len(parts), 0, -1):
+        head = "." + ".".join(parts[:n])
+        if _olympus_has(head):
+            return "olympus" + head + path[len(head):]
+    return m.group(0)
+
+
+def _rename_free_text(text: str) -> str:
+    return _JAX_API.sub(_rename_api, _JAX_WORD.sub("OLYMPUS", text))
+
+
+def olympus_words(message: str) -> str:
+    """Speaks of Olympus where a message speaks of JAX itself, and only there.
+
+    JAX's name as a word becomes OLYMPUS, and references to JAX's API become
+    Olympus's where Olympus has the same thing; what the message quotes (the
+    user's names and values), class paths and file paths stay as they are.
+
+    >>> olympus_words("JAX transformations of 'JAX_input' in /src/jax/JAX.py")
+    "OLYMPUS transformations of 'JAX_input' in /src/jax/JAX.py"
+    >>> olympus_words("use `jax.jit` or jax.export.export; see jax.config")
+    'use `olympus.jit` or olympus.export.export; see jax.config'
+    """
+    out, last = [], 0
+    for m in _PROTECTED.finditer(message):
+        out.append(_rename_free_text(message[last:m.start()]))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(_rename_free_text(message[last:]))
+    return "".join(out)
+
 
 def olympus_message(message: str, *, x64_changed: bool = False) -> str:
-    """Rewrites a message JAX raised so that it speaks of Olympus.
+    """Rewrites a message JAX raised so that it speaks of Olympus (see :func:`olympus_words`).
 
     >>> olympus_message("Cannot apply JAX transformations to a function lowered "
     ...   "and compiled for a particular signature. Detected argument of Tracer "
     ...   "type <class 'jax._src.interpreters.batching.BatchTracer'>.")  # doctest: +ELLIPSIS
-    "Cannot apply OLYMPUS transformations ... Tracer type <class 'olympus._src.interpreters.batching.BatchTracer'>..."
+    "Cannot apply OLYMPUS transformations ... <class 'jax._src.interpreters.batching.BatchTracer'>. Transform the original function instead..."
     """
     m = _TRANSFORM_REFUSAL.search(message)
     if m:
-        tracer = m.group(1).replace("jax._src.", "olympus._src.", 1)
         return (
             "Cannot apply OLYMPUS transformations to a function lowered and "
             "compiled for a particular signature. Detected argument of Tracer "
-            f"type <class '{tracer}'>. Transform the original function instead, "
+            f"type <class '{m.group(1)}'>. Transform the original function instead, "
             "e.g. olympus.jit(olympus.vmap(f)).trace(...).lower().compile().")
     if not x64_changed:
         message = message.replace(_X64_HINT, "")
-    return message.replace("JAX", "OLYMPUS")
+    return olympus_words(message)

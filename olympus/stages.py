@@ -20,18 +20,35 @@ import functools
 from typing import Any
 
 import jax
-from jax._src import stages as jax_stages
-from jax._src import xla_bridge
-from jax._src import lib as jax_lib
-from jax._src.lib import hlo as jax_hlo
+import jax.stages as jax_stages
+from jax import tree_util
 
-from olympus import naming, platforms as _platforms
+from olympus import jax_compat, naming, platforms as _platforms
 from olympus.errors import boundary, strip_jax_notes
 
 ArgInfo = jax_stages.ArgInfo
 
 __all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "Olympuspr",
-           "MemoryAnalysis"]
+           "MemoryAnalysis", "RENAMED"]
+
+#: JAX's stage attributes that Olympus names otherwise, as the spec renames them.
+RENAMED = {"jaxpr": "olympuspr", "lojax": "lo_olympuspr"}
+
+
+def _newer_jax(name: str, stage: str):
+    return AttributeError(
+        f"{stage}.{name} needs a newer JAX than {jax.__version__}, whose stages have "
+        f"it; upgrade jax (Olympus supports {jax_compat.SUPPORTED[0]} to "
+        f"{jax_compat.SUPPORTED[1]}, exclusive).")
+
+
+def _forward(jax_obj, name: str, stage: str):
+    try:
+        return getattr(jax_obj, name)
+    except AttributeError:
+        if hasattr(type(jax_obj), name):
+            raise
+        raise _newer_jax(name, stage) from None
 
 
 class Olympuspr:
@@ -144,10 +161,10 @@ class Wrapped:
         to the compiled function.
         """
         if self._trace_impl is not None:
-            jax_traced, args_info = self._trace_impl(*args, **kwargs)
+            jax_traced, signature = self._trace_impl(*args, **kwargs)
         else:
-            jax_traced, args_info = self._jax.trace(*args, **kwargs), None
-        return Traced(jax_traced, wrapped=self, args_info=args_info)
+            jax_traced, signature = self._jax.trace(*args, **kwargs), None
+        return Traced(jax_traced, wrapped=self, signature=signature)
 
     def lower(self, *args, **kwargs) -> "Lowered":
         """Shortcut for ``self.trace(*args, **kwargs).lower()``."""
@@ -157,6 +174,10 @@ class Wrapped:
     def eval_shape(self, *args, **kwargs):
         """Output shapes and dtypes for these arguments, without compiling."""
         return jax.eval_shape(self._jax, *args, **kwargs)
+
+    def clear_cache(self) -> None:
+        """Forgets the programs compiled for calls of this function (as JAX's does)."""
+        self._jax.clear_cache()
 
     def __get__(self, obj, objtype=None):
         # Behave like a function when used as a method.
@@ -168,41 +189,122 @@ class Wrapped:
         return f"<olympus.{self._kind} of {getattr(self._fun, '__qualname__', self._fun)!r}>"
 
 
+@dataclasses.dataclass(frozen=True)
+class _UserSignature:
+    """What the user called, where JAX's traced program takes something else.
+
+    ``olympus.pmap`` traces JAX's inner jit of the mapped function, which takes
+    the flat arguments and is named ``_fun``; its stages show the user's name,
+    argument pytree and donations instead.
+    """
+    fun_name: str
+    args_info: Any
+    out_tree: Any = None   # a thunk giving the result pytree, where JAX's differs
+
+
 class Traced:
     """A function traced for fixed argument types: ready to lower.
 
     ``olympuspr`` is the staged-out program; ``lower()`` translates it to StableHLO.
+    Every attribute of ``jax.stages.Traced`` is here, with the same meaning
+    (``jaxpr`` is named ``olympuspr``, ``lojax`` ``lo_olympuspr``).
     """
-    __slots__ = ("_jax", "wrapped", "_args_info", "__weakref__")
+    __slots__ = ("_jax", "wrapped", "_signature", "__weakref__")
 
-    def __init__(self, jax_traced, *, wrapped: Wrapped | None = None, args_info=None):
+    def __init__(self, jax_traced, *, wrapped: Wrapped | None = None,
+                 signature: _UserSignature | None = None):
         self._jax = jax_traced
         self.wrapped = wrapped
-        self._args_info = args_info
+        self._signature = signature
 
     @property
     def olympuspr(self) -> Olympuspr:
+        """The staged-out program (JAX's ``Traced.jaxpr``)."""
         return Olympuspr(self._jax.jaxpr)
 
     @property
+    def lo_olympuspr(self) -> Olympuspr:
+        """The program with high-level types lowered to arrays (JAX's ``Traced.lojax``)."""
+        return Olympuspr(_forward(self._jax, "lojax", "Traced").jaxpr)
+
+    @property
     def fun_name(self) -> str:
-        return self._jax.fun_name
+        return self._signature.fun_name if self._signature else self._jax.fun_name
 
     @property
     def args_info(self):
-        return self._args_info if self._args_info is not None else self._jax.args_info
+        """A pytree of :class:`ArgInfo` (type, donated?) shaped like ``(args, kwargs)``."""
+        return self._signature.args_info if self._signature else self._jax.args_info
+
+    @property
+    def in_tree(self):
+        """Tree structure of the pair (positional arguments, keyword arguments)."""
+        if self._signature:
+            return tree_util.tree_structure(self._signature.args_info)
+        return self._jax.in_tree
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """Flat indices of the donated arguments."""
+        return tuple(i for i, a in enumerate(tree_util.tree_leaves(self.args_info))
+                     if a.donated)
+
+    @property
+    def in_avals(self):
+        """Tree of input types."""
+        if self._signature:
+            return tree_util.tree_map(lambda a: a._aval, self._signature.args_info)
+        return self._jax.in_avals
 
     @property
     def out_info(self):
         return self._jax.out_info
 
     @property
-    def in_avals(self):
-        return self._jax.in_avals
-
-    @property
     def out_avals(self):
         return self._jax.out_avals
+
+    @property
+    def out_tree(self):
+        """Tree structure of the result."""
+        if self._signature and self._signature.out_tree:
+            return self._signature.out_tree()
+        return self._jax.out_tree
+
+    @property
+    def effects(self):
+        """The program's side effects (JAX 0.12 and later)."""
+        return _forward(self._jax, "effects", "Traced")
+
+    def __call__(self, *args, **kwargs):
+        """Evaluates the traced program on arguments (no compilation)."""
+        if self._signature:
+            leaves, tree = tree_util.tree_flatten((args, kwargs))
+            if tree != self.in_tree:
+                raise TypeError(
+                    f"The traced '{self.fun_name}' takes arguments structured as "
+                    f"{self.in_tree}, got {tree}.")
+            out = self._jax(*leaves)
+            if self._signature.out_tree is not None:  # JAX 0.9: the inner jit's are flat
+                out = tree_util.tree_unflatten(self._signature.out_tree(), out)
+            return out
+        return self._jax(*args, **kwargs)
+
+    def closure_convert(self):
+        """``(consts, fun)``: the captured constants made an explicit first argument
+        of ``fun`` (JAX 0.12 and later)."""
+        return _forward(self._jax, "closure_convert", "Traced")()
+
+    def with_consts_as_arg(self):
+        """``(consts, traced)``: an equivalent Traced taking the constants as a leading
+        argument (JAX 0.12 and later)."""
+        consts, traced = _forward(self._jax, "with_consts_as_arg", "Traced")()
+        return consts, Traced(traced)
+
+    def physicalize(self, ctx) -> "Traced":
+        """The program with extended types replaced by their physical arrays (JAX 0.12
+        and later)."""
+        return Traced(_forward(self._jax, "physicalize", "Traced")(ctx))
 
     @boundary
     def lower(self, *, lowering_platforms: tuple[str, ...] | None = None) -> "Lowered":
@@ -214,9 +316,10 @@ class Traced:
         """
         requested = _platforms.normalize_platforms(lowering_platforms)
         jl = self._jax.lower(lowering_platforms=requested)
-        if self._args_info is not None:
-            jl = jax_stages.Lowered(jl._lowering, self._args_info, jl.out_tree,
-                                    no_kwargs=jl._no_kwargs)
+        if self._signature:
+            out_tree = self._signature.out_tree
+            jl = jax_compat.relabel_lowered(jl, self._signature.args_info,
+                                            out_tree() if out_tree else None)
         return Lowered(jl, traced=self,
                        platforms=requested or (_platforms.local_platform(),),
                        explicit_platforms=requested is not None)
@@ -231,7 +334,10 @@ class Traced:
 
 
 class Lowered:
-    """A program lowered to the compiler's input language (StableHLO), ready to compile."""
+    """A program lowered to the compiler's input language (StableHLO), ready to compile.
+
+    Every attribute of ``jax.stages.Lowered`` is here, with the same meaning.
+    """
     __slots__ = ("_jax", "traced", "platforms", "_explicit_platforms",
                  "_olympus_module", "_hlo_module", "__weakref__")
 
@@ -257,10 +363,25 @@ class Lowered:
         return self._jax.in_avals
 
     @property
+    def in_tree(self):
+        """Tree structure of the pair (positional arguments, keyword arguments)."""
+        return self._jax.in_tree
+
+    @property
+    def out_tree(self):
+        """Tree structure of the result."""
+        return self._jax.out_tree
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """Flat indices of the donated arguments."""
+        return self._jax.donate_argnums
+
+    @property
     def fun_name(self) -> str:
         if self.traced is not None:
             return self.traced.fun_name
-        return getattr(self._jax._lowering, "_name", "<lowered>")
+        return jax_compat.lowering_name(self._jax) or "<lowered>"
 
     def _module(self):
         if self._olympus_module is None:
@@ -286,23 +407,18 @@ class Lowered:
         dialect = _check_dialect(dialect)
         if dialect == "stablehlo":
             return naming.module_text(self._module(), debug_info=debug_info)
-        options = jax_hlo.HloPrintOptions.short_parsable()
-        options.print_metadata = debug_info
-        return self._hlo().to_string(options)
+        return self._hlo().to_string(jax_compat.hlo_print_options(metadata=debug_info))
 
     def _hlo(self):
         """The program as an XLA HLO module: converted from StableHLO once, then shared
         by ``as_text('hlo')`` and ``cost_analysis()``."""
         if self._hlo_module is None:
-            self._hlo_module = self._jax._lowering.hlo().as_hlo_module()
+            self._hlo_module = jax_compat.lowered_hlo_module(self._jax)
         return self._hlo_module
 
     def cost_analysis(self):
         """The compiler's cost estimate before optimization (a dict), or ``None``."""
-        backend = self._jax._lowering.compile_args.get("backend")
-        if backend is None or xla_bridge.using_pjrt_c_api(backend):
-            return self._jax.cost_analysis()  # JAX's own answer (None where unsupported)
-        return jax_lib._jax.hlo_module_cost_analysis(backend, self._hlo())
+        return jax_compat.hlo_cost_analysis(self._jax, self._hlo())
 
     @boundary
     def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
@@ -311,7 +427,9 @@ class Lowered:
         A lowering for several platforms that include this one compiles the code
         for this platform. A lowering that does not include it is refused with a
         :class:`~olympus.platforms.PlatformError`: JAX would compile and run the
-        wrong platform's code.
+        wrong platform's code. Errors from the compiler keep their type (an
+        unknown compiler option raises JAX's ``JaxRuntimeError``), with a note
+        naming the options given.
         """
         here = _platforms.check_compilable(self.platforms, self.fun_name)
         _check_compiler_options(compiler_options)
@@ -328,11 +446,13 @@ class Lowered:
             jax_lowered = self.traced.lower(lowering_platforms=(here,))._jax
         try:
             compiled = jax_lowered.compile(compiler_options)
-        except Exception as e:  # compiler rejected an option: say which stage
-            if compiler_options and _looks_like_option_error(e):
-                raise ValueError(
-                    f"Compiling '{self.fun_name}' failed with compiler_options="
-                    f"{compiler_options!r}: {naming.olympus_message(str(e))}") from None
+        except Exception as e:
+            if compiler_options:
+                e.add_note(
+                    f"Olympus: compiling '{self.fun_name}' with compiler_options="
+                    f"{compiler_options!r} failed. If the compiler names one of them, "
+                    f"check its spelling and value (XLA's option names start with "
+                    f"'xla_'), or compile without it.")
             raise
         return Compiled(compiled, lowered=self, compiler_options=compiler_options)
 
@@ -369,11 +489,6 @@ def _check_compiler_options(options):
                 f"{type(v).__name__}.")
 
 
-def _looks_like_option_error(e: Exception) -> bool:
-    text = str(e)
-    return "option" in text.lower() or "flag" in text.lower() or "No such" in text
-
-
 @dataclasses.dataclass(frozen=True)
 class MemoryAnalysis:
     """What the compiled program needs in memory, in bytes, with the peak."""
@@ -402,7 +517,8 @@ class Compiled:
     """A compiled executable for fixed argument types. Call it like the function.
 
     Calling goes straight to JAX's C++ dispatch; only errors take the slow path,
-    where they are reworded for Olympus.
+    where they are reworded for Olympus. Every attribute of ``jax.stages.Compiled``
+    is here, with the same meaning.
     """
     __slots__ = ("_jax", "_call", "lowered", "compiler_options", "_x64", "__weakref__")
 
@@ -412,12 +528,7 @@ class Compiled:
         self.lowered = lowered
         self.compiler_options = dict(compiler_options or {})
         self._x64 = jax.config.jax_enable_x64
-        call = jax_compiled._executable.create_cpp_call(jax_compiled._params)
-        if call is None:
-            call = jax_compiled.__call__
-        else:
-            jax_compiled._call = call
-        self._call = call
+        self._call = jax_compat.compiled_fast_call(jax_compiled)
 
     def __call__(self, *args, **kwargs):
         try:
@@ -430,6 +541,10 @@ class Compiled:
                 raise
             raise TypeError(translated) from None
 
+    def call(self, *args, **kwargs):
+        """Runs the compiled program: the same as calling this object."""
+        return self(*args, **kwargs)
+
     @property
     def args_info(self):
         return self._jax.args_info
@@ -441,6 +556,21 @@ class Compiled:
     @property
     def in_avals(self):
         return self._jax.in_avals
+
+    @property
+    def in_tree(self):
+        """Tree structure of the pair (positional arguments, keyword arguments)."""
+        return self._jax.in_tree
+
+    @property
+    def out_tree(self):
+        """Tree structure of the result."""
+        return self._jax.out_tree
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """Flat indices of the donated arguments."""
+        return self._jax.donate_argnums
 
     @property
     def input_shardings(self):
@@ -502,7 +632,7 @@ def from_jax(obj):
     if isinstance(obj, jax_stages.Traced):
         return Traced(obj)
     if isinstance(obj, jax_stages.Lowered):
-        platforms = _lowered_platforms(obj)
+        platforms = jax_compat.lowering_platforms(obj) or (_platforms.local_platform(),)
         return Lowered(obj, platforms=platforms,
                        explicit_platforms=platforms != (_platforms.local_platform(),))
     if isinstance(obj, jax_stages.Compiled):
@@ -513,8 +643,3 @@ def from_jax(obj):
     raise TypeError(
         f"Expected a function staged by olympus.jit or jax.jit, or one of its stages "
         f"(Traced, Lowered, Compiled); got {type(obj).__name__}.")
-
-
-def _lowered_platforms(jax_lowered) -> tuple[str, ...]:
-    found = getattr(jax_lowered._lowering, "_platforms", None)
-    return tuple(found) if found else (_platforms.local_platform(),)

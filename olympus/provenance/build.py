@@ -17,9 +17,10 @@ import dataclasses
 import inspect
 from typing import Any
 
-from jax._src import core as jax_core
-from jax._src import stages as jax_stages
+import jax
+import jax.stages as jax_stages
 
+from olympus import jax_compat
 from olympus import platforms as _platforms
 from olympus import stages as ostages
 from olympus.provenance.hlo import hlo_stage
@@ -79,7 +80,7 @@ def _function_info(chain: _Chain, table: SourceTable) -> tuple[FunctionInfo, dic
 
 
 _STAGE_TYPES = (ostages.Compiled, ostages.Lowered, ostages.Traced, ostages.Olympuspr,
-                jax_core.ClosedJaxpr)
+                jax_compat.ClosedJaxpr)
 _JAX_STAGE_TYPES = (jax_stages.Traced, jax_stages.Lowered, jax_stages.Compiled)
 
 
@@ -145,6 +146,30 @@ def _stablehlo(lowered, table: SourceTable) -> Stage:
     return stablehlo_stage(module, text, table)
 
 
+def _with_entry_shardings(hlo: Stage, compiled) -> Stage:
+    """The optimized HLO stage with its entry shardings, taken from the executable
+    where the text leaves them out (XLA from jaxlib 0.12 prints none on the
+    parameters of a partitioned program)."""
+    if hlo.arg_shardings or hlo.result_shardings:
+        return hlo
+    try:
+        ins = jax.tree.leaves(compiled.input_shardings)
+        outs = jax.tree.leaves(compiled.output_shardings)
+        in_avals = jax.tree.leaves(compiled.in_avals)
+        out_avals = jax.tree.leaves(compiled.out_info)
+    except Exception:  # noqa: BLE001 - an executable that cannot say
+        return hlo
+    if len(ins) != len(in_avals) or len(outs) != len(out_avals) or all(
+            s.num_devices == 1 for s in ins + outs):
+        return hlo
+    return dataclasses.replace(
+        hlo,
+        arg_shardings=tuple(jax_compat.hlo_sharding_text(s, len(a.shape))
+                            for s, a in zip(ins, in_avals)),
+        result_shardings=tuple(jax_compat.hlo_sharding_text(s, len(a.shape))
+                               for s, a in zip(outs, out_avals)))
+
+
 def build(stage, *args, **kwargs) -> Provenance:
     """The provenance model of a staged function: every stage's ops tied to their source.
 
@@ -172,7 +197,7 @@ def build(stage, *args, **kwargs) -> Provenance:
     if chain.compiled is not None:
         text = chain.compiled.as_text()
         if text:
-            stages["hlo"] = hlo_stage(text, table)
+            stages["hlo"] = _with_entry_shardings(hlo_stage(text, table), chain.compiled)
     function, extra_ranges = _function_info(chain, table)
     platforms = chain.platforms
     if not platforms and chain.compiled is not None:

@@ -19,7 +19,7 @@ variables, same shared sub-programs), so the spans fit ``Olympuspr.pretty_print(
 """
 from __future__ import annotations
 
-from jax._src import core, source_info_util
+from olympus import jax_compat
 
 from olympus import naming
 from olympus.provenance.model import Op, Stage
@@ -27,9 +27,9 @@ from olympus.provenance.sources import SourceTable, compose
 
 __all__ = ["olympuspr_stage", "eqn_frames"]
 
-_Closed = core.ClosedJaxpr
-_Jaxpr = core.Jaxpr
-_SourceInfo = source_info_util.SourceInfo
+_Closed = jax_compat.ClosedJaxpr
+_Jaxpr = jax_compat.Jaxpr
+_SourceInfo = jax_compat.SourceInfo
 
 
 def eqn_frames(traceback, keep=None) -> list[tuple[str, int, int, int, int, str]]:
@@ -55,7 +55,7 @@ class _Walk:
     def __init__(self):
         self.eqns: list = []          # original equations, by op index
         self.parents: list = []       # parent op index, by op index
-        self._memo: dict[int, _Jaxpr] = {}
+        self._memo: dict = {}        # id of a visited program -> its marked copy
         self._keep: list = []         # keeps visited jaxprs alive while ids are keys
 
     def jaxpr(self, jaxpr: _Jaxpr, parent: int | None) -> _Jaxpr:
@@ -80,18 +80,27 @@ class _Walk:
             # The traceback slot carries the marker: it is what the printer's
             # source map reports for the equation's text.
             new_eqns.append(eqn.replace(
-                params=new_params, source_info=_SourceInfo(k, eqn.source_info.name_stack)))
+                params=new_params,
+                source_info=_SourceInfo(jax_compat.source_map_marker(k),
+                                        eqn.source_info.name_stack)))
         new = jaxpr.replace(eqns=new_eqns)
         self._memo[key] = new
         return new
 
     def param(self, value, parent: int):
         # The same sub-programs JAX's printer looks for (core.jaxprs_in_params).
-        if isinstance(value, _Closed):
-            new = self.jaxpr(value.jaxpr, parent)
-            return _Closed(new, value.consts)
-        if isinstance(value, _Jaxpr):
+        # JAX's printer names a sub-program shared by several equations once, by
+        # identity: a shared one must stay one object in the marked copy too.
+        if isinstance(value, _Jaxpr):  # on JAX 0.12 a ClosedJaxpr is a Jaxpr
             return self.jaxpr(value, parent)
+        if isinstance(value, _Closed):
+            key = ("closed", id(value))
+            done = self._memo.get(key)
+            if done is None:
+                self._keep.append(value)
+                done = self._memo[key] = _Closed(self.jaxpr(value.jaxpr, parent),
+                                                 value.consts)
+            return done
         if isinstance(value, tuple) and value and any(
                 isinstance(v, (_Closed, _Jaxpr)) for v in value):
             return tuple(self.param(v, parent) if isinstance(v, (_Closed, _Jaxpr)) else v
@@ -103,8 +112,9 @@ def _spans(source_map: list, count: int) -> list[tuple[int, int] | None]:
     first: list[int | None] = [None] * count
     last = [0] * count
     for lineno, regions in enumerate(source_map, start=1):
-        for _, _, marker in regions:
-            if type(marker) is int and 0 <= marker < count:
+        for _, _, region in regions:
+            marker = jax_compat.source_map_index(region)
+            if marker is not None and 0 <= marker < count:
                 if first[marker] is None:
                     first[marker] = lineno
                 last[marker] = lineno
@@ -117,7 +127,7 @@ def print_with_spans(closed) -> tuple[str, _Walk, list[tuple[int, int] | None]]:
     jaxpr = closed.jaxpr if isinstance(closed, _Closed) else closed
     walk = _Walk()
     marked = walk.jaxpr(jaxpr, None)
-    doc = core.pp_toplevel_jaxpr(marked, source_info=False, print_shapes=True,
+    doc = jax_compat.pp_toplevel_jaxpr(marked, source_info=False, print_shapes=True,
                                  custom_pp_eqn_rules=True, name_stack=False,
                                  print_effects=False)
     source_map: list = []

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 
-from jax._src import source_info_util
+from olympus import jax_compat
 
 from olympus.provenance.model import Frame, Location, SourceFile
 
@@ -82,7 +82,7 @@ class SourceTable:
         user = self._user.get(path)
         if user is None:
             user = (bool(path) and not path.startswith("<frozen ")
-                    and source_info_util.is_user_filename(path)
+                    and jax_compat.is_user_filename(path)
                     and not path.startswith(self._exclude))
             self._user[path] = user
         return user

@@ -28,7 +28,9 @@ from __future__ import annotations
 import io
 import re
 
-from jax._src.lib.mlir import ir
+from jax.extend.mlir import ir
+
+from olympus.jax_compat import location_kind
 
 from olympus.provenance.model import Op, Stage
 from olympus.provenance.sources import RawFrame, SourceTable, compose
@@ -39,10 +41,6 @@ _MARKER = "olympus.op."
 _ALIAS = re.compile(r'^(#loc\d*) = loc\("olympus\.op\.(\d+)"\)$')
 _SHARDING_ATTRS = ("mhlo.sharding", "sdy.sharding", "sharding")
 
-_NameLoc = ir.NameLoc
-_CallSiteLoc = ir.CallSiteLoc
-_FileLineColLoc = ir.FileLineColLoc
-_FusedLoc = ir.FusedLoc
 
 
 def _file_frame(loc, function: str) -> RawFrame:
@@ -56,19 +54,20 @@ def decode_location(loc) -> tuple[str | None, tuple[RawFrame, ...]]:
     name is the op name; a name right around a file position names the frame's
     function.
     """
-    if isinstance(loc, _NameLoc):
+    kind = location_kind(loc)
+    if kind == "name":
         child = loc.child_loc
-        if isinstance(child, _FileLineColLoc):
+        if location_kind(child) == "file":
             return None, (_file_frame(child, loc.name_str),)
         _, frames = decode_location(child)
         return loc.name_str, frames
-    if isinstance(loc, _CallSiteLoc):
+    if kind == "callsite":
         callee_name, callee = decode_location(loc.callee)
         _, caller = decode_location(loc.caller)
         return callee_name, callee + caller
-    if isinstance(loc, _FileLineColLoc):
+    if kind == "file":
         return None, (_file_frame(loc, ""),)
-    if isinstance(loc, _FusedLoc):
+    if kind == "fused":
         name, frames = None, ()
         for sub in loc.locations:
             n, f = decode_location(sub)
