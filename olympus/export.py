@@ -34,13 +34,9 @@ from collections.abc import Callable, Sequence
 
 import jax
 from jax import export as _jax_export
-from jax._src import core as _core
-from jax._src.export import serialization_generated as _flatbuf
-from jax._src.interpreters import mlir as _mlir
-from jax._src.lib import _jax as _jaxlib
-from jax._src.lib.mlir import ir
+from jax.extend.mlir import ir
 
-from olympus import naming, stages
+from olympus import jax_compat, naming, stages
 from olympus import platforms as _platforms
 from olympus.errors import boundary, strip_jax_notes
 
@@ -101,6 +97,11 @@ class _Invalid(Exception):
     """Internal: a reason a payload is rejected (becomes a DeserializationError)."""
 
 
+class _Unregistered(_Invalid):
+    """Internal: the payload names custom pytree types not registered here (its
+    reason says how to register them; nothing is wrong with the bytes)."""
+
+
 # --------------------------------------------------------------------------
 # Exported
 # --------------------------------------------------------------------------
@@ -114,8 +115,10 @@ class Exported:
 
     >>> import olympus, numpy as np
     >>> exp = olympus.export.export(olympus.jit(lambda x: x * 2))(np.ones(3, np.float32))
-    >>> exp
-    Exported(fun_name='<lambda>', in_avals=(f32[3],), out_avals=(f32[3],), platforms=('cpu',), calling_convention_version=10)
+    >>> exp  # platforms: this machine's, e.g. ('cpu',)
+    Exported(fun_name='<lambda>', in_avals=(f32[3],), out_avals=(f32[3],), platforms=(...,), calling_convention_version=...)
+    >>> exp.platforms == (olympus.export.default_export_platform(),)
+    True
     >>> exp.call(np.arange(3, dtype=np.float32))
     Array([0., 2., 4.], dtype=float32)
     """
@@ -141,7 +144,8 @@ class Exported:
 
     @property
     def platforms(self) -> tuple[str, ...]:
-        """The platforms the program was lowered for, e.g. ``('cpu', 'tpu')``."""
+        """The platforms the program was lowered for, e.g. ``('cpu', 'tpu')``, as JAX
+        names them (a plugin's name included)."""
         return tuple(self._jax.platforms)
 
     @property
@@ -236,8 +240,8 @@ class Exported:
           }
         }
         """
-        with _mlir.make_ir_context():
-            module = _jaxlib.mlir.deserialize_portable_artifact(
+        with jax_compat.make_ir_context():
+            module = jax_compat.read_portable_artifact(
                 self._jax.mlir_module_serialized)
             text = naming.module_text(naming.olympus_module(module), debug_info=debug_info)
         return _rename_symbols(text)
@@ -258,11 +262,10 @@ class Exported:
         __tracebackhide__ = True  # noqa: F841
         try:
             return self._callee.call(*args, **kwargs)
-        except (ValueError, TypeError, NotImplementedError) as e:
-            strip_jax_notes(e)
+        except Exception as e:
             translated = _translate_call_error(self, e)
             if translated is None:
-                raise
+                raise _in_olympus_words(e)
             raise translated from None
 
     # Serialization -------------------------------------------------------
@@ -282,10 +285,8 @@ class Exported:
             raise TypeError(f"vjp_order must be an int >= 0, got {vjp_order!r}.")
         try:
             payload = bytes(self._jax.serialize(vjp_order=vjp_order))
-        except (ValueError, TypeError) as e:
-            strip_jax_notes(e)
-            message = _olympus_text(str(e))
-            raise type(e)(f"Cannot serialize '{self.fun_name}': {message}") from None
+        except Exception as e:
+            raise _in_olympus_words(e, failed=f"Cannot serialize '{self.fun_name}'")
         return _seal(payload)
 
     # Differentiation ---------------------------------------------------------
@@ -330,12 +331,58 @@ def _rename_symbols(text: str) -> str:
     return text.replace("_wrapped_jax_export_main", "_wrapped_olympus_export_main")
 
 
-def _olympus_text(message: str) -> str:
-    message = naming.olympus_message(message)
-    for old, new in (("jax.export", "olympus.export"), ("jax.jit", "olympus.jit"),
-                     ("`jit`", "`olympus.jit`")):
-        message = message.replace(old, new)
-    return message
+def _in_olympus_words(e: BaseException, *, failed: str = "") -> BaseException:
+    """``e`` itself, its message speaking of Olympus where JAX's speaks of JAX.
+
+    Only JAX's own words change (:func:`olympus.naming.olympus_message`): what
+    its messages quote (the user's names and values) and file paths stay as they
+    are, and an error the user's code raised keeps its message. The type,
+    attributes and traceback are ``e``'s: Olympus rewords errors, it never
+    retypes them. ``failed`` (e.g. ``"Cannot serialize 'f'"``) goes before an
+    engine's message, or in a note after the user's. Where a message cannot be
+    replaced (a type whose ``str`` is not its argument), the Olympus wording is
+    added as a note.
+
+    >>> e = _in_olympus_words(NotImplementedError("JAX cannot do 'JAX_thing'"))
+    >>> type(e).__name__, str(e)
+    ('NotImplementedError', "OLYMPUS cannot do 'JAX_thing'")
+    """
+    strip_jax_notes(e)
+    if _raised_by_user_code(e):
+        if failed:
+            _add_note(e, f"Olympus: {failed}: the error above was raised by the "
+                         f"program's own code.")
+        return e
+    message = str(e)
+    reworded = (f"{failed}: " if failed else "") + naming.olympus_message(message)
+    if reworded != message:
+        if e.args == (message,):
+            e.args = (reworded,)
+        else:
+            _add_note(e, reworded)
+    return e
+
+
+def _raised_by_user_code(e: BaseException) -> bool:
+    """Whether the user's code raised ``e`` (its message is theirs, not JAX's).
+
+    JAX's exception types are JAX's; otherwise the innermost frame of the
+    traceback tells. JAX may have removed its own frames from it: an engine
+    error may then look like the user's, and is left as it is.
+    """
+    if type(e).__module__.split(".")[0] in ("jax", "jaxlib"):
+        return False
+    tb = e.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return jax_compat.is_user_filename(tb.tb_frame.f_code.co_filename)
+
+
+def _add_note(e: BaseException, note: str) -> None:
+    if hasattr(e, "add_note"):  # Python 3.11 and later
+        e.add_note(note)
 
 
 _PLATFORM_MISMATCH = re.compile(
@@ -343,8 +390,10 @@ _PLATFORM_MISMATCH = re.compile(
 
 
 def _translate_call_error(exp: Exported, e: Exception) -> Exception | None:
+    """An Olympus error (of ``e``'s type) saying what to do, for the engine errors
+    that need more than rewording; None for others."""
     message = str(e)
-    m = _PLATFORM_MISMATCH.search(message)
+    m = _PLATFORM_MISMATCH.search(message) if isinstance(e, ValueError) else None
     if m:
         try:
             exported_for = tuple(ast.literal_eval(m.group(1)))
@@ -365,12 +414,6 @@ def _translate_call_error(exp: Exported, e: Exception) -> Exception | None:
             f"olympus.export.export(olympus.jit(olympus.vmap(f)))(*batched_args), export it "
             f"with a symbolic batch dimension (olympus.export.symbolic_shape('b, ...')), or "
             f"loop with olympus.lax.map(exp.call, xs).")
-    translated = _olympus_text(message)
-    if translated != message:
-        try:
-            return type(e)(translated)
-        except Exception:  # pragma: no cover - exception types with other signatures
-            return None
     return None
 
 
@@ -389,25 +432,27 @@ def export(fun_jit, /, *, platforms: Sequence[str] | str | None = None,
     ``fun_jit`` is an ``olympus.jit`` function. The returned function takes what
     ``trace`` takes (values, ``olympus.ShapeDtypeStruct``s, shapes with symbolic
     dimensions from :func:`symbolic_shape`, static arguments) and returns an
-    :class:`Exported`. ``platforms`` (default: this machine's) may name platforms
-    this machine lacks; with several, the program chooses by platform when called.
+    :class:`Exported`.
+
+    ``platforms`` (default: this machine's) takes every name JAX takes: the
+    built-in ``'cpu'``, ``'cuda'``, ``'rocm'``, ``'tpu'`` and PJRT plugins' names,
+    including platforms this machine lacks (see
+    :func:`olympus.platforms.normalize_platforms`). With several, the program
+    chooses by platform when called; it is never run with another platform's code.
+    Errors keep the type JAX gives them (a ``NotImplementedError`` stays one).
 
     >>> import olympus, numpy as np
     >>> f = olympus.jit(lambda x: x * 2)
     >>> spec = olympus.ShapeDtypeStruct(olympus.export.symbolic_shape("b, 4"), np.float32)
-    >>> exp = olympus.export.export(f, platforms=("cpu", "tpu"))(spec)
-    >>> exp.platforms, exp.in_avals
-    (('cpu', 'tpu'), (ShapedArray(float32[b,4]),))
+    >>> here = olympus.export.default_export_platform()  # e.g. 'cpu'
+    >>> exp = olympus.export.export(f, platforms=(here, "tpu"))(spec)
+    >>> exp.platforms == (here, "tpu"), exp.in_avals
+    (True, (ShapedArray(float32[b,4]),))
     >>> exp.call(np.ones((2, 4), np.float32)).shape
     (2, 4)
     """
     jitted = _jitted_of(fun_jit)
-    try:
-        requested = _platforms.normalize_platforms(platforms)
-    except _platforms.PlatformError as e:
-        raise _platforms.PlatformError(
-            str(e).replace("lowering_platforms", "platforms")
-            .replace("lowering platform", "export platform")) from None
+    requested = _platforms.normalize_platforms(platforms, argument="platforms")
     checks = _check_disabled_checks(disabled_checks)
     jax_export = _jax_export.export(jitted, platforms=requested, disabled_checks=checks)
 
@@ -415,17 +460,11 @@ def export(fun_jit, /, *, platforms: Sequence[str] | str | None = None,
     def do_export(*args, **kwargs) -> Exported:
         try:
             return Exported(jax_export(*args, **kwargs))
-        except (ValueError, TypeError, NotImplementedError) as e:
-            strip_jax_notes(e)
-            message = str(e)
-            translated = _olympus_text(message)
-            if translated == message:
-                raise
-            try:
-                new = type(e)(translated)
-            except Exception:  # pragma: no cover
-                raise e from None
-            raise new from None
+        except Exception as e:
+            note = _platforms.unknown_platforms_note(requested)
+            if note and not _raised_by_user_code(e):
+                _add_note(e, note)
+            raise _in_olympus_words(e)
 
     do_export.__name__ = f"export_{getattr(fun_jit, '__name__', 'fun')}"
     do_export.__qualname__ = do_export.__name__
@@ -507,6 +546,14 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     module and that the module's signature matches the recorded types). Bad
     bytes raise :class:`DeserializationError`, saying what is wrong.
 
+    Every blob JAX reads is read: for any platform name (plugins' included),
+    with any registered custom pytree nodes. The argument and result structure
+    is checked without running their unflatten functions; JAX itself runs them
+    to rebuild the structure, and an error they raise is raised as it is, with
+    a note. A custom node type not registered in this process (see
+    :func:`register_pytree_node_serialization`) is named in a
+    :class:`DeserializationError` that says how to register it.
+
     Bytes without the Olympus envelope (as the engine serializes on its own) are
     read on a best-effort basis: with no checksum to rely on, their StableHLO is
     first read in a separate process, so that a corrupted module cannot crash
@@ -528,6 +575,8 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
         payload = _open_envelope(data)
         try:
             return Exported(_read_payload(payload, isolated=False))
+        except _Unregistered as e:
+            raise DeserializationError(f"The blob cannot be read yet: {e}.") from None
         except _Invalid as e:
             raise DeserializationError(
                 f"The blob passed its checksum but cannot be read: {e}. It was probably "
@@ -605,17 +654,19 @@ def _open_envelope(data: bytes) -> bytes:
 
 def _read_payload(payload: bytes, *, isolated: bool):
     """The engine's Exported for ``payload``, checked throughout; raises _Invalid."""
-    _check_table_of_contents(payload)
+    _check_registered(_check_table_of_contents(payload))
     try:
         jexp = _jax_export.deserialize(bytearray(payload))
-    except Exception as e:  # any reader failure means corrupted bytes
+    except Exception as e:  # a reader failure means corrupted bytes...
+        if not isolated:  # ...unless, the bytes being intact, the user's code failed
+            _reraise_if_from_pytree_functions(e)
         raise _Invalid(f"its table of contents cannot be read ({_brief(e)})") from None
     _check_exported(jexp, isolated=isolated, depth=0)
     return jexp
 
 
 def _brief(e: BaseException) -> str:
-    text = _olympus_text(str(e)).strip().splitlines()
+    text = naming.olympus_message(str(e)).strip().splitlines()
     first = text[0] if text else ""
     if len(first) > 200:
         first = first[:200] + "..."
@@ -624,18 +675,21 @@ def _brief(e: BaseException) -> str:
     return f"{name}: {first}" if first else name
 
 
-def _check_table_of_contents(payload: bytes) -> None:
-    """Bounds what reading the payload's pytrees can cost.
+def _check_table_of_contents(payload: bytes) -> set[str]:
+    """Bounds what reading the payload's pytrees can cost; returns the names of
+    the custom node types they contain.
 
     Flatbuffer offsets can make one node a child of many (or of itself), so a
     corrupted table of contents could describe a tree exponentially larger than
     the blob. A tree written by the serializer has at most one node per 4 bytes.
     """
+    custom = jax_compat.export_flatbuffers.PyTreeDefKind.custom
+    names = set()
     if len(payload) < 8:
         raise _Invalid(f"it has only {len(payload)} bytes, too few for an export")
     budget = len(payload) // 4 + 64
     try:
-        root = _flatbuf.Exported.GetRootAsExported(payload, 0)
+        root = jax_compat.export_flatbuffers.Exported.GetRootAsExported(payload, 0)
         tables = [root]
         for _ in range(_MAX_VJP_DEPTH):
             vjp = tables[-1].Vjp()
@@ -657,24 +711,58 @@ def _check_table_of_contents(payload: bytes) -> None:
                     raise _Invalid("its argument or result structure has an impossible size")
                 for i in range(n):
                     stack.append(node.Children(i))
+                if node.Kind() == custom:
+                    names.add(bytes(node.CustomName() or b"").decode("utf-8"))
     except _Invalid:
         raise
     except Exception as e:
         raise _Invalid(f"its table of contents cannot be read ({_brief(e)})") from None
+    return names
+
+
+def _check_registered(names: set[str]) -> None:
+    """Raises _Unregistered naming the custom node types not registered here."""
+    registry = jax_compat.pytree_deserialization_registry()
+    missing = sorted(n for n in names if n not in registry)
+    if missing:
+        listed = ", ".join(repr(n) for n in missing)
+        raise _Unregistered(
+            f"its arguments or results contain custom pytree nodes serialized as "
+            f"{listed}, and no type is registered under that name in this process. "
+            f"Before deserializing, register the type as the exporting process did: "
+            f"olympus.export.register_pytree_node_serialization(T, "
+            f"serialized_name={missing[0]!r}, ...) or "
+            f"olympus.export.register_namedtuple_serialization(T, "
+            f"serialized_name={missing[0]!r})")
+
+
+def _reraise_if_from_pytree_functions(e: BaseException) -> None:
+    """Re-raises ``e``, with a note, if a function registered for a custom pytree
+    node raised it: the user's code failed, not the blob."""
+    registered = {getattr(f, "__code__", None)
+                  for _, *functions in jax_compat.pytree_deserialization_registry().values()
+                  for f in functions}
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code not in registered:
+        tb = tb.tb_next
+    if tb is None:
+        return
+    strip_jax_notes(e)
+    _add_note(e, "Olympus: deserialize rebuilds the blob's argument and result structure "
+                 "with the functions registered for its custom pytree nodes "
+                 "(deserialize_auxdata, then from_children or the node's unflatten), "
+                 "passing placeholders for the arrays, and one of them raised this. Make "
+                 "them accept any leaf (some JAX versions pass 0.0), and register each type "
+                 "as the exporting process did.")
+    raise e
 
 
 def _check_exported(jexp, *, isolated: bool, depth: int) -> None:
     """What the engine would find out lazily (at call time), checked now."""
     what = "its VJP" if depth else "it"
-    platforms = tuple(jexp.platforms)
-    if not platforms:
+    # Any platform name: plugins have their own, and the engine may list one twice.
+    if not tuple(jexp.platforms):
         raise _Invalid(f"{what} names no platform")
-    for p in platforms:
-        if p not in _platforms.KNOWN_PLATFORMS:
-            raise _Invalid(f"{what} is for an unknown platform {p!r} (Olympus knows "
-                           f"{', '.join(_platforms.KNOWN_PLATFORMS)})")
-    if len(set(platforms)) != len(platforms):
-        raise _Invalid(f"{what} lists a platform twice: {platforms!r}")
     version = jexp.calling_convention_version
     if not (minimum_supported_calling_convention_version <= version
             <= maximum_supported_calling_convention_version):
@@ -689,9 +777,7 @@ def _check_exported(jexp, *, isolated: bool, depth: int) -> None:
     if list(kept) != sorted(set(kept)) or any(not 0 <= i < n_in for i in kept):
         raise _Invalid(f"{what} lists impossible kept arguments {kept!r} for {n_in} inputs")
     try:
-        args_kwargs = jexp.in_tree.unflatten([0] * jexp.in_tree.num_leaves)
-        ok_tree = (jexp.in_tree.num_leaves == n_in and isinstance(args_kwargs, tuple)
-                   and len(args_kwargs) == 2 and isinstance(args_kwargs[1], dict)
+        ok_tree = (_is_args_kwargs(jexp.in_tree) and jexp.in_tree.num_leaves == n_in
                    and jexp.out_tree.num_leaves == n_out)
     except Exception as e:
         raise _Invalid(f"{what} has an unreadable argument structure ({_brief(e)})") from None
@@ -702,8 +788,8 @@ def _check_exported(jexp, *, isolated: bool, depth: int) -> None:
     if isolated:
         _check_bytecode_in_subprocess(module_bytes)
     try:
-        with _mlir.make_ir_context():
-            module = _jaxlib.mlir.deserialize_portable_artifact(module_bytes)
+        with jax_compat.make_ir_context():
+            module = jax_compat.read_portable_artifact(module_bytes)
             module.operation.verify()
             _check_signature(module, jexp)
     except _Invalid as e:
@@ -717,8 +803,33 @@ def _check_exported(jexp, *, isolated: bool, depth: int) -> None:
         try:
             vjp = jexp.vjp()
         except Exception as e:
+            if not isolated:
+                _reraise_if_from_pytree_functions(e)
             raise _Invalid(f"its VJP cannot be read ({_brief(e)})") from None
         _check_exported(vjp, isolated=isolated, depth=depth + 1)
+
+
+def _is_args_kwargs(tree) -> bool:
+    """Whether ``tree`` is the structure of ``(args, kwargs)``: a pair whose second
+    item is a dict.
+
+    Reads the structure only: no custom node's unflatten runs (it may expect
+    arrays where a check would give it placeholders).
+
+    >>> import olympus
+    >>> _is_args_kwargs(olympus.tree.structure(((1, 2), {"k": 3})))
+    True
+    >>> _is_args_kwargs(olympus.tree.structure([(1, 2), {"k": 3}]))
+    False
+    """
+    node = tree.node_data()  # (type, aux data), None for a leaf
+    if node is None or node[0] is not tuple:
+        return False
+    children = jax.tree_util.treedef_children(tree)
+    if len(children) != 2:
+        return False
+    kwargs = children[1].node_data()
+    return kwargs is not None and kwargs[0] is dict
 
 
 def _check_signature(module: ir.Module, jexp) -> None:
@@ -748,6 +859,12 @@ def _check_signature(module: ir.Module, jexp) -> None:
     for k, (aval, t) in enumerate(zip(jexp.out_avals, results[n_tokens:])):
         _check_type(aval, t, f"returns result {k}")
     attr = module.operation.attributes
+    if "mhlo.num_partitions" in attr and "mhlo.num_replicas" in attr:
+        n = (ir.IntegerAttr(attr["mhlo.num_partitions"]).value
+             * ir.IntegerAttr(attr["mhlo.num_replicas"]).value)
+        if n != jexp.nr_devices:
+            raise _Invalid(f"has a module for {n} devices, but {jexp.nr_devices} are "
+                           f"recorded")
     if "jax.uses_shape_polymorphism" in attr:
         uses = ir.BoolAttr(attr["jax.uses_shape_polymorphism"]).value
         if uses != bool(jexp.uses_global_constants):
@@ -761,9 +878,9 @@ def _check_type(aval, ir_type: ir.Type, what: str) -> None:
         return
     try:
         if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
-            aval = _core.physical_aval(aval)
+            aval = jax_compat.physical_aval(aval)
             shape, dtype = aval.shape, aval.dtype
-        expected = _mlir.dtype_to_ir_type(dtype)
+        expected = jax_compat.dtype_to_ir_type(dtype)
     except Exception:  # a type Olympus cannot map: nothing to compare against
         return
     try:
@@ -774,7 +891,7 @@ def _check_type(aval, ir_type: ir.Type, what: str) -> None:
     ok = tensor.rank == len(shape) and tensor.element_type == expected
     if ok:
         for i, d in enumerate(shape):
-            if _core.is_constant_dim(d) and (tensor.is_dynamic_dim(i)
+            if jax_compat.is_constant_dim(d) and (tensor.is_dynamic_dim(i)
                                              or tensor.get_dim_size(i) != d):
                 ok = False
                 break
@@ -783,49 +900,13 @@ def _check_type(aval, ir_type: ir.Type, what: str) -> None:
                        f"{_short(aval)} is recorded")
 
 
-# The child reads the bytecode as the parent will (same readers, the dialects a
-# compilation context registers) and reports; a crash or hang stays in it.
-_CHILD = r"""
-import os, sys
-def context():
-    try:
-        from jaxlib.mlir import ir
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-        from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
-        registry = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(registry)
-        ctx = ir.Context()
-        ctx.append_dialect_registry(registry)
-        ctx.load_all_available_dialects()
-        sdy.register_dialect(ctx); mpmd.register_dialect(ctx)
-        mhlo.register_mhlo_dialect(ctx); chlo.register_dialect(ctx)
-        stablehlo.register_dialect(ctx)
-        return ctx
-    except Exception:
-        from jax._src.interpreters import mlir
-        return mlir.make_ir_context()
-data = sys.stdin.buffer.read()
-ctx = context()
-from jaxlib import _jax
-with ctx:
-    try:
-        module = _jax.mlir.deserialize_portable_artifact(data)
-        module.operation.verify()
-        reply = "OK"
-    except Exception as e:
-        reply = "ERR " + str(e).strip().replace("\n", " ")[:300]
-sys.stdout.write(reply)
-sys.stdout.flush()
-os._exit(0)
-"""
-
-
 def _check_bytecode_in_subprocess(module_bytes: bytes) -> None:
     timeout = _RAW_CHECK_TIMEOUT_S + len(module_bytes) / 1e6
     env = dict(os.environ, PYTHONSAFEPATH="1")
     try:
-        proc = subprocess.run([sys.executable, "-c", _CHILD], input=module_bytes,
-                              capture_output=True, timeout=timeout, env=env)
+        proc = subprocess.run([sys.executable, "-c", jax_compat.PORTABLE_ARTIFACT_CHECK_SCRIPT],
+                              input=module_bytes, capture_output=True, timeout=timeout,
+                              env=env)
     except subprocess.TimeoutExpired:
         raise _Invalid(f"has a StableHLO module whose reading did not finish in "
                        f"{timeout:.0f} s (the bytecode is corrupted)") from None
@@ -879,7 +960,7 @@ def default_export_platform() -> str:
     """The platform :func:`export` lowers for when none is named: this machine's.
 
     >>> import olympus
-    >>> olympus.export.default_export_platform() in ('cpu', 'cuda', 'rocm', 'tpu')
+    >>> olympus.export.default_export_platform() == olympus.platforms.local_platform()
     True
     """
     return _jax_export.default_export_platform()
@@ -893,7 +974,10 @@ def register_pytree_node_serialization(nodetype, *, serialized_name: str,
     ``nodetype`` must be a registered pytree node; ``serialized_name`` names it
     in blobs; ``serialize_auxdata`` turns its auxiliary data into ``bytes`` and
     ``deserialize_auxdata`` back. Usable as a class decorator with
-    ``functools.partial``.
+    ``functools.partial``. Register it in every process that deserializes such
+    blobs. When deserializing, JAX rebuilds nodes from placeholder leaves (the
+    recorded array types; ``0.0`` on JAX 0.9): ``from_children``, or the node's
+    unflatten function, must accept them.
     """
     return _jax_export.register_pytree_node_serialization(
         nodetype, serialized_name=serialized_name, serialize_auxdata=serialize_auxdata,

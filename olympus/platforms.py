@@ -1,5 +1,10 @@
 """Platforms a program is lowered for, and the one this process would run it on.
 
+Platform names are JAX's: the built-in ``'cpu'``, ``'cuda'``, ``'rocm'`` and
+``'tpu'``, and the name of any PJRT plugin, installed here or not (a program can
+be lowered for a platform this machine lacks). :func:`normalize_platforms`
+accepts every name JAX accepts.
+
 JAX compiles a lowering for the local device whatever platforms it was lowered
 for, which silently runs a TPU program's branches on the CPU. Olympus checks
 first: :func:`check_compilable` refuses a lowering that does not include the
@@ -7,31 +12,86 @@ local platform, naming both.
 
 >>> normalize_platforms(('CPU', 'tpu'))
 ('cpu', 'tpu')
+>>> normalize_platforms('my_plugin')  # a PJRT plugin's name
+('my_plugin',)
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import jax
-from jax._src import xla_bridge
+from olympus import jax_compat
 
+#: JAX's built-in platforms. Plugins add others: see :func:`known_platforms`.
 KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
-_ALIASES = {"gpu": None}  # resolved to the local GPU flavour when there is one
 
 
 class PlatformError(ValueError):
     """A lowering or compilation asked for a platform it cannot have."""
 
 
+class PlatformTypeError(PlatformError, TypeError):
+    """Platforms given as something other than names (strings).
+
+    A ``TypeError``, as JAX raises for them, and a :class:`PlatformError`.
+    """
+
+
+class PlatformUnavailableError(PlatformError, RuntimeError):
+    """An alias such as ``'gpu'`` named on a machine that has none of its platforms.
+
+    A ``RuntimeError``, as JAX raises for it, and a :class:`PlatformError`.
+    """
+
+
 def local_platform() -> str:
-    """The platform this process compiles for by default: 'cpu', 'cuda', 'rocm' or 'tpu'."""
-    return xla_bridge.canonicalize_platform(jax.default_backend())
+    """The platform this process compiles for by default, spelled as in lowerings.
+
+    ``'cpu'``, ``'cuda'``, ``'rocm'``, ``'tpu'`` or a plugin's name (``'gpu'`` is
+    resolved to ``'cuda'`` or ``'rocm'``).
+
+    >>> import olympus
+    >>> local_platform() == olympus.export.default_export_platform()
+    True
+    """
+    return jax_compat.canonicalize_platform(jax.default_backend())
 
 
-def normalize_platforms(platforms: Sequence[str] | str | None) -> tuple[str, ...] | None:
-    """Validates user-given lowering platforms and returns them lower-cased.
+def known_platforms() -> tuple[str, ...]:
+    """The platform names JAX knows in this process, in alphabetical order.
 
-    Raises :class:`PlatformError` naming the bad entry and the choices.
+    The built-in platforms, aliases (``'gpu'``) and the plugins registered here.
+    Other names are accepted too: a plugin need not be installed to lower for it.
+
+    >>> set(KNOWN_PLATFORMS) <= set(known_platforms())
+    True
+    """
+    return tuple(sorted(set(KNOWN_PLATFORMS) | set(jax_compat.known_platforms()),
+                        key=str.lower))
+
+
+def normalize_platforms(platforms: Sequence[str] | str | None, *,
+                        argument: str = "lowering_platforms") -> tuple[str, ...] | None:
+    """Checks user-given lowering platforms and spells them as JAX does.
+
+    Every name JAX accepts is accepted, the names of plugins that are not
+    installed included, and a name may be listed twice, as in JAX. Spaces around
+    a name are dropped; a name JAX knows, in another case, is spelled JAX's way
+    (``'CPU'`` -> ``'cpu'``); an alias is resolved (``'gpu'`` -> ``'cuda'`` or
+    ``'rocm'``, whichever this machine has); other names are kept. ``None`` and
+    an empty sequence mean this machine's platform (returned as ``None``), a
+    single string means that one platform. ``argument`` is the parameter name
+    used in messages.
+
+    Raises :class:`PlatformTypeError` (a ``TypeError``) for entries that are not
+    strings and :class:`PlatformUnavailableError` (a ``RuntimeError``) for an
+    alias this machine cannot resolve, as JAX does.
+
+    >>> normalize_platforms(['tpu', ' Cuda ']), normalize_platforms(())
+    (('tpu', 'cuda'), None)
+    >>> normalize_platforms(('cpu', 3))
+    Traceback (most recent call last):
+    olympus.platforms.PlatformTypeError: lowering_platforms entries must be strings, platform names such as 'cpu' or 'tpu'; got 3 (int).
     """
     if platforms is None:
         return None
@@ -40,40 +100,63 @@ def normalize_platforms(platforms: Sequence[str] | str | None) -> tuple[str, ...
     try:
         items = tuple(platforms)
     except TypeError:
-        raise PlatformError(
-            f"lowering_platforms must be a tuple of platform names such as "
-            f"('cpu', 'tpu'), got {platforms!r}.") from None
+        raise PlatformTypeError(
+            f"{argument} must be a tuple of platform names such as ('cpu', 'tpu'), "
+            f"got {platforms!r}.") from None
     if not items:
-        raise PlatformError(
-            "lowering_platforms is empty; name at least one of "
-            f"{', '.join(KNOWN_PLATFORMS)}.")
-    out = []
-    for p in items:
-        if not isinstance(p, str):
-            raise PlatformError(
-                f"lowering_platforms entries must be strings, got {p!r}.")
-        name = p.strip().lower()
-        if name == "gpu":
-            name = xla_bridge.canonicalize_platform("gpu") if _has_gpu() else "cuda"
-        if name not in KNOWN_PLATFORMS:
-            raise PlatformError(
-                f"Unknown lowering platform {p!r}. Choose among "
-                f"{', '.join(KNOWN_PLATFORMS)}, e.g. lowering_platforms=('cpu', 'tpu').")
-        if name in out:
-            raise PlatformError(f"Platform {name!r} is listed twice in {items!r}.")
-        out.append(name)
-    return tuple(out)
+        return None  # as in JAX: this machine's platform
+    return tuple(_normalize_one(p, argument) for p in items)
 
 
-def _has_gpu() -> bool:
+def _normalize_one(platform, argument: str) -> str:
+    """One platform name, spelled as JAX spells it; see :func:`normalize_platforms`."""
+    if not isinstance(platform, str):
+        raise PlatformTypeError(
+            f"{argument} entries must be strings, platform names such as 'cpu' or "
+            f"'tpu'; got {platform!r} ({type(platform).__name__}).")
+    name = platform.strip()
+    spellings = {known.lower(): known for known in known_platforms()}
+    if name not in spellings.values():
+        name = spellings.get(name.lower(), name)
     try:
-        return bool(jax.devices("gpu"))
-    except RuntimeError:
-        return False
+        return jax_compat.canonicalize_platform(name)
+    except RuntimeError as e:
+        raise PlatformUnavailableError(
+            f"{argument} names {platform!r}, an alias for this machine's platform of "
+            f"that kind ('gpu': 'cuda' or 'rocm'), and this machine has none ({e}). "
+            f"Name the platform itself, e.g. {argument}=('cuda',): a program can be "
+            f"lowered for a platform this machine lacks.") from None
+
+
+def unknown_platforms_note(platforms: Sequence[str] | None) -> str | None:
+    """A note for an error about a lowering for ``platforms``, naming those not
+    known in this process (see :func:`known_platforms`): a plugin not installed
+    here, or a typo.
+
+    >>> unknown_platforms_note(('cpu', 'tpux'))  # doctest: +ELLIPSIS
+    "Olympus: no platform named 'tpux' is known in this process (known: 'cpu', ...). ..."
+    >>> unknown_platforms_note(('cpu',)) is None
+    True
+    """
+    known = known_platforms()
+    unknown = tuple(p for p in platforms or () if p not in known)
+    if not unknown:
+        return None
+    return (f"Olympus: no platform named {' or '.join(map(repr, unknown))} is known in "
+            f"this process (known: {', '.join(map(repr, known))}). That is expected for "
+            f"a plugin that is not installed here; otherwise check the spelling.")
 
 
 def check_compilable(lowered_for: tuple[str, ...], fun_name: str) -> str:
-    """Returns the local platform, or raises if ``lowered_for`` does not include it."""
+    """Returns the local platform, or raises if ``lowered_for`` does not include it.
+
+    >>> here = local_platform()
+    >>> check_compilable((here, 'my_plugin'), 'f') == here
+    True
+    >>> check_compilable(('my_plugin',), 'f')  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    olympus.platforms.PlatformError: Cannot compile 'f' here: it was lowered for 'my_plugin', but this process would run it on ...
+    """
     here = local_platform()
     if here not in lowered_for:
         raise PlatformError(

@@ -134,6 +134,20 @@ def _timed(run: StagedRun, step: str, thunk):
         run.timings[step] = time.perf_counter() - start
 
 
+def _refuse_unknown_platforms(requested) -> None:
+    """Reports (and the magic, widgets and CLI that make them) take only platforms JAX
+    knows here, so that a typo is an error rather than a lowering for nothing. The
+    core lowers for any name JAX accepts:
+    ``olympus.jit(f).trace(x).lower(lowering_platforms=('myplugin',))``."""
+    known = _platforms.known_platforms()
+    for name in requested or ():
+        if name not in known:
+            raise StagingError(
+                f"Unknown lowering platform {name!r}. Choose among {', '.join(known)}; "
+                f"to lower for a plugin that is not installed here, use "
+                f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},)).")
+
+
 def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None,
                *, static_argnums=None, static_argnames=None,
                platforms: Sequence[str] | None = None,
@@ -151,6 +165,7 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
         requested = _platforms.normalize_platforms(platforms)
     except _platforms.PlatformError as e:
         raise StagingError(str(e)) from None
+    _refuse_unknown_platforms(requested)
     options = dict(compiler_options or {})
 
     if isinstance(target, (jax.stages.Traced, jax.stages.Lowered, jax.stages.Compiled)):
