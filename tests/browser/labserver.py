@@ -15,7 +15,9 @@ import time
 import urllib.request
 
 import nbformat
-from nbclient import NotebookClient
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from notebook_runner import run_notebook  # noqa: E402  (tests/, beside this folder)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -44,8 +46,7 @@ def write_notebook(path: pathlib.Path, sources, *, execute=True, kernel="python3
     nb.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3",
                                  "language": "python"}
     if execute:
-        NotebookClient(nb, timeout=300, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        run_notebook(nb, path.parent)
         nb.metadata["kernelspec"]["name"] = kernel
     nbformat.write(nb, path)
     return path
@@ -71,6 +72,8 @@ class Server:
              f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
              "--LabApp.expose_app_in_browser=True",
              "--JupyterNotebookApp.expose_app_in_browser=True", "--ServerApp.port_retries=0",
+             # Kernels on Unix sockets, as in notebook_runner: no port races.
+             "--KernelManager.transport=ipc", f"--KernelManager.ip={tmp}/kernel",
              *extra_args],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
         self._wait()

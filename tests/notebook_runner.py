@@ -1,0 +1,23 @@
+"""Runs notebooks in real kernels for the tests, safely in parallel.
+
+Each kernel talks over Unix sockets in a private folder (IPC transport), not TCP
+ports: kernels started at the same moment by parallel test workers (and the Jupyter
+servers of the browser tests) cannot then be handed the same port, which loses
+messages and leaves a client waiting forever.
+"""
+import tempfile
+
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+
+
+def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
+    """Executes ``nb`` (outputs written into it) in a fresh python3 kernel started in ``cwd``."""
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    with tempfile.TemporaryDirectory(prefix="olympus-kernel-") as sockets:
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel")
+        NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
+                       allow_errors=allow_errors,
+                       resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
