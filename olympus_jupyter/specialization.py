@@ -61,6 +61,16 @@ def arg_names(fun, n_args: int) -> list[str]:
     return names
 
 
+def format_partition_spec(spec) -> str:
+    """``P('x', None)``: a partition spec as Olympus prints it, whatever JAX's repr.
+
+    >>> from jax.sharding import PartitionSpec
+    >>> format_partition_spec(PartitionSpec('x', None, ('a', 'b')))
+    "P('x', None, ('a', 'b'))"
+    """
+    return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
+
+
 def _leaf_spec(path: str, leaf, static: bool) -> ArgSpec:
     if static:
         return ArgSpec(path, static=True, value=leaf)
@@ -72,7 +82,7 @@ def _leaf_spec(path: str, leaf, static: bool) -> ArgSpec:
     if sharding is not None and not isinstance(leaf, np.ndarray):
         spec = getattr(sharding, "spec", None)
         if spec is not None or len(getattr(sharding, "device_set", ())) > 1:
-            sharding_text = str(spec if spec is not None else sharding)
+            sharding_text = format_partition_spec(spec) if spec is not None else str(sharding)
     dtype = jax.dtypes.canonicalize_dtype(leaf.dtype)  # what JAX traces it as (x64 off: f32)
     return ArgSpec(path, tuple(leaf.shape), str(np.dtype(dtype)),
                    bool(getattr(leaf, "weak_type", False)), sharding_text)

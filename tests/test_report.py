@@ -12,6 +12,7 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 import olympus_jupyter
+from jax_facts import jax_refuses_unhashable_static_arguments_when_tracing
 from olympus_jupyter import MEDIA_TYPE, ReportCache, StageReport, inspect
 
 
@@ -234,8 +235,9 @@ def test_cross_platform_stages_that_cannot_exist_here_say_why():
     assert "stablehlo" in report.provenance.stage_names
     assert "lowered for tpu" in report.unavailable["compiled"]
     assert "Not available: lowered for tpu" in report.html()
-    both = inspect(g, jnp.ones(3), 1.0, platform="cpu,tpu", cache=None)
-    assert both.platforms == ("cpu", "tpu") and "hlo" in both.provenance.stage_names
+    here = olympus.platforms.local_platform()
+    both = inspect(g, jnp.ones(3), 1.0, platform=f"{here},tpu", cache=None)
+    assert both.platforms == (here, "tpu") and "hlo" in both.provenance.stage_names
 
 
 def test_stages_option_limits_what_is_made_and_shown():
@@ -267,9 +269,12 @@ def test_trace_failure_names_the_stage_and_the_users_line():
     assert "Trace failed" in report.html() and "trace failed" in report.text()
 
 
-def test_unhashable_static_argument_is_a_trace_failure():
+def test_unhashable_static_argument_is_a_trace_failure_where_jax_says_so():
     report = inspect(lambda x, n: x, 1.0, [1], static_argnums=1, cache=None)
-    assert report.failure.stage == "trace" and "Non-hashable" in report.failure.message
+    if jax_refuses_unhashable_static_arguments_when_tracing():
+        assert report.failure.stage == "trace" and "Non-hashable" in report.failure.message
+    else:
+        assert report.ok
 
 
 def test_bad_platform_is_an_error_before_anything_runs():

@@ -15,6 +15,7 @@ SCRIPT = textwrap.dedent("""
     import olympus, olympus.numpy as jnp
     from olympus.sharding import NamedSharding, PartitionSpec as P, AxisType
     import jax
+    from olympus_jupyter.specialization import format_partition_spec
 
     out = {"devices": len(olympus.devices())}
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
@@ -32,13 +33,13 @@ SCRIPT = textwrap.dedent("""
     out["partitions"] = "mhlo.num_partitions = 8" in lowered.as_text()
     compiled = lowered.compile()
     (sa, sb), _ = compiled.input_shardings
-    out["in_shardings"] = [str(sa.spec), str(sb.spec)]
-    out["out_sharding"] = str(compiled.output_shardings.spec)
+    out["in_shardings"] = [format_partition_spec(sa.spec), format_partition_spec(sb.spec)]
+    out["out_sharding"] = format_partition_spec(compiled.output_shardings.spec)
     a = jax.device_put(np.arange(128, dtype=np.float32).reshape(8, 16), rows)
     b = jax.device_put(np.ones((16, 4), np.float32), cols)
     result = compiled(a, b)
     out["correct"] = bool(np.allclose(result, np.asarray(a) @ np.asarray(b)))
-    out["result_sharding"] = str(result.sharding.spec)
+    out["result_sharding"] = format_partition_spec(result.sharding.spec)
 
     # A contraction over a sharded dimension needs a collective.
     k_sharded = NamedSharding(mesh, P(None, "x"))

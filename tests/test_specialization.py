@@ -60,4 +60,4 @@ def test_sharding_differences_are_named():
     replicated = olympus.ShapeDtypeStruct((4,), jnp.float32, sharding=NamedSharding(mesh, P()))
     a = Specialization.of(f, (sharded, 1.0))
     b = Specialization.of(f, (replicated, 1.0))
-    assert explain(a, b) == ["argument 'x': sharding P('x',) → P()"]
+    assert explain(a, b) == ["argument 'x': sharding P('x') → P()"]
