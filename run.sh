@@ -1,15 +1,144 @@
 #!/usr/bin/env bash
-# Install Olympus, then open JupyterLab on the tour notebook
-# (or, with --headless, write a standalone HTML report with the CLI).
+# Olympus in one command.
+#
+#   ./run.sh                   install, then open JupyterLab on the tour notebook
+#   ./run.sh --headless [OUT]  install, then write a standalone HTML report (no browser needed)
+#   ./run.sh --test [ARGS]     install the test tools, run the test suite (ARGS go to pytest),
+#                              then run it again against the oldest and the newest JAX that
+#                              Olympus supports (OLYMPUS_JAX_ENDS=0 skips that part)
+#
+# It installs into the active virtual environment, or else into .venv here (made
+# with python3 on first use), never into the system's Python.
 set -euo pipefail
 cd "$(dirname "$0")"
-python -m pip install -q -e ".[lab]"
-if [ "${1:-}" = "--headless" ]; then
-    out="${2:-report.html}"
-    python -m olympus_jupyter demo -o "$out"
-    echo "Open $out in any browser, or run: python -m olympus_jupyter report MODULE:FUNCTION --arg 'f32[16,16]' -o report.html"
-else
-    root_flag=()
-    [ "$(id -u)" = 0 ] && root_flag=(--allow-root)
-    exec jupyter lab "${root_flag[@]}" notebooks/01_stages.ipynb
-fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# The JAX releases at the ends of the supported range (olympus/jax_compat.py's
+# SUPPORTED, pyproject.toml's requirement), and the Python each needs at least.
+JAX_OLDEST=0.9.0
+JAX_OLDEST_PYTHON=3.11
+JAX_NEWEST=0.12.0.1
+JAX_NEWEST_PYTHON=3.12
+
+say() { printf '== %s\n' "$*"; }
+
+# The Python of the environment to install into: the active one, or .venv.
+env_python() {
+    if [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then
+        echo "$VIRTUAL_ENV/bin/python"
+    elif [ -n "${CONDA_PREFIX:-}" ] && [ -x "$CONDA_PREFIX/bin/python" ]; then
+        echo "$CONDA_PREFIX/bin/python"
+    else
+        make_venv .venv "$(command -v python3 || true)"
+        echo "$PWD/.venv/bin/python"
+    fi
+}
+
+# make_venv DIR PYTHON: a virtual environment with pip, made once.
+make_venv() {
+    local dir=$1 python=$2
+    [ -x "$dir/bin/python" ] && return 0
+    if [ -z "$python" ]; then
+        echo "run.sh: no python3 found; install Python 3.11 or later." >&2
+        exit 1
+    fi
+    say "creating $dir with $("$python" --version 2>&1)" >&2
+    "$python" -m venv "$dir" >&2
+    "$dir/bin/python" -m pip install -q --upgrade pip >&2
+}
+
+# A fingerprint of what an install depends on: skip installing when it is unchanged.
+fingerprint() {
+    { cat pyproject.toml package.json yarn.lock; find src style -type f | LC_ALL=C sort | xargs cat; } \
+        | sha256sum | cut -d' ' -f1
+}
+
+# install PYTHON EXTRA [PIP ARGS]: Olympus with that extra, editable, into PYTHON's
+# environment; nothing to do when the same install was made already (the test extra
+# holds the lab extra).
+install() {
+    local python=$1 extra=$2; shift 2
+    local prefix want have e
+    prefix="$("$python" -c 'import sys; print(sys.prefix)')"
+    want="$(fingerprint)"
+    for e in "$extra" test; do
+        have="$prefix/.olympus-install-$e"
+        if [ -f "$have" ] && [ "$(head -n 1 "$have")" = "$want" ] \
+                && { [ $# = 0 ] || [ "$(sed -n 2p "$have")" = "$*" ]; } \
+                && "$python" -c "import olympus_jupyter" 2>/dev/null; then
+            return 0
+        fi
+    done
+    say "installing olympus[$extra] into $prefix"
+    "$python" -m pip install -q -e ".[$extra]" "$@"
+    printf '%s\n%s\n' "$want" "$*" > "$prefix/.olympus-install-$extra"
+}
+
+# A Python of at least version $1 (X.Y): on PATH, or one that pyenv has.
+python_at_least() {
+    local want=$1 c
+    for c in python3 python3.14 python3.13 python3.12 python3.11 \
+             $(ls -d "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/3.*/bin/python 2>/dev/null | sort -rV); do
+        command -v "$c" >/dev/null 2>&1 || [ -x "$c" ] || continue
+        if "$c" -c "import sys; sys.exit(sys.version_info < tuple(map(int, '$want'.split('.'))))" 2>/dev/null; then
+            command -v "$c" 2>/dev/null || echo "$c"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# test_against_jax VERSION MIN_PYTHON [PYTEST ARGS]: the suite, but the browser tests
+# (which test the JupyterLab build, not JAX), in an environment with that JAX.
+test_against_jax() {
+    local version=$1 min_python=$2; shift 2
+    local python dir=".venvs/jax-$version"
+    if ! python=$(python_at_least "$min_python"); then
+        echo "run.sh: JAX $version needs Python >= $min_python, and none was found." >&2
+        [ "${CI:-}" = true ] && exit 1
+        echo "run.sh: not testing against JAX $version here (CI does)." >&2
+        return 0
+    fi
+    make_venv "$dir" "$python"
+    # The JupyterLab build is the main environment's business: skip it here.
+    (export HATCH_BUILD_NO_HOOKS=true; install "$dir/bin/python" test "jax==$version" "jaxlib==$version")
+    say "tests against JAX $version ($("$dir/bin/python" --version 2>&1))"
+    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider --ignore=tests/browser "$@"
+}
+
+case "${1:-}" in
+    --test)
+        shift
+        python=$(env_python)
+        install "$python" test
+        say "tests ($("$python" -c 'import jax, sys; print(f"JAX {jax.__version__}, Python {sys.version.split()[0]}")'))"
+        failed=()
+        "$python" -m pytest -q -n 2 "$@" || failed+=("JAX $("$python" -c 'import jax; print(jax.__version__)')")
+        if [ "${OLYMPUS_JAX_ENDS:-1}" != 0 ]; then
+            test_against_jax "$JAX_OLDEST" "$JAX_OLDEST_PYTHON" "$@" || failed+=("JAX $JAX_OLDEST")
+            test_against_jax "$JAX_NEWEST" "$JAX_NEWEST_PYTHON" "$@" || failed+=("JAX $JAX_NEWEST")
+        fi
+        if [ ${#failed[@]} -gt 0 ]; then
+            echo "run.sh: tests failed with: ${failed[*]}" >&2
+            exit 1
+        fi
+        ;;
+    --headless)
+        python=$(env_python)
+        install "$python" lab
+        out="${2:-report.html}"
+        "$python" -m olympus_jupyter demo -o "$out"
+        echo "Open $out in any browser, or run: python -m olympus_jupyter report MODULE:FUNCTION --arg 'f32[16,16]' -o report.html"
+        ;;
+    "")
+        python=$(env_python)
+        install "$python" lab
+        root_flag=()
+        [ "$(id -u)" = 0 ] && root_flag=(--allow-root)
+        exec "$(dirname "$python")/jupyter" lab "${root_flag[@]}" notebooks/01_stages.ipynb
+        ;;
+    *)
+        echo "usage: ./run.sh [--headless [OUT.html] | --test [PYTEST ARGS]]" >&2
+        exit 2
+        ;;
+esac

@@ -1,4 +1,5 @@
 """The repository keeps its promises to a newcomer: README commands, CI, CLI."""
+import os
 import pathlib
 import re
 import subprocess
@@ -42,8 +43,39 @@ def test_demo_cli_prints_every_stage():
 
 def test_run_script_installs_and_writes_a_headless_report(tmp_path):
     out = tmp_path / "report.html"
+    # run.sh installs into the active environment: this one, where Olympus is
+    # installed already, so it installs nothing.
+    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
     proc = subprocess.run(["bash", str(ROOT / "run.sh"), "--headless", str(out)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert f"Open {out} in any browser" in proc.stdout
+
+
+def test_the_supported_jax_range_is_declared_once_and_tested_at_both_ends():
+    from olympus import jax_compat
+    oldest, beyond = jax_compat.SUPPORTED
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    for package in ("jax", "jaxlib"):
+        assert f'"{package}>={oldest},<{beyond}"' in pyproject
+    run = (ROOT / "run.sh").read_text()
+    ends = dict(re.findall(r"^JAX_(OLDEST|NEWEST)=(\S+)$", run, re.M))
+    assert jax_compat.version_supported(ends["OLDEST"])
+    assert jax_compat.version_supported(ends["NEWEST"])
+    assert ends["OLDEST"].startswith(oldest + ".")
+    assert not jax_compat.version_supported(beyond) and not jax_compat.version_supported("0.8.3")
+
+
+def test_jax_internals_are_used_in_one_module_only():
+    offenders = []
+    for path in sorted((ROOT / "olympus").rglob("*.py")) + sorted(
+            (ROOT / "olympus_jupyter").rglob("*.py")):
+        if path.name == "jax_compat.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(r"\bfrom jax\._src\b|\bimport jax\._src\b|\bjax\._src\.\w+\(", code) \
+                    or re.search(r"\._(lowering|executable|params|no_kwargs)\b", code):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert offenders == []

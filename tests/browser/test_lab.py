@@ -1,5 +1,8 @@
 """The JupyterLab viewer in a real browser: rendering, linking, layout, diff, theme, no kernel."""
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -46,6 +49,15 @@ def set_layout(page, layout):
     if root.get_attribute("data-layout") != layout:
         root.locator('button[data-olympus-action="layout"]').click()
     assert root.get_attribute("data-layout") == layout
+
+
+def test_the_labextension_is_installed_and_enabled():
+    jupyter = os.path.join(os.path.dirname(sys.executable), "jupyter")
+    proc = subprocess.run([jupyter, "labextension", "list"], capture_output=True,
+                          text=True, timeout=120)
+    listing = proc.stdout + proc.stderr
+    line = next((l for l in listing.splitlines() if "olympus-jupyter" in l), "")
+    assert "enabled" in line and "OK" in line, listing
 
 
 def test_report_renders_after_the_magic(page, lab, stages_nb):
