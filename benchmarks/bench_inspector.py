@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 import olympus.numpy as jnp
-from olympus_jupyter.inspector import Inspector
+from olympus_jupyter.frontends.inspector import Inspector
 
 BUDGET_S = 0.100
 LAYERS, WIDTH = 24, 512

@@ -1,10 +1,10 @@
-"""Benchmark: the Pygments lexers of ``olympus_jupyter.lexers`` on a 24-layer MLP.
+"""Benchmark: the Pygments lexers of ``olympus_jupyter.highlight.lexers`` on a 24-layer MLP.
 
 Highlighting the stage texts is part of building a report, so the lexers must be
 fast. This stages a 24-layer MLP (width 512, tanh, bias) and times, per stage
 text, lexing alone (``list(lexer.get_tokens(text))``), the whole
 ``pygments.highlight(text, lexer, HtmlFormatter(nowrap=True))``, and the report's
-own highlighting (``olympus_jupyter.highlight``, without its cache), as medians.
+own highlighting (``olympus_jupyter.highlight.render``, without its cache), as medians.
 
     python benchmarks/bench_lexers.py [--repeats N] [--layers L] [--baseline PATH]
 
@@ -45,9 +45,9 @@ def stage_texts(layers: int, width: int = 512, batch: int = 32) -> dict[str, tup
 
 
 def load_lexers(path: str | None):
-    """``{alias: lexer class}`` from ``olympus_jupyter.lexers`` or a file ``path``."""
+    """``{alias: lexer class}`` from ``olympus_jupyter.highlight.lexers`` or a file ``path``."""
     if path is None:
-        from olympus_jupyter import lexers as module
+        from olympus_jupyter.highlight import lexers as module
     else:
         spec = importlib.util.spec_from_file_location("_baseline_lexers", path)
         module = importlib.util.module_from_spec(spec)
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
         return lambda: highlight(text, lexers[language](), HtmlFormatter(nowrap=True))
 
     def report_fn(lexers, language, text):
-        from olympus_jupyter import highlight as report_highlight
+        from olympus_jupyter.highlight import render as report_highlight
 
         def run():
             # The report's highlighter, with these lexers and without its caches.

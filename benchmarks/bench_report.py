@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from olympus_jupyter import ReportCache, inspect
-from olympus_jupyter.highlight import _highlight
+from olympus_jupyter.highlight.render import _highlight
 
 LAYERS, WIDTH, BATCH = 24, 512, 8
 ROUNDS = 15

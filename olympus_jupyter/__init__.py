@@ -15,9 +15,9 @@ from olympus.errors import register_internal as _register_internal
 
 _register_internal(_os.path.dirname(__file__))
 
-from olympus_jupyter.compare import StageDiff, compare
-from olympus_jupyter.inspection import ReportCache, inspect
-from olympus_jupyter.report import MEDIA_TYPE, StageReport
+from olympus_jupyter.report.compare import StageDiff, compare
+from olympus_jupyter.frontends.inspection import ReportCache, inspect
+from olympus_jupyter.report.stage_report import MEDIA_TYPE, StageReport
 
 __all__ = ["inspect", "compare", "StageReport", "StageDiff", "ReportCache", "MEDIA_TYPE",
            "Inspector", "Stepper", "load_ipython_extension"]
@@ -26,10 +26,10 @@ __all__ = ["inspect", "compare", "StageReport", "StageDiff", "ReportCache", "MED
 def __getattr__(name):
     # The widgets import ipywidgets: only when asked for.
     if name == "Inspector":
-        from olympus_jupyter.inspector import Inspector
+        from olympus_jupyter.frontends.inspector import Inspector
         return Inspector
     if name == "Stepper":
-        from olympus_jupyter.stepper import Stepper
+        from olympus_jupyter.frontends.stepper import Stepper
         return Stepper
     raise AttributeError(f"module 'olympus_jupyter' has no attribute {name!r}")
 
@@ -41,10 +41,10 @@ def _jupyter_labextension_paths():
 
 def load_ipython_extension(ipython):
     """``%load_ext olympus_jupyter``: registers the ``%olympus_lower`` magics."""
-    from olympus_jupyter.magics import register
+    from olympus_jupyter.frontends.magics import register
     register(ipython)
 
 
 def unload_ipython_extension(ipython):
-    from olympus_jupyter.magics import unregister
+    from olympus_jupyter.frontends.magics import unregister
     unregister(ipython)

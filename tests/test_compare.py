@@ -6,7 +6,7 @@ import pytest
 
 import olympus.numpy as jnp
 from olympus_jupyter import StageDiff, compare, inspect
-from olympus_jupyter.compare import MEDIA_TYPE
+from olympus_jupyter.report.compare import MEDIA_TYPE
 
 
 def f(x):

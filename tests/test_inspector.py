@@ -4,10 +4,10 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
-from olympus_jupyter.inspector import Inspector
-from olympus_jupyter.stage_cache import StageCache
-from olympus_jupyter.specialization import Specialization
-from olympus_jupyter.stepper import Stepper, random_inputs
+from olympus_jupyter.frontends.inspector import Inspector
+from olympus_jupyter.staging.cache import StageCache
+from olympus_jupyter.staging.specialization import Specialization
+from olympus_jupyter.frontends.stepper import Stepper, random_inputs
 
 
 def layer(w, x):

@@ -1,4 +1,4 @@
-"""Pygments lexers for olympuspr, StableHLO and HLO (``olympus_jupyter.lexers``).
+"""Pygments lexers for olympuspr, StableHLO and HLO (``olympus_jupyter.highlight.lexers``).
 
 The hard requirement: on real programs of every stage the lexers produce no
 ``Token.Error``. The corpus is staged at test time (``corpus_programs.py``):
@@ -20,7 +20,7 @@ from pygments.token import Comment, Error, Keyword, Name, Number, String, Token
 
 import corpus_programs
 from corpus_programs import STAGE_LANGUAGE
-from olympus_jupyter.lexers import HLOLexer, OlympusprLexer, StableHLOLexer
+from olympus_jupyter.highlight.lexers import HLOLexer, OlympusprLexer, StableHLOLexer
 
 LEXERS = {"olympuspr": OlympusprLexer, "stablehlo": StableHLOLexer, "hlo": HLOLexer}
 

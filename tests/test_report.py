@@ -123,7 +123,7 @@ def test_debug_info_off_drops_source_annotations():
 
 
 def test_large_stages_are_capped_with_the_full_text_a_step_away(monkeypatch):
-    from olympus_jupyter import html_report
+    from olympus_jupyter.report import html as html_report
     monkeypatch.setattr(html_report, "MAX_LINES", 20)
     report = inspect(mlp, params_of(6), np.ones((4, 32), np.float32), cache=None)
     capped = report.html()

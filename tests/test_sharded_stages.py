@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent("""
     import olympus, olympus.numpy as jnp
     from olympus.sharding import NamedSharding, PartitionSpec as P, AxisType
     import jax
-    from olympus_jupyter.specialization import format_partition_spec
+    from olympus_jupyter.staging.specialization import format_partition_spec
 
     out = {"devices": len(olympus.devices())}
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)

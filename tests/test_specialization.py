@@ -3,7 +3,7 @@ import numpy as np
 
 import olympus
 import olympus.numpy as jnp
-from olympus_jupyter.specialization import Specialization, explain
+from olympus_jupyter.staging.specialization import Specialization, explain
 
 
 def f(x, y, n=1):

@@ -1,6 +1,6 @@
 """Syntax highlighting of stage texts and Python source, one HTML string per line.
 
-Uses the Pygments lexers of :mod:`olympus_jupyter.lexers` (and Pygments' own
+Uses the Pygments lexers of :mod:`olympus_jupyter.highlight.lexers` (and Pygments' own
 Python lexer); the HTML escapes every character of the input.
 
 >>> highlight_lines("%0 = stablehlo.add %a, %b : tensor<f32>", "stablehlo")[0]  # doctest: +ELLIPSIS
@@ -15,7 +15,7 @@ import functools
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
-from olympus_jupyter.lexers import HLOLexer, OlympusprLexer, StableHLOLexer
+from olympus_jupyter.highlight.lexers import HLOLexer, OlympusprLexer, StableHLOLexer
 
 LEXERS = {
     "olympuspr": OlympusprLexer,

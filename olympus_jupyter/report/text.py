@@ -9,7 +9,7 @@ Olympus report: <lambda> for cpu
 """
 from __future__ import annotations
 
-from olympus_jupyter.report import PROVENANCE_STAGE, StageReport
+from olympus_jupyter.report.stage_report import PROVENANCE_STAGE, StageReport
 
 _UNITS = {"olympuspr": "equations", "stablehlo": "ops", "compiled": "instructions"}
 

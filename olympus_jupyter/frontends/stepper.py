@@ -29,7 +29,7 @@ import numpy as np
 from IPython.display import display
 
 
-from olympus_jupyter.staging import _failure, as_wrapped
+from olympus_jupyter.staging.runner import _failure, as_wrapped
 
 EXPLANATIONS = {
     "trace": ("1. Trace (stage out)",

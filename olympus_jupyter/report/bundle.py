@@ -18,8 +18,8 @@ from typing import Any
 
 from olympus.provenance import Provenance
 
-from olympus_jupyter.report import SCHEMA, VERSION, Analyses, StageReport
-from olympus_jupyter.staging import StageFailure, UserFrame
+from olympus_jupyter.report.stage_report import SCHEMA, VERSION, Analyses, StageReport
+from olympus_jupyter.staging.runner import StageFailure, UserFrame
 
 
 def _failure_json(f: StageFailure | None):

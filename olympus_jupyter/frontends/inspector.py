@@ -4,7 +4,7 @@ An ipywidgets 8 widget. Each argument gets an editor showing its spec as text
 (``f32[3]``, ``bf16[8,128]``, ``f32[]~`` for a weak type; pytrees as nested
 editors); each static argument a value editor; then the lowering platforms, debug
 info, StableHLO or HLO, compiler options and the stages to show. Only what must
-change is re-staged (see :mod:`olympus_jupyter.stage_cache`); while compiling a
+change is re-staged (see :mod:`olympus_jupyter.staging.cache`); while compiling a
 progress line shows and the previous report stays until the new one is ready.
 Every specialization is kept: "compare with…" shows the diff against an earlier
 one, and a line says why the last change re-traced or re-compiled.
@@ -38,11 +38,11 @@ from IPython.display import clear_output, display
 from olympus.platforms import KNOWN_PLATFORMS
 from olympus.specs import SpecError, format_spec, parse_spec
 
-from olympus_jupyter.compare import compare
-from olympus_jupyter.options import STAGE_NAMES, parse_compiler_option
-from olympus_jupyter.report import StageReport, build_report
-from olympus_jupyter.specialization import Specialization, arg_names, explain
-from olympus_jupyter.stage_cache import StageCache
+from olympus_jupyter.report.compare import compare
+from olympus_jupyter.frontends.options import STAGE_NAMES, parse_compiler_option
+from olympus_jupyter.report.stage_report import StageReport, build_report
+from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
+from olympus_jupyter.staging.cache import StageCache
 
 _STYLE = {"description_width": "initial"}
 

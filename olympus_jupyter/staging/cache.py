@@ -6,7 +6,7 @@ trace (and everything after it); a change of lowering platforms, a new lowering
 (debug info on or off, which stages to show) needs no new stage at all.
 
 >>> import olympus.numpy as jnp
->>> from olympus_jupyter.specialization import Specialization
+>>> from olympus_jupyter.staging.specialization import Specialization
 >>> cache = StageCache(lambda x: jnp.sin(x))
 >>> x = jnp.ones(3)
 >>> run = cache.stage(Specialization.of(cache.fun, (x,)), (x,))
@@ -21,9 +21,9 @@ from typing import Any
 
 from olympus import platforms as _platforms
 
-from olympus_jupyter.lru import LRU
-from olympus_jupyter.specialization import Specialization
-from olympus_jupyter.staging import StagedRun, _timed, as_wrapped, compile_unavailable
+from olympus_jupyter.staging.lru import LRU
+from olympus_jupyter.staging.specialization import Specialization
+from olympus_jupyter.staging.runner import StagedRun, _timed, as_wrapped, compile_unavailable
 
 
 class StageCache:

@@ -15,9 +15,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from olympus_jupyter.inspection import ReportCache, inspect
-from olympus_jupyter.options import OptionError, ReportOptions, build_parser, parse_options, split_line
-from olympus_jupyter.staging import StagingError
+from olympus_jupyter.frontends.inspection import ReportCache, inspect
+from olympus_jupyter.frontends.options import OptionError, ReportOptions, build_parser, parse_options, split_line
+from olympus_jupyter.staging.runner import StagingError
 
 
 def _help() -> str:
@@ -97,7 +97,7 @@ class OlympusMagics(Magics):
         display(report)
 
     def _inspector(self, options: ReportOptions, fun, args, kwargs):
-        from olympus_jupyter.inspector import Inspector
+        from olympus_jupyter.frontends.inspector import Inspector
         if options.save:
             raise UsageError("--save writes a static report; leave it out with --interactive.")
         try:

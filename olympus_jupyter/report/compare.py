@@ -19,8 +19,8 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
-from olympus_jupyter.html_report import STYLE, esc
-from olympus_jupyter.report import StageReport
+from olympus_jupyter.report.html import STYLE, esc
+from olympus_jupyter.report.stage_report import StageReport
 
 MEDIA_TYPE = "application/vnd.olympus.diff+json"
 SCHEMA = "olympus.diff"

@@ -19,10 +19,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from olympus_jupyter.lru import LRU
-from olympus_jupyter.options import COMPILED_STAGES, LOWERED_STAGES, STAGE_NAMES
-from olympus_jupyter.report import StageReport, build_report
-from olympus_jupyter.staging import StagingError, run_stages
+from olympus_jupyter.staging.lru import LRU
+from olympus_jupyter.frontends.options import COMPILED_STAGES, LOWERED_STAGES, STAGE_NAMES
+from olympus_jupyter.report.stage_report import StageReport, build_report
+from olympus_jupyter.staging.runner import StagingError, run_stages
 
 
 class ReportCache(LRU):

@@ -80,7 +80,7 @@ class OlympusprLexer(RegexLexer):
     information that ``pretty_print(source_info=True)`` appends, ``# f.py:2:20 (f)``,
     is a comment.
 
-    >>> from olympus_jupyter.lexers import OlympusprLexer, _token_pairs
+    >>> from olympus_jupyter.highlight.lexers import OlympusprLexer, _token_pairs
     >>> text = "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }"
     >>> for pair in _token_pairs(OlympusprLexer().get_tokens(text)):
     ...     print(*pair)
@@ -238,7 +238,7 @@ class StableHLOLexer(RegexLexer):
     ``DEFAULT`` are ``Name.Constant``; ``loc(...)`` and ``#loc12 = loc(...)``
     (``debug_info=True``) are comments.
 
-    >>> from olympus_jupyter.lexers import StableHLOLexer, _token_pairs
+    >>> from olympus_jupyter.highlight.lexers import StableHLOLexer, _token_pairs
     >>> text = "%1 = stablehlo.add %0, %arg0 : tensor<3xf32> loc(#loc3)"
     >>> for pair in _token_pairs(StableHLOLexer().get_tokens(text)):
     ...     print(*pair)
@@ -352,7 +352,7 @@ class HLOLexer(RegexLexer):
     ``Name.Function``; attribute names (``metadata``, ``sharding``,
     ``dimensions``) are ``Name.Attribute``; ``/*index=5*/`` is a comment.
 
-    >>> from olympus_jupyter.lexers import HLOLexer, _token_pairs
+    >>> from olympus_jupyter.highlight.lexers import HLOLexer, _token_pairs
     >>> text = "  ROOT %add.1 = f32[3]{0} add(%x, %y), metadata={op_name=\\"f\\"}"
     >>> for pair in _token_pairs(HLOLexer().get_tokens(text)):
     ...     print(*pair)

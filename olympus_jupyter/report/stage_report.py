@@ -24,8 +24,8 @@ from typing import Any
 import olympus_jupyter  # noqa: F401  (for the doctest namespace)
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
-from olympus_jupyter.options import STAGE_NAMES
-from olympus_jupyter.staging import StagedRun, StageFailure, UserFrame
+from olympus_jupyter.frontends.options import STAGE_NAMES
+from olympus_jupyter.staging.runner import StagedRun, StageFailure, UserFrame
 
 MEDIA_TYPE = "application/vnd.olympus.stages+json"
 SCHEMA = "olympus.stages"
@@ -74,25 +74,25 @@ class StageReport:
 
     def to_json(self) -> dict[str, Any]:
         """The ``application/vnd.olympus.stages+json`` form (see docs/report.md)."""
-        from olympus_jupyter import bundle
+        from olympus_jupyter.report import bundle
         return bundle.to_json(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "StageReport":
         """Reads a report back from :meth:`to_json` data."""
-        from olympus_jupyter import bundle
+        from olympus_jupyter.report import bundle
         return bundle.from_json(data)
 
     def html(self, *, full: bool | None = None, standalone: bool = False) -> str:
         """The static HTML form; ``full=True`` lifts the cap on long stage texts."""
-        from olympus_jupyter.html_report import render_html
+        from olympus_jupyter.report.html import render_html
         full = self.full if full is None else full
         return self._memoized(("html", full, standalone),
                               lambda: render_html(self, full=full, standalone=standalone))
 
     def text(self) -> str:
         """The short ``text/plain`` summary."""
-        from olympus_jupyter.text_report import render_text
+        from olympus_jupyter.report.text import render_text
         return self._memoized("text", lambda: render_text(self))
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:

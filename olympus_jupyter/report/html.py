@@ -23,9 +23,9 @@ from collections.abc import Iterable, Sequence
 
 from olympus.provenance import Provenance, Stage
 
-from olympus_jupyter.highlight import highlight_lines
-from olympus_jupyter.report import PROVENANCE_STAGE, StageReport
-from olympus_jupyter.text_report import format_bytes
+from olympus_jupyter.highlight.render import highlight_lines
+from olympus_jupyter.report.stage_report import PROVENANCE_STAGE, StageReport
+from olympus_jupyter.report.text import format_bytes
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
 MAX_LINES = 1500

@@ -1,0 +1,122 @@
+"""Stage reports from the command line, for machines without a browser.
+
+    python -m olympus_jupyter report MODULE:FUNCTION --arg 'f32[16,16]' --arg 'i32[]' -o report.html
+    python -m olympus_jupyter demo -o report.html
+
+``MODULE`` is imported from the current directory. Bad input gets a one-line
+error and exit status 2; a function that fails to stage still gets a report
+(showing the failure) and exit status 1.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from olympus.specs import SpecError, parse_spec
+
+
+class CliError(Exception):
+    """Bad command-line input: reported in one line."""
+
+
+def load_function(target: str):
+    """``'pkg.module:function'`` (or ``module:Class.method``) imported from the current directory."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise CliError(f"expected MODULE:FUNCTION, e.g. mymodel:loss, got {target!r}")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            raise CliError(f"cannot find module {module_name!r} in {cwd} "
+                           f"(run from the folder that holds {module_name.replace('.', '/')}.py)"
+                           ) from None
+        raise CliError(f"importing {module_name!r} failed: {e}") from None
+    except Exception as e:  # noqa: BLE001 - the user's module failed at import
+        raise CliError(f"importing {module_name!r} failed: {type(e).__name__}: {e}") from None
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise CliError(f"module {module_name!r} has no {attr!r}") from None
+    if not callable(obj):
+        raise CliError(f"{target} is not a function (it is a {type(obj).__name__})")
+    return obj
+
+
+def demo_function():
+    """The example of the staged-API guide, a little richer: a two-layer network's loss."""
+    import olympus
+    import olympus.numpy as jnp
+
+    def predict(params, x):
+        w1, w2 = params
+        hidden = jnp.tanh(x @ w1)
+        return hidden @ w2
+
+    def loss(params, x, y):
+        error = predict(params, x) - y
+        return jnp.mean(error ** 2)
+
+    grad_loss = olympus.jit(olympus.value_and_grad(loss))
+    params = (olympus.ShapeDtypeStruct((8, 16), jnp.float32),
+              olympus.ShapeDtypeStruct((16, 1), jnp.float32))
+    x = olympus.ShapeDtypeStruct((32, 8), jnp.float32)
+    y = olympus.ShapeDtypeStruct((32, 1), jnp.float32)
+    return grad_loss, (params, x, y)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m olympus_jupyter",
+        description="Write a standalone HTML report of what each compilation stage made "
+                    "of a function.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("report", help="report on MODULE:FUNCTION for argument specs")
+    rep.add_argument("target", metavar="MODULE:FUNCTION")
+    rep.add_argument("--arg", action="append", default=[], metavar="SPEC",
+                     help="an argument as DTYPE[DIMS], e.g. 'f32[16,16]' or 'i32[]'; in order")
+    rep.add_argument("--platform", help="lower for these platforms, e.g. tpu or cpu,tpu")
+    rep.add_argument("--no-debug-info", dest="debug_info", action="store_false")
+    rep.add_argument("-o", "--output", required=True, metavar="REPORT.html")
+    demo = sub.add_parser("demo", help="report on a built-in example")
+    demo.add_argument("-o", "--output", required=True, metavar="REPORT.html")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if not args.output.endswith((".html", ".htm")):
+            raise CliError(f"-o writes HTML: give a path ending in .html, got {args.output!r}")
+        out_dir = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(out_dir):
+            raise CliError(f"folder {out_dir} does not exist")
+        if args.command == "demo":
+            fun, fargs = demo_function()
+            platform, debug_info = None, True
+        else:
+            fun = load_function(args.target)
+            try:
+                fargs = tuple(parse_spec(s) for s in args.arg)
+            except SpecError as e:
+                raise CliError(str(e)) from None
+            platform, debug_info = args.platform, args.debug_info
+        from olympus_jupyter.frontends.inspection import inspect
+        try:
+            report = inspect(fun, *fargs, platform=platform, debug_info=debug_info, cache=None)
+        except ValueError as e:
+            raise CliError(str(e)) from None
+        report.save(args.output)
+    except CliError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(report.text())
+    print(f"wrote {args.output}")
+    return 0 if report.ok else 1
