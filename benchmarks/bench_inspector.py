@@ -35,7 +35,7 @@ def main() -> int:
             if i % 3 == 0:
                 ins.debug_info.value = not ins.debug_info.value
             elif i % 3 == 1:
-                ins.dialect.value = "HLO" if ins.dialect.value == "StableHLO" else "StableHLO"
+                ins.dialect.value = "hlo" if ins.dialect.value == "stablehlo" else "stablehlo"
             else:
                 ins.stages.value = (("source", "olympuspr", "compiled") if i % 2
                                     else ("source", "olympuspr", "compiled", "cost", "memory"))

@@ -52,7 +52,7 @@ def test_platforms_relower_and_say_what_cannot_exist_here(ins):
 
 def test_display_options_need_no_new_stage(ins):
     for change in (lambda: setattr(ins.debug_info, "value", False),
-                   lambda: setattr(ins.dialect, "value", "HLO"),
+                   lambda: setattr(ins.dialect, "value", "hlo"),
                    lambda: setattr(ins.stages, "value", ("source", "olympuspr"))):
         assert counts_after(ins, change) == {"trace": 0, "lower": 0, "compile": 0}
     assert "No new stages" in ins.why.value

@@ -124,7 +124,7 @@ def test_line_magic_shows_all_stages(options_run):
     report = data[MEDIA]
     assert report["stages"] == ["source", "olympuspr", "stablehlo", "hlo", "compiled", "cost",
                                 "memory"]
-    assert set(report["provenance"]["stages"]) == {"olympuspr", "stablehlo", "hlo"}
+    assert set(report["provenance"]["stages"]) == {"olympuspr", "stablehlo", "compiled"}
     assert report["analyses"]["memory"]["peak_memory_in_bytes"] > 0
     assert set(report["timings"]) == {"trace", "lower", "compile"}
     assert "stablehlo.sine" in data["text/html"]
@@ -136,7 +136,7 @@ def test_platform_option(options_run):
     assert tpu[MEDIA]["platforms"] == ["tpu"]
     assert "Not available: lowered for tpu" in tpu["text/html"]
     both = report_of(nb.cells[3])[MEDIA]
-    assert both["platforms"] == [HERE, "tpu"] and "hlo" in both["provenance"]["stages"]
+    assert both["platforms"] == [HERE, "tpu"] and "compiled" in both["provenance"]["stages"]
 
 
 def test_static_options(options_run):
@@ -198,7 +198,7 @@ def test_stage_objects_display_themselves(options_run):
     nb, _ = options_run
     data = report_of(nb.cells[16])
     assert "stablehlo" in data[MEDIA]["provenance"]["stages"]
-    assert "hlo" not in data[MEDIA]["provenance"]["stages"]  # displaying never compiles
+    assert "compiled" not in data[MEDIA]["provenance"]["stages"]  # displaying never compiles
 
 
 def test_errors_are_clear_and_the_kernel_stays_usable(tmp_path):

@@ -143,13 +143,13 @@ def grads():
 # -- what each stage holds ------------------------------------------------------
 
 def test_small_function_has_every_stage_with_its_ops(small):
-    assert small.stage_names == ("olympuspr", "stablehlo", "hlo")
+    assert small.stage_names == ("olympuspr", "stablehlo", "compiled")
     assert small.function.name == "sin_times"
     assert small.platforms == (olympus.default_backend(),)
     assert [op.name for op in small.stages["olympuspr"].ops] == ["sin", "mul"]
     assert [op.name for op in small.stages["stablehlo"].ops] == [
         "builtin.module", "func.func", "stablehlo.sine", "stablehlo.multiply", "func.return"]
-    hlo = [(op.name, op.label) for op in small.stages["hlo"].ops]
+    hlo = [(op.name, op.label) for op in small.stages["compiled"].ops]
     assert [n for n, _ in hlo].count("parameter") >= 2
     assert {"sine", "multiply", "fusion"} <= {n for n, _ in hlo}
 
@@ -157,7 +157,7 @@ def test_small_function_has_every_stage_with_its_ops(small):
 def test_op_types_are_the_printed_types(small):
     assert small.op("olympuspr:0").types == ("f32[4]",)
     assert small.op("stablehlo:2").types == ("tensor<4xf32>",)
-    sine = next(op for op in small.stages["hlo"].ops if op.name == "sine")
+    sine = next(op for op in small.stages["compiled"].ops if op.name == "sine")
     assert sine.types == ("f32[4]{0}",)
 
 
@@ -168,7 +168,7 @@ def test_stage_texts_are_the_texts_the_stages_print():
     model = provenance.build(compiled)
     assert model.stages["olympuspr"].text == traced.olympuspr.pretty_print(use_color=False)
     assert model.stages["stablehlo"].text == lowered.as_text()
-    assert model.stages["hlo"].text == compiled.as_text()
+    assert model.stages["compiled"].text == compiled.as_text()
 
 
 def test_every_op_span_points_at_its_own_text(flow):
@@ -218,8 +218,8 @@ def test_source_line_maps_to_ops_of_every_stage(lines_model):
     links = model.ops_for_line(__file__, sin_line)
     assert names(model, links["olympuspr"]) == ["sin"]
     assert names(model, links["stablehlo"]) == ["stablehlo.sine"]
-    (sine,) = [model.op(i) for i in links["hlo"] if model.op(i).name == "sine"]
-    hlo = model.stages["hlo"]
+    (sine,) = [model.op(i) for i in links["compiled"] if model.op(i).name == "sine"]
+    hlo = model.stages["compiled"]
     assert sine.fusion is not None and hlo.ops[sine.fusion].name == "fusion"
     assert hlo.computations[sine.computation].fusion == sine.fusion
 
@@ -244,7 +244,7 @@ def test_op_knows_its_source_lines_and_call_stack(lines_model):
 def test_linked_ops_are_the_same_line_in_other_stages(lines_model):
     links = lines_model.linked_ops("olympuspr:0")
     assert names(lines_model, links["stablehlo"]) == ["stablehlo.sine"]
-    assert "sine" in names(lines_model, links["hlo"])
+    assert "sine" in names(lines_model, links["compiled"])
 
 
 def test_lines_table_lists_each_source_line_once(lines_model):
@@ -313,7 +313,7 @@ def test_nested_stablehlo_and_hlo_ops_know_their_parent(flow):
     whiles = [op.index for op in stablehlo if op.name == "stablehlo.while"]
     assert whiles
     assert any(op.name == "stablehlo.compare" and op.parent in whiles for op in stablehlo)
-    hlo = flow.stages["hlo"]
+    hlo = flow.stages["compiled"]
     loops = [op for op in hlo.ops if op.name == "while"]
     assert loops
     bodies = [c for c in hlo.computations if c.caller is not None
@@ -329,7 +329,7 @@ def test_gradient_equations_map_to_the_forward_source_line(grads):
     assert "tanh" in on_line
     assert on_line.count("dot_general") >= 2          # forward and transposed
     assert {"mul", "sub"} & set(on_line)              # tanh's derivative
-    hlo_on_line = names(grads, grads.ops_for_line(__file__, tanh_line)["hlo"])
+    hlo_on_line = names(grads, grads.ops_for_line(__file__, tanh_line)["compiled"])
     assert "dot" in hlo_on_line or "fusion" in hlo_on_line
 
 
@@ -369,9 +369,9 @@ def test_build_gives_the_stages_it_can_reach():
     assert provenance.build(traced).stage_names == ("olympuspr",)
     assert provenance.build(traced.olympuspr).stage_names == ("olympuspr",)
     assert provenance.build(lowered).stage_names == ("olympuspr", "stablehlo")
-    assert provenance.build(lowered.compile()).stage_names == ("olympuspr", "stablehlo", "hlo")
+    assert provenance.build(lowered.compile()).stage_names == ("olympuspr", "stablehlo", "compiled")
     assert provenance.build(sin_times, F32_4, F32_4).stage_names == (
-        "olympuspr", "stablehlo", "hlo")
+        "olympuspr", "stablehlo", "compiled")
 
 
 def test_build_reads_jax_stages_too():
@@ -380,9 +380,9 @@ def test_build_reads_jax_stages_too():
     lowered = traced.lower()
     assert provenance.build(traced).stage_names == ("olympuspr",)
     only_hlo = provenance.build(lowered.compile())
-    assert only_hlo.stage_names == ("hlo",)
+    assert only_hlo.stage_names == ("compiled",)
     model = provenance.build(jitted, F32_4, F32_4)
-    assert model.stage_names == ("olympuspr", "stablehlo", "hlo")
+    assert model.stage_names == ("olympuspr", "stablehlo", "compiled")
     assert model.function.name == "sin_times"
     # Read through Olympus's stages: the texts use Olympus's names.
     text = provenance.build(lowered).stages["stablehlo"].text
@@ -421,11 +421,11 @@ def test_stablehlo_falls_back_on_jax_text_when_renaming_fails(monkeypatch):
 def test_lookups_say_what_went_wrong(small):
     with pytest.raises(ValueError, match="'<stage>:<index>'"):
         small.op("sin")
-    with pytest.raises(KeyError, match="no op 'hlo:9999'"):
-        small.op("hlo:9999")
+    with pytest.raises(KeyError, match="no op 'compiled:9999'"):
+        small.op("compiled:9999")
     only_olympuspr = provenance.build(olympus.jit(sin_times).trace(F32_4, F32_4))
-    with pytest.raises(KeyError, match="no 'hlo' stage"):
-        only_olympuspr.stage("hlo")
+    with pytest.raises(KeyError, match="no 'compiled' stage"):
+        only_olympuspr.stage("compiled")
     assert small.ops_for_line("no_such_file.py", 1) == {s: [] for s in small.stage_names}
 
 
@@ -433,7 +433,7 @@ def test_lookups_say_what_went_wrong(small):
 
 def test_json_round_trips(flow):
     data = flow.to_json()
-    assert data["schema"] == "olympus.provenance" and data["version"] == 1
+    assert data["schema"] == "olympus.provenance" and data["version"] == 2
     assert Provenance.from_json(data) == flow
     assert Provenance.from_json(flow.to_json_str()) == flow
     assert Provenance.from_json(json.loads(json.dumps(data))) == flow
@@ -448,10 +448,10 @@ def test_json_stays_small(flow):
     assert size - texts - sources < texts
     # Frames are held once: ops refer to call stacks by index.
     assert len(data["frames"]) == len({tuple(f) for f in data["frames"]})
-    assert all(isinstance(op.location, int) for op in Provenance.from_json(data).stages["hlo"].ops
+    assert all(isinstance(op.location, int) for op in Provenance.from_json(data).stages["compiled"].ops
                if op.location is not None)
     # Columns are compact strings, not one JSON value per op.
-    ops = data["stages"]["hlo"]["ops"]
+    ops = data["stages"]["compiled"]["ops"]
     assert isinstance(ops["location"], str) and isinstance(ops["lines"], str)
     assert set(ops["name"]) == {"values", "codes"} and isinstance(ops["name"]["codes"], str)
     assert all(isinstance(v, str) for e in data["lines"] for v in e["ops"].values())
@@ -584,11 +584,11 @@ SHARDED = textwrap.dedent("""
         "devices": len(jax.devices()),
         "stablehlo_args": model.stages["stablehlo"].arg_shardings,
         "stablehlo_results": model.stages["stablehlo"].result_shardings,
-        "hlo_args": model.stages["hlo"].arg_shardings,
+        "hlo_args": model.stages["compiled"].arg_shardings,
         "collectives": [[op.name, op.collective, model.lines_for_op(op.id)[0][1]]
                         for op in model.collectives()],
         "matmul_hlo": [model.op(i).name for i in
-                       model.ops_for_line("<string>", matmul_line)["hlo"]],
+                       model.ops_for_line("<string>", matmul_line)["compiled"]],
     }))
 """)
 

@@ -52,7 +52,7 @@ def test_report_holds_every_stage_with_timings_and_analyses():
         return y * 2
     report = inspect(f, jnp.ones(4), cache=None)
     assert isinstance(report, StageReport) and report.ok
-    assert set(report.provenance.stage_names) == {"olympuspr", "stablehlo", "hlo"}
+    assert set(report.provenance.stage_names) == {"olympuspr", "stablehlo", "compiled"}
     assert report.hlo_text.startswith("HloModule jit_f")
     assert set(report.timings) == {"trace", "lower", "compile"}
     assert report.analyses.cost_lowered["flops"] > 0
@@ -61,7 +61,7 @@ def test_report_holds_every_stage_with_timings_and_analyses():
     # Each source line lists what it became in every stage.
     line = f.__code__.co_firstlineno + 1
     ops = report.provenance.ops_for_line(f.__code__.co_filename, line)
-    assert ops["olympuspr"] and ops["stablehlo"] and ops["hlo"]
+    assert ops["olympuspr"] and ops["stablehlo"] and ops["compiled"]
 
 
 def test_bundle_has_three_forms_and_json_round_trips():
@@ -69,7 +69,7 @@ def test_bundle_has_three_forms_and_json_round_trips():
     bundle = report._repr_mimebundle_()
     assert set(bundle) == {MEDIA_TYPE, "text/html", "text/plain"}
     data = bundle[MEDIA_TYPE]
-    assert data["schema"] == "olympus.stages" and data["version"] == 1
+    assert data["schema"] == "olympus.stages" and data["version"] == 2
     text = json.dumps(data)
     again = StageReport.from_json(json.loads(text))
     assert again.to_json() == data
@@ -237,7 +237,7 @@ def test_cross_platform_stages_that_cannot_exist_here_say_why():
     assert "Not available: lowered for tpu" in report.html()
     here = olympus.platforms.local_platform()
     both = inspect(g, jnp.ones(3), 1.0, platform=f"{here},tpu", cache=None)
-    assert both.platforms == (here, "tpu") and "hlo" in both.provenance.stage_names
+    assert both.platforms == (here, "tpu") and "compiled" in both.provenance.stage_names
 
 
 def test_stages_option_limits_what_is_made_and_shown():

@@ -17,9 +17,9 @@ stores it (schema ``olympus.provenance``, see ``docs/provenance.md``).
 (['sin'], ['stablehlo.sine'])
 """
 from olympus.provenance.build import build
-from olympus.provenance.model import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
-                                      Provenance, SourceFile, SourceLine, Stage, op_id,
-                                      parse_op_id)
+from olympus.provenance.model import Provenance
+from olympus.provenance.parts import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
+                                      SourceFile, SourceLine, Stage, op_id, parse_op_id)
 from olympus.provenance.serialize import SCHEMA, VERSION
 
 __all__ = ["build", "Provenance", "Stage", "Op", "Computation", "Frame", "Location",

@@ -9,25 +9,22 @@ each gives its own stage only.
 
 >>> model = olympus.provenance.build(olympus.jit(lambda x: jnp.sin(x) + 1), 1.0)
 >>> model.stage_names
-('olympuspr', 'stablehlo', 'hlo')
+('olympuspr', 'stablehlo', 'compiled')
 """
 from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
-import jax
 import jax.stages as jax_stages
 
-from olympus import jax_compat
+from olympus import jax_compat, stage_registry
 from olympus import platforms as _platforms
 from olympus import stages as ostages
-from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.model import FunctionInfo, Provenance, Stage, group_ops_by_line
-from olympus.provenance.olympuspr import olympuspr_stage
 from olympus.provenance.sources import SourceTable
-from olympus.provenance.stablehlo import stablehlo_stage
 
 __all__ = ["build"]
 
@@ -130,47 +127,7 @@ def _chain_of_stage(stage) -> _Chain:
     return _Chain(closed=stage)  # a ClosedJaxpr
 
 
-def _stablehlo(lowered, table: SourceTable) -> Stage:
-    try:
-        text = lowered.as_text()
-        # The renamed module as_text() printed; stablehlo_stage clones it.
-        module = lowered._module()
-    except Exception as e:  # noqa: BLE001 - fall back on JAX's own text
-        reason = (str(e).strip().splitlines() or [""])[-1]
-        note = (f"StableHLO as JAX prints it: Olympus could not rename it "
-                f"({type(e).__name__}: {reason})")
-        jax_lowered = lowered._jax
-        stage = stablehlo_stage(jax_lowered.compiler_ir("stablehlo"), jax_lowered.as_text(),
-                                table)
-        return dataclasses.replace(stage, notes=stage.notes + (note,))
-    return stablehlo_stage(module, text, table)
-
-
-def _with_entry_shardings(hlo: Stage, compiled) -> Stage:
-    """The optimized HLO stage with its entry shardings, taken from the executable
-    where the text leaves them out (XLA from jaxlib 0.12 prints none on the
-    parameters of a partitioned program)."""
-    if hlo.arg_shardings or hlo.result_shardings:
-        return hlo
-    try:
-        ins = jax.tree.leaves(compiled.input_shardings)
-        outs = jax.tree.leaves(compiled.output_shardings)
-        in_avals = jax.tree.leaves(compiled.in_avals)
-        out_avals = jax.tree.leaves(compiled.out_info)
-    except Exception:  # noqa: BLE001 - an executable that cannot say
-        return hlo
-    if len(ins) != len(in_avals) or len(outs) != len(out_avals) or all(
-            s.num_devices == 1 for s in ins + outs):
-        return hlo
-    return dataclasses.replace(
-        hlo,
-        arg_shardings=tuple(jax_compat.hlo_sharding_text(s, len(a.shape))
-                            for s, a in zip(ins, in_avals)),
-        result_shardings=tuple(jax_compat.hlo_sharding_text(s, len(a.shape))
-                               for s, a in zip(outs, out_avals)))
-
-
-def build(stage, *args, **kwargs) -> Provenance:
+def build(stage, *args, stages: Sequence[str] | None = None, **kwargs) -> Provenance:
     """The provenance model of a staged function: every stage's ops tied to their source.
 
     ``stage`` is an Olympus ``Compiled`` (all three stages), ``Lowered`` (olympuspr
@@ -189,15 +146,18 @@ def build(stage, *args, **kwargs) -> Provenance:
     """
     chain = _chain(stage, args, kwargs)
     table = SourceTable()
-    stages: dict[str, Stage] = {}
-    if chain.closed is not None:
-        stages["olympuspr"] = olympuspr_stage(chain.closed, table)
-    if chain.lowered is not None:
-        stages["stablehlo"] = _stablehlo(chain.lowered, table)
-    if chain.compiled is not None:
-        text = chain.compiled.as_text()
-        if text:
-            stages["hlo"] = _with_entry_shardings(hlo_stage(text, table), chain.compiled)
+    made: dict[str, Stage] = {}
+    unavailable: dict[str, str] = {}
+    objects = {"trace": chain.closed, "lower": chain.lowered, "compile": chain.compiled}
+    for spec in stage_registry.provenance_stages():
+        wanted = spec.default if stages is None else spec.name in stages
+        obj = objects[spec.step]
+        if not wanted or obj is None:
+            continue
+        try:
+            made[spec.name] = spec.reader(obj, table, spec.name)
+        except stage_registry.StageUnavailable as e:
+            unavailable[spec.name] = str(e)
     function, extra_ranges = _function_info(chain, table)
     platforms = chain.platforms
     if not platforms and chain.compiled is not None:
@@ -207,9 +167,10 @@ def build(stage, *args, **kwargs) -> Provenance:
     return Provenance(
         function=function,
         platforms=tuple(platforms),
-        stages=stages,
+        stages=made,
+        unavailable=unavailable,
         files=table.source_files(extra_ranges),
         frames=frames,
         locations=locations,
-        lines=group_ops_by_line(frames, locations, stages.values()),
+        lines=group_ops_by_line(frames, locations, made.values()),
     )

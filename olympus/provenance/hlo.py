@@ -31,6 +31,7 @@ for one (``psum``...), else ``"inserted"``: the partitioner added it.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from olympus.provenance.model import Computation, Op, Stage
@@ -137,6 +138,10 @@ class _Frames:
         self._locations[frame_id] = loc
         return loc
 
+    def file_line(self, path: str, line: int) -> int | None:
+        """The location of a bare ``source_file``/``source_line`` pair."""
+        return self._table.location([(path, line, 0, line, 0, "")])
+
 
 def _read_tables(lines: list[str]) -> tuple[dict[str, dict[int, str]], int]:
     """The source tables, and the index of the first line after them."""
@@ -160,139 +165,258 @@ def _read_tables(lines: list[str]) -> tuple[dict[str, dict[int, str]], int]:
     return tables, i
 
 
-def hlo_stage(text: str, table: SourceTable) -> Stage:
-    """The HLO stage of an optimized HLO module's text (``Compiled.as_text()``)."""
+@dataclasses.dataclass(slots=True)
+class _Computation:
+    """A computation as read: its name, its header line and closing line (1-based),
+    and whether it is the entry. ``last`` is the header line until the closing
+    brace is read."""
+    name: str
+    first: int
+    last: int
+    entry: bool
+
+
+@dataclasses.dataclass
+class _Module:
+    """What the lines after the source tables say, in text order.
+
+    Each instruction is read straight into its :class:`Op` (a module has thousands:
+    one record per instruction, not two); the fields that need the whole module
+    (``parent``, ``fusion``, ``collective``) are filled in before the stage is made.
+    """
+    ops: list[Op] = dataclasses.field(default_factory=list)
+    # Instruction index -> (attribute, computation name) of the computations it calls.
+    calls: dict[int, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
+    computations: list[_Computation] = dataclasses.field(default_factory=list)
+    computation_index: dict[str, int] = dataclasses.field(default_factory=dict)
+    params: list[tuple[int, str | None]] = dataclasses.field(default_factory=list)
+    root_sharding: str | None = None        # of the entry's ROOT (its params: above)
+
+
+def hlo_stage(text: str, table: SourceTable, *, name: str = "hlo") -> Stage:
+    """The HLO stage of an optimized HLO module's text (``Compiled.as_text()``).
+
+    ``name`` names the stage, and so the ids of its ops:
+
+    >>> stage = hlo_stage('''HloModule m
+    ... ENTRY %main (x: f32[2]) -> f32[2] {
+    ...   ROOT %x = f32[2]{0} parameter(0)
+    ... }''', SourceTable(), name="optimized_hlo")
+    >>> stage.name, stage.ops[0].id
+    ('optimized_hlo', 'optimized_hlo:0')
+    """
     lines = text.split("\n")
     tables, start = _read_tables(lines)
-    frames = _Frames(tables, table)
-    # Per instruction: [name, types, lines, loc, op_name, label, computation, sharding, calls]
-    rows: list[list] = []
-    comps: list[list] = []  # [name, first, last, entry]
-    comp_index: dict[str, int] = {}
-    params: list[tuple[int, str | None]] = []  # entry parameters: (number, sharding)
-    root_sharding = None
-    current = None
+    module = _read_module(lines, start, _Frames(tables, table), name)
+    caller, via_fusion = _callers(module)
+    fusion = _fusions(module, caller, via_fusion)
+    _set_parents(module.ops, caller, fusion)
+    collectives = _mark_collectives(module.ops)
+    computations = tuple(
+        Computation(name=c.name, lines=(c.first, c.last), entry=c.entry, caller=caller[ci],
+                    fusion=fusion[ci])
+        for ci, c in enumerate(module.computations))
+    arg_shardings, result_shardings = _entry_shardings(module)
+    return Stage(name, text, tuple(module.ops), computations=computations,
+                 arg_shardings=arg_shardings, result_shardings=result_shardings,
+                 collectives=collectives)
+
+
+def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _Module:
+    """Reads the computations and their instructions, from line index ``start`` (the
+    first computation's header, as :func:`_read_tables` found it) on."""
+    module = _Module()
+    ops = module.ops
+    comps = module.computations
+    current = None  # index of the computation being read
     for lineno in range(start + 1, len(lines) + 1):
         line = lines[lineno - 1]
         if not line:
             continue
         c0 = line[0]
-        if c0 != " ":
+        if c0 != " ":  # instructions are indented; headers and closing braces are not
             if c0 == "}":
                 if current is not None:
-                    comps[current][2] = lineno
+                    comps[current].last = lineno
                 current = None
             elif line.endswith("{"):
                 m = _COMPUTATION.match(line)
                 if m:
                     current = len(comps)
-                    comp_index[m.group(2)] = current
-                    comps.append([m.group(2), lineno, lineno, bool(m.group(1))])
+                    module.computation_index[m.group(2)] = current
+                    comps.append(_Computation(m.group(2), lineno, lineno, bool(m.group(1))))
             continue
         if current is None:
             continue
         m = _INSTR.match(line)
         if not m:
             continue
-        is_root, label, shape, opcode = m.groups()
-        after = m.end()
-        op_name = ""
-        loc = None
-        at = line.find(", metadata={", after)
-        if at >= 0:
-            head = line[:at]
-            p = at + 12
-            q = line.find('op_name="', p)
-            if q >= 0:
-                q += 9
-                e = line.find('"', q)
-                while e > 0 and line[e - 1] == "\\":  # an escaped quote
-                    e = line.find('"', e + 1)
-                op_name = line[q:e]
-                if "\\" in op_name:
-                    op_name = _unquote('"' + op_name + '"')
-                p = e + 1
-            rest = line[p:line.find("}", p)]
-            f = rest.find("stack_frame_id=")
-            if f >= 0:
-                digits = rest[f + 15:].split(" ", 1)[0]
-                if digits.isdigit():
-                    loc = frames.location(int(digits))
-            elif "source_file=" in rest:
-                sm = _SOURCE.search(rest)
-                if sm:
-                    n = int(sm.group(2))
-                    loc = table.location([(_unquote('"' + sm.group(1) + '"'), n, 0, n, 0, "")])
-        else:
-            head = line
-        sharding = None
-        if ", sharding={" in head:
-            sh = _SHARDING.search(head, after)
-            if sh is not None:
-                sharding = sh.group(1)
-            else:
-                at = head.find(", sharding={", after) + 11
-                sharding = head[at:_closing(head, at, "{", "}")]
-        calls = None
-        if _CALL_HINT.search(head, after) is not None:
-            found = _CALLS.findall(head, after)
-            for kind, names in _CALL_LISTS.findall(head, after):
-                found.extend((kind, n.strip().lstrip("%")) for n in names.split(","))
-            calls = found or None
-        if opcode == "parameter" and comps[current][3]:
-            end = line.find(")", after)
-            number = line[after:end]
-            if number.isdigit():
-                params.append((int(number), sharding))
-        elif is_root and comps[current][3]:
-            root_sharding = sharding
-        rows.append([opcode, (shape,), (lineno, lineno), loc, op_name, label, current,
-                     sharding, calls])
+        op, calls = _read_instruction(line, m, stage, len(ops), lineno, current, frames)
+        if calls:
+            module.calls[op.index] = calls
+        ops.append(op)
+        if comps[current].entry:
+            if op.name == "parameter":
+                after = m.end()  # "parameter(" ends the match: the number follows
+                number = line[after:line.find(")", after)]
+                if number.isdigit():
+                    module.params.append((int(number), op.sharding))
+            elif m.group(1):  # "ROOT "
+                module.root_sharding = op.sharding
+    return module
 
-    # Who calls each computation, and which fusion holds it.
-    caller: list[int | None] = [None] * len(comps)
-    via_fusion: list[bool] = [False] * len(comps)
-    for k, row in enumerate(rows):
-        if row[8]:
-            for kind, name in row[8]:
-                ci = comp_index.get(name)
-                if ci is not None and caller[ci] is None:
-                    caller[ci] = k
-                    via_fusion[ci] = kind == "calls" and row[0] == "fusion"
-    fusion_of: list[int | None] = [None] * len(comps)
-    resolved = [False] * len(comps)
 
-    def fusion(ci: int) -> int | None:
+def _read_instruction(line: str, m: re.Match, stage: str, index: int, lineno: int,
+                      computation: int, frames: _Frames
+                      ) -> tuple[Op, list[tuple[str, str]] | None]:
+    """The op of the instruction on ``line`` (which :data:`_INSTR` matched as ``m``),
+    without its parent, fusion and collective kind; and what it calls."""
+    _, label, shape, opcode = m.groups()
+    after = m.end()  # just past the opening parenthesis of the operands
+    at = line.find(", metadata={", after)
+    if at >= 0:
+        op_name, location = _read_metadata(line, at + 12, frames)
+        # Attributes are looked for before the metadata: an op name may read like one.
+        head = line[:at]
+    else:
+        op_name, location = "", None
+        head = line
+    # Most instructions have neither: cheap tests first.
+    sharding = _sharding(head, after) if ", sharding={" in head else None
+    calls = _calls(head, after) if _CALL_HINT.search(head, after) is not None else None
+    # Positional, as keywords take twice as long: stage, index, name, types, lines,
+    # location, name_stack, parent, sharding, label, computation.
+    op = Op(stage, index, opcode, (shape,), (lineno, lineno), location, op_name, None,
+            sharding, label, computation)
+    return op, calls
+
+
+def _read_metadata(line: str, p: int, frames: _Frames) -> tuple[str, int | None]:
+    """The op name (``""`` if none) and the location of the ``metadata={...}``
+    whose contents start at ``line[p]``.
+
+    >>> line = '  %s = f32[] sine(%x), metadata={op_name="jit(f)/sin" stack_frame_id=9}'
+    >>> _read_metadata(line, line.find("metadata={") + 10, _Frames({}, SourceTable()))
+    ('jit(f)/sin', None)
+    """
+    op_name = ""
+    q = line.find('op_name="', p)
+    if q >= 0:
+        q += 9
+        e = line.find('"', q)
+        while e > 0 and line[e - 1] == "\\":  # an escaped quote
+            e = line.find('"', e + 1)
+        op_name = line[q:e]
+        if "\\" in op_name:
+            op_name = _unquote('"' + op_name + '"')
+        p = e + 1
+    rest = line[p:line.find("}", p)]
+    f = rest.find("stack_frame_id=")
+    if f >= 0:
+        digits = rest[f + 15:].split(" ", 1)[0]
+        return op_name, frames.location(int(digits)) if digits.isdigit() else None
+    # Without source tables, XLA prints the innermost position only.
+    if "source_file=" in rest:
+        sm = _SOURCE.search(rest)
+        if sm:
+            return op_name, frames.file_line(_unquote('"' + sm.group(1) + '"'),
+                                             int(sm.group(2)))
+    return op_name, None
+
+
+def _sharding(head: str, after: int) -> str | None:
+    """The ``sharding={...}`` of an instruction whose ``head`` holds one, as printed."""
+    sh = _SHARDING.search(head, after)
+    if sh is not None:
+        return sh.group(1)
+    # Braces nested deeper than the pattern reaches.
+    at = head.find(", sharding={", after) + 11
+    return head[at:_closing(head, at, "{", "}")]
+
+
+def _calls(head: str, after: int) -> list[tuple[str, str]] | None:
+    """``(attribute, computation name)`` of each computation an instruction calls
+    (``calls=%f``, ``branch_computations={%a, %b}``...), ``None`` if none. The
+    caller first checks for :data:`_CALL_HINT` (most instructions call nothing).
+
+    >>> _calls("%w = f32[] while(%t), condition=%cond, body=%body", 17)
+    [('condition', 'cond'), ('body', 'body')]
+    """
+    found = _CALLS.findall(head, after)
+    for kind, names in _CALL_LISTS.findall(head, after):
+        found.extend((kind, n.strip().lstrip("%")) for n in names.split(","))
+    return found or None
+
+
+def _callers(module: _Module) -> tuple[list[int | None], list[bool]]:
+    """Per computation: the first instruction that calls it (``None`` for the
+    entry and computations no one calls), and whether that is a ``fusion`` whose
+    fused computation it is."""
+    n = len(module.computations)
+    caller: list[int | None] = [None] * n
+    via_fusion = [False] * n
+    index = module.computation_index
+    for k, calls in module.calls.items():  # in instruction order
+        is_fusion = module.ops[k].name == "fusion"
+        for kind, callee in calls:
+            ci = index.get(callee)
+            if ci is not None and caller[ci] is None:
+                caller[ci] = k
+                via_fusion[ci] = kind == "calls" and is_fusion
+    return caller, via_fusion
+
+
+def _fusions(module: _Module, caller: list[int | None],
+             via_fusion: list[bool]) -> list[int | None]:
+    """Per computation: the ``fusion`` instruction that holds it, directly or
+    through the computation its caller is in; else ``None``."""
+    n = len(module.computations)
+    fusion: list[int | None] = [None] * n
+    resolved = [False] * n
+    ops = module.ops
+
+    def resolve(ci: int) -> int | None:
         if resolved[ci]:
-            return fusion_of[ci]
+            return fusion[ci]
         resolved[ci] = True  # guards against cycles
         k = caller[ci]
         if k is not None:
-            fusion_of[ci] = k if via_fusion[ci] else fusion(rows[k][6])
-        return fusion_of[ci]
+            fusion[ci] = k if via_fusion[ci] else resolve(ops[k].computation)
+        return fusion[ci]
 
-    computations = tuple(
-        Computation(name=c[0], lines=(c[1], c[2]), entry=c[3], caller=caller[i],
-                    fusion=fusion(i))
-        for i, c in enumerate(comps))
-    ops = []
+    for ci in range(n):
+        resolve(ci)
+    return fusion
+
+
+def _set_parents(ops: list[Op], caller: list[int | None], fusion: list[int | None]) -> None:
+    """Sets each op's parent (the caller of its computation) and fusion."""
+    for op in ops:
+        ci = op.computation
+        op.parent = caller[ci]
+        op.fusion = fusion[ci]
+
+
+def _mark_collectives(ops: list[Op]) -> tuple[int, ...]:
+    """Sets the collective kind of the collective ops; returns their indices.
+
+    A collective is ``"requested"`` when its op name ends in a primitive with which
+    the program asks for one (``psum``...), else ``"inserted"`` (by the partitioner).
+    """
     collectives = []
-    for k, row in enumerate(rows):
-        opcode = row[0]
-        kind = None
-        if opcode in COLLECTIVE_OPCODES:
-            last = row[4].rsplit("/", 1)[-1]
-            kind = "requested" if last in _REQUESTED else "inserted"
-            collectives.append(k)
-        ci = row[6]
-        # Positional: stage, index, name, types, lines, location, name_stack,
-        # parent, sharding, label, computation, fusion, collective.
-        ops.append(Op("hlo", k, opcode, row[1], row[2], row[3], row[4], caller[ci],
-                      row[7], row[5], ci, fusion_of[ci], kind))
-    arg_shardings = tuple(sh for _, sh in sorted(params))
-    if not any(arg_shardings) and root_sharding is None:
-        arg_shardings = ()
-    return Stage("hlo", text, tuple(ops), computations=computations,
-                 arg_shardings=arg_shardings,
-                 result_shardings=() if root_sharding is None else (root_sharding,),
-                 collectives=tuple(collectives))
+    for op in ops:
+        if op.name in COLLECTIVE_OPCODES:
+            last = op.name_stack.rsplit("/", 1)[-1]
+            op.collective = "requested" if last in _REQUESTED else "inserted"
+            collectives.append(op.index)
+    return tuple(collectives)
+
+
+def _entry_shardings(module: _Module) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
+    """The entry's argument shardings (by parameter number) and result sharding, as
+    printed; no argument shardings at all when neither they nor the result have one."""
+    args = tuple(sh for _, sh in sorted(module.params))
+    root = module.root_sharding
+    if not any(args) and root is None:
+        args = ()
+    return args, (() if root is None else (root,))

@@ -20,168 +20,13 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olympus.provenance import serialize
+from olympus.provenance.parts import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
+                                      SourceFile, SourceLine, Stage, op_id, parse_op_id)
+
 __all__ = ["STAGES", "Op", "Computation", "Stage", "Frame", "Location", "SourceFile",
-           "SourceLine", "FunctionInfo", "Provenance", "op_id", "parse_op_id"]
-
-#: The stages a model may hold, in compilation order.
-STAGES = ("olympuspr", "stablehlo", "hlo")
-
-
-def op_id(stage: str, index: int) -> str:
-    """The id of op ``index`` of ``stage``: ``op_id('hlo', 3) == 'hlo:3'``."""
-    return f"{stage}:{index}"
-
-
-def parse_op_id(ident: str) -> tuple[str, int]:
-    """``'hlo:3'`` -> ``('hlo', 3)``; raises ``ValueError`` naming the expected form.
-
-    >>> parse_op_id('stablehlo:12')
-    ('stablehlo', 12)
-    """
-    stage, sep, index = str(ident).rpartition(":")
-    if not sep or stage not in STAGES or not index.isdigit():
-        raise ValueError(
-            f"{ident!r} is not an op id: op ids read '<stage>:<index>' with a stage "
-            f"among {', '.join(STAGES)}, e.g. 'stablehlo:3'.")
-    return stage, int(index)
-
-
-@dataclasses.dataclass(slots=True)
-class Op:
-    """One op of one stage: an equation, an MLIR operation or an HLO instruction.
-
-    (Read-only by convention: a model has many ops, and a frozen dataclass is
-    several times slower to create.)
-
-    ``lines`` are the first and last line (1-based, inclusive) of the op in its
-    stage's ``text``, ``None`` if the op is not printed. ``location`` indexes
-    :attr:`Provenance.locations` (the op's user call stack), ``None`` if the
-    compiler kept no source for it. ``parent`` is the index of the enclosing op of
-    the same stage (the ``cond`` around a branch's equations, the ``func.func``
-    around an operation, the ``fusion`` or ``while`` calling an HLO computation).
-    The last four fields are for HLO only.
-    """
-    stage: str
-    index: int
-    name: str
-    types: tuple[str, ...] = ()
-    lines: tuple[int, int] | None = None
-    location: int | None = None
-    name_stack: str = ""
-    parent: int | None = None
-    sharding: str | None = None
-    label: str | None = None
-    computation: int | None = None
-    fusion: int | None = None
-    collective: str | None = None
-
-    @property
-    def id(self) -> str:
-        """The op id, ``"<stage>:<index>"``."""
-        return op_id(self.stage, self.index)
-
-
-@dataclasses.dataclass(frozen=True)
-class Computation:
-    """An HLO computation: its name, lines, and the instruction that calls it.
-
-    ``fusion`` is the index of the ``fusion`` instruction whose fused computation
-    this is (directly or through a computation that one calls), else ``None``.
-    """
-    name: str
-    lines: tuple[int, int]
-    entry: bool = False
-    caller: int | None = None
-    fusion: int | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class Stage:
-    """One stage: the text the op line spans refer to, and the ops in text order.
-
-    ``arg_shardings``/``result_shardings`` hold the entry function's argument and
-    result shardings as printed (``None`` where unsharded); ``collectives`` the
-    indices of collective ops (HLO); ``computations`` the HLO computations;
-    ``notes`` says what could not be worked out, if anything.
-    """
-    name: str
-    text: str
-    ops: tuple[Op, ...]
-    computations: tuple[Computation, ...] = ()
-    arg_shardings: tuple[str | None, ...] = ()
-    result_shardings: tuple[str | None, ...] = ()
-    collectives: tuple[int, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def ops_on_line(self, line: int) -> tuple[int, ...]:
-        """Indices of the ops whose line span holds text line ``line`` (1-based)."""
-        return tuple(op.index for op in self.ops
-                     if op.lines is not None and op.lines[0] <= line <= op.lines[1])
-
-    def __repr__(self) -> str:
-        return f"<Stage {self.name}: {len(self.ops)} ops, {self.text.count(chr(10))} lines>"
-
-
-@dataclasses.dataclass(frozen=True)
-class Frame:
-    """A source position: file (index into :attr:`Provenance.files`), line (1-based),
-    column (0-based, as Python reports it), end line and end column, and function."""
-    file: int
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    function: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Location:
-    """A user call stack: indices into :attr:`Provenance.frames`, innermost first."""
-    frames: tuple[int, ...]
-
-
-@dataclasses.dataclass(frozen=True)
-class SourceFile:
-    r"""A user file: its path and the parts of its text the model holds.
-
-    ``chunks`` are ``(first line, text)`` pieces in line order: the whole file
-    when it is small (``complete``), else the lines around those the program came
-    from and the staged function's lines. Empty if the source could not be read.
-
-    >>> SourceFile("m.py", ((1, "a = 1\nb = 2\n"),), complete=True).line(2)
-    'b = 2'
-    """
-    path: str
-    chunks: tuple[tuple[int, str], ...] = ()
-    complete: bool = False
-
-    def line(self, number: int) -> str | None:
-        """Line ``number`` (1-based) of the file, without its newline, if held."""
-        for first, text in self.chunks:
-            if number >= first:
-                lines = text.splitlines()
-                if number - first < len(lines):
-                    return lines[number - first]
-        return None
-
-
-@dataclasses.dataclass(frozen=True)
-class SourceLine:
-    """A source line (file index, line) and the ops of each stage it is the
-    innermost user frame of: ``{stage: (op index, ...)}``."""
-    file: int
-    line: int
-    ops: Mapping[str, tuple[int, ...]]
-
-
-@dataclasses.dataclass(frozen=True)
-class FunctionInfo:
-    """The staged function: its name, and where it is defined (file index, lines)."""
-    name: str
-    file: int | None = None
-    first_line: int | None = None
-    last_line: int | None = None
-
+           "SourceLine", "FunctionInfo", "Provenance", "op_id", "parse_op_id",
+           "group_ops_by_line"]
 
 @dataclasses.dataclass(frozen=True)
 class Provenance:
@@ -208,6 +53,8 @@ class Provenance:
     frames: tuple[Frame, ...] = ()
     locations: tuple[Location, ...] = ()
     lines: tuple[SourceLine, ...] = ()
+    #: Stages that were asked for and do not exist for this program, with the reason.
+    unavailable: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     # -- looking things up ------------------------------------------------------
 
@@ -227,7 +74,7 @@ class Provenance:
                 f"stage (e.g. build(compiled)) to get more stages.") from None
 
     def op(self, ident: str) -> Op:
-        """The op with id ``ident`` (``'hlo:3'``)."""
+        """The op with id ``ident`` (``'compiled:3'``)."""
         stage, index = parse_op_id(ident)
         ops = self.stage(stage).ops
         if not 0 <= index < len(ops):
@@ -314,10 +161,10 @@ class Provenance:
 
     def collectives(self) -> list[Op]:
         """The collective HLO instructions (all-reduce, all-gather, ...), in text order."""
-        if "hlo" not in self.stages:
+        if "compiled" not in self.stages:
             return []
-        hlo = self.stages["hlo"]
-        return [hlo.ops[i] for i in hlo.collectives]
+        compiled = self.stages["compiled"]
+        return [compiled.ops[i] for i in compiled.collectives]
 
     def source_line(self, file: str | int, line: int) -> str | None:
         """The text of a source line, when the model holds it."""
@@ -333,19 +180,16 @@ class Provenance:
         >>> Provenance.from_json(model.to_json()) == model
         True
         """
-        from olympus.provenance import serialize
         return serialize.to_json(self)
 
     def to_json_str(self, *, indent: int | None = None) -> str:
         """The model as a JSON string (compact unless ``indent`` is given)."""
-        from olympus.provenance import serialize
         return serialize.dumps(self.to_json(), indent=indent)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | str) -> "Provenance":
         """Reads a model back from :meth:`to_json` data (or its string form)."""
-        from olympus.provenance import serialize
-        return serialize.from_json(data)
+        return cls(**serialize.fields_from_json(data))
 
     # -- display ----------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from olympus import jax_compat
 
 from olympus import naming
-from olympus.provenance.model import Op, Stage
+from olympus.provenance.parts import Op, Stage
 from olympus.provenance.sources import SourceTable, compose
 
 __all__ = ["olympuspr_stage", "eqn_frames"]
@@ -135,7 +135,7 @@ def print_with_spans(closed) -> tuple[str, _Walk, list[tuple[int, int] | None]]:
     return naming.rename_param_names(text), walk, _spans(source_map, len(walk.eqns))
 
 
-def olympuspr_stage(closed, table: SourceTable) -> Stage:
+def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> Stage:
     """The olympuspr stage of a ``ClosedJaxpr`` (or ``Jaxpr``): every equation,
     with primitive, output types, line span, source location and name stack."""
     text, walk, spans = print_with_spans(closed)
@@ -156,10 +156,10 @@ def olympuspr_stage(closed, table: SourceTable) -> Stage:
         stacks.append(stack)
         loc = table.intern(stack)
         ops.append(Op(
-            "olympuspr", k, eqn.primitive.name,
+            name, k, eqn.primitive.name,
             tuple(v.aval.str_short(short_dtypes=True) for v in eqn.outvars),
             spans[k], loc, str(info.name_stack) if info.name_stack.stack else "", parent))
     notes = ()
     if any(s is None for s in spans):
         notes = ("some equations were not found in the printed text",)
-    return Stage("olympuspr", text, tuple(ops), notes=notes)
+    return Stage(name, text, tuple(ops), notes=notes)

@@ -1,4 +1,4 @@
-"""The provenance model as JSON: schema ``olympus.provenance``, version 1.
+"""The provenance model as JSON: schema ``olympus.provenance``, version 2.
 
 Ops are stored by column, one entry per op, each column compact: strings are
 dictionary-encoded (``{"values": [...], "codes": "0,1,0,,2"}``), integers and line
@@ -11,8 +11,8 @@ full schema is in ``docs/provenance.md``.
 >>> model = olympus.provenance.build(olympus.jit(lambda x: x * 2).trace(1.0))
 >>> data = to_json(model)
 >>> data["schema"], data["version"], data["stages"]["olympuspr"]["ops"]["name"]
-('olympus.provenance', 1, {'values': ['mul'], 'codes': '0'})
->>> from_json(data) == model
+('olympus.provenance', 2, {'values': ['mul'], 'codes': '0'})
+>>> type(model)(**fields_from_json(data)) == model
 True
 """
 from __future__ import annotations
@@ -21,14 +21,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from olympus.provenance.model import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
-                                      Provenance, SourceFile, SourceLine, Stage)
+from olympus.provenance.parts import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
+                                      SourceFile, SourceLine, Stage)
 
-__all__ = ["SCHEMA", "VERSION", "to_json", "from_json", "dumps", "encode_indices",
+__all__ = ["SCHEMA", "VERSION", "to_json", "fields_from_json", "dumps", "encode_indices",
            "decode_indices"]
 
 SCHEMA = "olympus.provenance"
-VERSION = 1
+VERSION = 2
+#: Version 1 named the compiled program's stage ``hlo``; it reads as ``compiled``.
+_V1_STAGE_NAMES = {"hlo": "compiled"}
 
 # Op columns, by how they are encoded: dictionary-encoded strings (``types``: a
 # tuple of strings per op), integers, and line spans.
@@ -178,8 +180,9 @@ def _stage_from_json(name: str, data: Mapping[str, Any]) -> Stage:
                  notes=tuple(data.get("notes", ())))
 
 
-def to_json(model: Provenance) -> dict[str, Any]:
-    """The model as JSON-ready data (dicts, lists, strings, numbers)."""
+def to_json(model) -> dict[str, Any]:
+    """A :class:`~olympus.provenance.model.Provenance` as JSON-ready data (dicts, lists,
+    strings, numbers)."""
     fn = model.function
     return {
         "schema": SCHEMA,
@@ -194,15 +197,18 @@ def to_json(model: Provenance) -> dict[str, Any]:
                    for f in model.frames],
         "locations": [list(loc.frames) for loc in model.locations],
         "stages": {name: _stage_to_json(model.stages[name]) for name in model.stage_names},
+        "unavailable": dict(model.unavailable),
         "lines": [{"file": e.file, "line": e.line,
                    "ops": {s: encode_indices(v) for s, v in e.ops.items()}}
                   for e in model.lines],
     }
 
 
-def from_json(data: Mapping[str, Any] | str) -> Provenance:
-    """Reads :func:`to_json` data (or a JSON string of it) back into a model.
+def fields_from_json(data: Mapping[str, Any] | str) -> dict[str, Any]:
+    """The fields of a :class:`~olympus.provenance.model.Provenance` from :func:`to_json`
+    data (or a JSON string of it); ``Provenance.from_json`` makes the model.
 
+    Reads this version and version 1 (whose compiled stage was named ``hlo``).
     Raises ``ValueError`` for a document of another schema or a newer version.
     """
     if isinstance(data, (str, bytes)):
@@ -212,17 +218,20 @@ def from_json(data: Mapping[str, Any] | str) -> Provenance:
         raise ValueError(f"Not an Olympus provenance document: expected schema {SCHEMA!r}, "
                          f"got {got!r}.")
     version = data.get("version")
-    if version != VERSION:
+    if version not in (1, VERSION):
         raise ValueError(f"Provenance document version {version!r} is not readable here: "
-                         f"this Olympus reads version {VERSION}. Rebuild the model with "
+                         f"this Olympus reads versions 1 to {VERSION}. Rebuild the model with "
                          f"olympus.provenance.build, or upgrade Olympus.")
+    renamed = _V1_STAGE_NAMES if version == 1 else {}
     fn = data["function"]
-    stages = data.get("stages", {})  # stages this version does not know are skipped
-    return Provenance(
+    # Stages this version does not know are skipped.
+    stages = {renamed.get(name, name): value for name, value in data.get("stages", {}).items()}
+    return dict(
         function=FunctionInfo(fn["name"], fn.get("file"), fn.get("first_line"),
                               fn.get("last_line")),
         platforms=tuple(data.get("platforms", ())),
         stages={s: _stage_from_json(s, stages[s]) for s in STAGES if s in stages},
+        unavailable=dict(data.get("unavailable", {})),
         files=tuple(SourceFile(f["path"],
                                tuple((int(first), str(text)) for first, text in f.get("chunks", ())),
                                bool(f.get("complete", False)))
@@ -232,7 +241,8 @@ def from_json(data: Mapping[str, Any] | str) -> Provenance:
         locations=tuple(Location(tuple(int(i) for i in loc))
                         for loc in data.get("locations", ())),
         lines=tuple(SourceLine(int(e["file"]), int(e["line"]),
-                               {s: decode_indices(v) for s, v in e["ops"].items()})
+                               {renamed.get(s, s): decode_indices(v)
+                                for s, v in e["ops"].items()})
                     for e in data.get("lines", ())),
     )
 

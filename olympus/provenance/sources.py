@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 from olympus import jax_compat
 
-from olympus.provenance.model import Frame, Location, SourceFile
+from olympus.provenance.parts import Frame, Location, SourceFile
 
 #: Packages whose frames are tooling, not the user's program.
 _TOOL_PACKAGES = ("olympus_jupyter", "IPython", "ipykernel", "_pytest", "pytest", "pluggy",
@@ -59,6 +59,21 @@ def tool_prefixes() -> tuple[str, ...]:
     return tuple(dirs)
 
 
+def is_user_file(path: str, exclude: Sequence[str] | None = None) -> bool:
+    """Whether code in ``path`` is the user's: what JAX counts as user code, less
+    Olympus itself and the tooling around it (``exclude``, default
+    :func:`tool_prefixes`). The one rule for source lines and for the frames a
+    failure points at.
+
+    >>> is_user_file(__file__), is_user_file("/home/me/model.py")
+    (False, True)
+    """
+    if not path or path.startswith("<frozen "):
+        return False
+    exclude = tool_prefixes() if exclude is None else tuple(exclude)
+    return jax_compat.is_user_filename(path) and not path.startswith(exclude)
+
+
 class SourceTable:
     """Interns files, frames and call stacks; ops refer to call stacks by index.
 
@@ -78,13 +93,10 @@ class SourceTable:
         self._user: dict[str, bool] = {}
 
     def is_user_file(self, path: str) -> bool:
-        """Whether frames in ``path`` belong to the user's program."""
+        """Whether frames in ``path`` belong to the user's program (:func:`is_user_file`)."""
         user = self._user.get(path)
         if user is None:
-            user = (bool(path) and not path.startswith("<frozen ")
-                    and jax_compat.is_user_filename(path)
-                    and not path.startswith(self._exclude))
-            self._user[path] = user
+            user = self._user[path] = is_user_file(path, self._exclude)
         return user
 
     def file(self, path: str) -> int:

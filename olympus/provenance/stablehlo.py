@@ -25,6 +25,7 @@ True
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -151,17 +152,69 @@ def _last_lines(root, ops: list, plain_lines: list[str]) -> tuple[list[int | Non
     return last, note
 
 
-def stablehlo_stage(module, text: str, table: SourceTable, *, owned: bool = False) -> Stage:
+@dataclasses.dataclass(slots=True)
+class _Operation:
+    """One MLIR operation as read, before its lines and whole call stack are known."""
+    name: str
+    types: tuple[str, ...]
+    name_stack: str
+    parent: int | None                  # index of the op whose region holds it
+    sharding: str | None
+    has_regions: bool
+    frames: tuple[RawFrame, ...]        # its user frames, as far as its function goes
+    function: int | None                # the func.func it is in (or is)
+    prev_sibling: int | None = None     # with regions: the op before it in its block
+
+
+@dataclasses.dataclass
+class _Walk:
+    """What a pre-order walk of a module reads: every operation, and the module's
+    functions, calls and entry shardings."""
+    ops: list                                                   # the MLIR operations
+    operations: list[_Operation] = dataclasses.field(default_factory=list)
+    symbols: dict[str, int] = dataclasses.field(default_factory=dict)     # -> func.func
+    first_call: dict[str, int] = dataclasses.field(default_factory=dict)  # -> func.call
+    arg_shardings: tuple[str | None, ...] = ()                  # of main
+    result_shardings: tuple[str | None, ...] = ()
+
+
+def stablehlo_stage(module, text: str, table: SourceTable, *, name: str = "stablehlo",
+                    owned: bool = False) -> Stage:
     """The StableHLO stage of ``module`` (an ``ir.Module`` or its operation), whose
     print without debug info is ``text``.
 
     The module is cloned first and the clone's locations are overwritten; pass
     ``owned=True`` to let this function change ``module`` itself instead (a
     module no one else uses, such as Olympus's ``Lowered.compiler_ir()``).
+    ``name`` names the stage, and so the ids of its ops:
+
+    >>> lowered = olympus.jit(jnp.sin).trace(1.0).lower()
+    >>> stage = stablehlo_stage(lowered.compiler_ir(), lowered.as_text(), SourceTable(),
+    ...                         name="stablehlo_again")
+    >>> stage.name, stage.ops[0].id
+    ('stablehlo_again', 'stablehlo_again:0')
     """
     root = module.operation
     if not owned:
         root = root.clone().operation
+    walk = _walk(root, table)  # reads the locations that _last_lines overwrites
+    locations = _locations(walk, table)
+    plain_lines = text.split("\n")
+    while plain_lines and not plain_lines[-1]:
+        plain_lines.pop()
+    last, note = _last_lines(root, walk.ops, plain_lines)
+    spans = _spans(walk, last, plain_lines)
+    # Positional, as keywords take twice as long: stage, index, name, types, lines,
+    # location, name_stack, parent, sharding.
+    ops = tuple(Op(name, k, o.name, o.types, spans[k], locations[k], o.name_stack, o.parent,
+                   o.sharding)
+                for k, o in enumerate(walk.operations))
+    return Stage(name, text, ops, arg_shardings=walk.arg_shardings,
+                 result_shardings=walk.result_shardings, notes=(note,) if note else ())
+
+
+def _walk(root, table: SourceTable) -> _Walk:
+    """Reads every operation under ``root`` (itself first), in pre-order."""
     ops: list = []
 
     def visit(op):
@@ -169,101 +222,115 @@ def stablehlo_stage(module, text: str, table: SourceTable, *, owned: bool = Fals
         return ir.WalkResult.ADVANCE
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    walk = _Walk(ops)
+    operations = walk.operations
     index_of = {op: k for k, op in enumerate(ops)}
-    decoded: dict = {}
-    fields = []
-    own_frames: list[tuple] = []
-    func_of: list[int | None] = []      # the func.func each op is in
-    symbols: dict[str, int] = {}        # function name -> its func.func op
-    first_call: dict[str, int] = {}     # function name -> first func.call of it
-    last_in_block: dict = {}            # block -> its latest op so far
-    prev_sibling: dict[int, int | None] = {}  # region op -> op before it in its block
-    arg_shardings: tuple = ()
-    result_shardings: tuple = ()
+    decoded: dict = {}          # location attribute -> (name stack, user frames)
+    last_in_block: dict = {}    # block -> its latest op so far
     for k, op in enumerate(ops):
         parent = None if k == 0 else index_of.get(op.parent)
-        loc = op.location
-        key = loc.attr
-        hit = decoded.get(key)
-        if hit is None:
-            name, frames = decode_location(loc)
-            hit = decoded[key] = (name or "", table.user_frames(frames))
+        name_stack, frames = _read_location(op.location, decoded, table)
         attrs = op.attributes
-        name = op.name
-        if name == "func.func":
-            func_of.append(k)
+        op_name = op.name
+        if op_name == "func.func":
+            function = k
             if "sym_name" in attrs:
-                symbol = attrs["sym_name"].value
-                symbols[symbol] = k
-                if symbol == "main":
-                    if "arg_attrs" in attrs:
-                        arg_shardings = _dict_shardings(attrs["arg_attrs"])
-                    if "res_attrs" in attrs:
-                        result_shardings = _dict_shardings(attrs["res_attrs"])
+                _read_function(walk, k, attrs)
         else:
-            func_of.append(None if parent is None else func_of[parent])
-            if name == "func.call" and "callee" in attrs:
-                first_call.setdefault(attrs["callee"].value, k)
+            function = None if parent is None else operations[parent].function
+            if op_name == "func.call" and "callee" in attrs:
+                walk.first_call.setdefault(attrs["callee"].value, k)
+        # An op with regions prints from the line after the op before it (_spans).
         has_regions = len(op.regions) > 0
+        prev_sibling = None
         if k:
             block = op.block
             if has_regions:
-                prev_sibling[k] = last_in_block.get(block)
+                prev_sibling = last_in_block.get(block)
             last_in_block[block] = k
-        own_frames.append(hit[1])
-        fields.append((name, tuple(str(r.type) for r in op.results), hit[0],
-                       parent, _sharding_of(attrs) if len(attrs) else None,
-                       has_regions))
+        operations.append(_Operation(
+            op_name, tuple(str(r.type) for r in op.results), name_stack, parent,
+            _sharding_of(attrs) if len(attrs) else None, has_regions, frames, function,
+            prev_sibling))
+    return walk
 
-    # Ops of a function other than main carry frames relative to the function:
-    # their call stack goes on with that of the first call of the function.
-    callers = {symbols[s]: c for s, c in first_call.items() if s in symbols}
+
+def _read_location(loc, decoded: dict, table: SourceTable
+                   ) -> tuple[str, tuple[RawFrame, ...]]:
+    """The name stack (``""`` if none) and user frames of ``loc``; ``decoded`` keeps
+    them by location attribute (ops of one source line share their location)."""
+    key = loc.attr
+    hit = decoded.get(key)
+    if hit is None:
+        name_stack, frames = decode_location(loc)
+        hit = decoded[key] = (name_stack or "", table.user_frames(frames))
+    return hit
+
+
+def _read_function(walk: _Walk, k: int, attrs) -> None:
+    """Notes the symbol of func.func ``k``, and the shardings of ``main``'s
+    arguments and results."""
+    symbol = attrs["sym_name"].value
+    walk.symbols[symbol] = k
+    if symbol == "main":
+        if "arg_attrs" in attrs:
+            walk.arg_shardings = _dict_shardings(attrs["arg_attrs"])
+        if "res_attrs" in attrs:
+            walk.result_shardings = _dict_shardings(attrs["res_attrs"])
+
+
+def _locations(walk: _Walk, table: SourceTable) -> list[int | None]:
+    """Each op's location: its whole user call stack, interned in ``table``.
+
+    Ops of a function other than main carry frames relative to the function:
+    their call stack goes on with that of the first call of the function.
+    """
+    callers = {walk.symbols[s]: c for s, c in walk.first_call.items() if s in walk.symbols}
+    operations = walk.operations
     stacks: dict[int, tuple] = {}
 
     def stack(k: int, depth: int = 0) -> tuple:
         done = stacks.get(k)
         if done is not None:
             return done
-        own = own_frames[k]
-        call = callers.get(func_of[k])
+        own = operations[k].frames
+        call = callers.get(operations[k].function)
         full = own if call is None or depth > 64 else compose(own, stack(call, depth + 1))
         stacks[k] = full
         return full
 
-    locations = [table.intern(stack(k)) for k in range(len(ops))]
+    return [table.intern(stack(k)) for k in range(len(operations))]
 
-    plain_lines = text.split("\n")
-    while plain_lines and not plain_lines[-1]:
-        plain_lines.pop()
-    last, note = _last_lines(root, ops, plain_lines)
 
-    # An op's location is printed at the end of its last line. An op with
-    # regions starts right after the op before it in its block; the first op of
-    # the module right after the module's first line; other first ops of a block
-    # as many lines up as they print as.
-    spans: list[tuple[int, int] | None] = [None] * len(ops)
-    for k, op in enumerate(ops):
+def _spans(walk: _Walk, last: list[int | None],
+           plain_lines: list[str]) -> list[tuple[int, int] | None]:
+    """Each op's first and last line, from its last line (``last``).
+
+    An op's location is printed at the end of its last line. An op with regions
+    starts right after the op before it in its block; the first op of the module
+    right after the module's first line; other first ops of a block as many lines
+    up as they print as. An op the printer elides has its parent's lines.
+    """
+    operations = walk.operations
+    spans: list[tuple[int, int] | None] = [None] * len(operations)
+    for k, o in enumerate(operations):
         end = last[k]
-        parent = fields[k][3]
+        parent = o.parent
         if end is None:
             spans[k] = spans[parent] if parent is not None else None
             continue
         if k == 0:
             start = next((i for i, l in enumerate(plain_lines, 1)
                           if l.startswith("module")), 1)
-        elif not fields[k][5]:
+        elif not o.has_regions:
             start = end
         else:
-            prev = prev_sibling.get(k)
+            prev = o.prev_sibling
             if prev is not None and spans[prev] is not None and last[prev] is not None:
                 start = spans[prev][1] + 1
             elif prev is None and parent == 0 and spans[0] is not None:
                 start = spans[0][0] + 1
             else:
-                start = end - _line_count(op) + 1
+                start = end - _line_count(walk.ops[k]) + 1
         spans[k] = (start, end)
-
-    out = tuple(Op("stablehlo", k, f[0], f[1], spans[k], locations[k], f[2], f[3], f[4])
-                for k, f in enumerate(fields))
-    return Stage("stablehlo", text, out, arg_shardings=arg_shardings,
-                 result_shardings=result_shardings, notes=(note,) if note else ())
+    return spans

@@ -14,7 +14,9 @@ import importlib
 import os
 import sys
 
+from olympus import stage_registry
 from olympus.specs import SpecError, parse_spec
+from olympus_jupyter.frontends.options import stage_list
 
 
 class CliError(Exception):
@@ -84,9 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="an argument as DTYPE[DIMS], e.g. 'f32[16,16]' or 'i32[]'; in order")
     rep.add_argument("--platform", help="lower for these platforms, e.g. tpu or cpu,tpu")
     rep.add_argument("--no-debug-info", dest="debug_info", action="store_false")
-    rep.add_argument("-o", "--output", required=True, metavar="REPORT.html")
-    demo = sub.add_parser("demo", help="report on a built-in example")
-    demo.add_argument("-o", "--output", required=True, metavar="REPORT.html")
+    for command in (rep, sub.add_parser("demo", help="report on a built-in example")):
+        command.add_argument("--stages", type=stage_list, default=stage_registry.default_names(),
+                             metavar="LIST",
+                             help=f"stages to show, any of {','.join(stage_registry.names())}, "
+                                  f"or all (default: {','.join(stage_registry.default_names())})")
+        command.add_argument("-o", "--output", required=True, metavar="REPORT.html")
     return parser
 
 
@@ -110,7 +115,8 @@ def main(argv=None) -> int:
             platform, debug_info = args.platform, args.debug_info
         from olympus_jupyter.frontends.inspection import inspect
         try:
-            report = inspect(fun, *fargs, platform=platform, debug_info=debug_info, cache=None)
+            report = inspect(fun, *fargs, platform=platform, debug_info=debug_info,
+                             stages=args.stages, cache=None)
         except ValueError as e:
             raise CliError(str(e)) from None
         report.save(args.output)

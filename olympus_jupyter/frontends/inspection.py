@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 from olympus_jupyter.staging.lru import LRU
-from olympus_jupyter.frontends.options import COMPILED_STAGES, LOWERED_STAGES, STAGE_NAMES
+from olympus import stage_registry
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.runner import StagingError, run_stages
 
@@ -107,11 +107,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     stage does not raise: the report shows it (``report.failure``). Bad options
     raise ``ValueError``.
     """
-    stages = tuple(stages) if stages is not None else STAGE_NAMES
-    unknown = [s for s in stages if s not in STAGE_NAMES]
-    if unknown:
-        raise ValueError(f"Unknown stage {unknown[0]!r}; choose from {', '.join(STAGE_NAMES)}.")
-    stages = tuple(s for s in STAGE_NAMES if s in stages)
+    stages = _stage_names(stages)
     platforms = (platform,) if isinstance(platform, str) else platform
     if isinstance(platforms, tuple) and len(platforms) == 1 and "," in platforms[0]:
         platforms = tuple(p.strip() for p in platforms[0].split(","))
@@ -134,8 +130,8 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     run = run_stages(target, args, kwargs, static_argnums=_tuple(static_argnums),
                      static_argnames=_tuple(static_argnames), platforms=platforms,
                      compiler_options=compiler_options,
-                     lower=any(s in stages for s in LOWERED_STAGES),
-                     compile=any(s in stages for s in COMPILED_STAGES))
+                     lower=any(s in stages for s in stage_registry.made_by("lower")),
+                     compile=any(s in stages for s in stage_registry.made_by("compile")))
     report = build_report(run, stages=stages, debug_info=debug_info, full=full)
     if cache is not None:
         cache.put(key, report)
@@ -148,13 +144,24 @@ def stage_bundle(stage, include=None, exclude=None) -> dict:
     A stage shows what exists so far: displaying a ``Lowered`` never compiles it.
     """
     from olympus.stages import Lowered, Traced
-    if isinstance(stage, Traced):
-        stages = ("source", "olympuspr")
-    elif isinstance(stage, Lowered):
-        stages = ("source", "olympuspr", "stablehlo", "hlo")
-    else:
-        stages = STAGE_NAMES
+    made = {Traced: ("trace",), Lowered: ("trace", "lower")}.get(
+        type(stage), stage_registry.STEPS)
+    stages = tuple(s.name for s in stage_registry.STAGES
+                   if s.default and (s.step is None or s.step in made))
     return inspect(stage, stages=stages)._repr_mimebundle_(include=include, exclude=exclude)
+
+
+def _stage_names(stages) -> tuple[str, ...]:
+    """The registry's stages named (in the registry's order), ``"all"`` for every one,
+    its defaults for ``None``; ``ValueError`` naming the choices for others."""
+    if stages is None:
+        return stage_registry.default_names()
+    if stages == "all":
+        return stage_registry.names()
+    stages = (stages,) if isinstance(stages, str) else tuple(stages)
+    for s in stages:
+        stage_registry.stage(s)  # UnknownStage (a ValueError) names the choices
+    return tuple(s for s in stage_registry.names() if s in stages)
 
 
 def _tuple(v):

@@ -39,11 +39,14 @@ from olympus.platforms import KNOWN_PLATFORMS
 from olympus.specs import SpecError, format_spec, parse_spec
 
 from olympus_jupyter.report.compare import compare
-from olympus_jupyter.frontends.options import STAGE_NAMES, parse_compiler_option
+from olympus import stage_registry
+from olympus_jupyter.frontends.options import parse_compiler_option
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
 from olympus_jupyter.staging.cache import StageCache
 
+#: The lowered program's forms (StableHLO, HLO): one shown at a time, by a toggle.
+_LOWERED = tuple(s for s in stage_registry.STAGES if s.kind == "program" and s.step == "lower")
 _STYLE = {"description_width": "initial"}
 
 
@@ -99,17 +102,20 @@ class Inspector(W.VBox):
                                           description="platforms", rows=4, style=_STYLE,
                                           tooltip="none selected: this machine")
         self.debug_info = W.Checkbox(value=debug_info, description="debug info", indent=False)
-        self.dialect = W.ToggleButtons(options=["StableHLO", "HLO"], value="StableHLO",
+        self.dialect = W.ToggleButtons(options=[(s.label, s.name) for s in _LOWERED],
+                                       value=_LOWERED[0].name,
                                        description="lowered as", style=_STYLE)
         self.compiler_options = W.Text(
             value=", ".join(f"{k}={v}" for k, v in (compiler_options or {}).items()),
             description="compiler options", placeholder="xla_backend_optimization_level=0",
             style=_STYLE, layout=W.Layout(width="32em"))
         self.options_error = W.HTML()
-        shown = tuple(stages) if stages is not None else STAGE_NAMES
-        self.stages = W.SelectMultiple(options=[s for s in STAGE_NAMES if s not in ("stablehlo", "hlo")],
-                                       value=[s for s in shown if s not in ("stablehlo", "hlo")],
-                                       description="stages", rows=5, style=_STYLE)
+        shown = tuple(stages) if stages is not None else stage_registry.default_names()
+        lowered = {s.name for s in _LOWERED}
+        self.stages = W.SelectMultiple(
+            options=[(s.label, s.name) for s in stage_registry.STAGES if s.name not in lowered],
+            value=[s for s in shown if s not in lowered],
+            description="stages", rows=5, style=_STYLE)
         self.status = W.HTML()
         self.why = W.HTML()
         self.compare_with = W.Dropdown(options=[], description="compare with…", style=_STYLE,
@@ -254,8 +260,8 @@ class Inspector(W.VBox):
 
     def _stages(self) -> tuple[str, ...]:
         chosen = set(self.stages.value)
-        chosen.add("stablehlo" if self.dialect.value == "StableHLO" else "hlo")
-        return tuple(s for s in STAGE_NAMES if s in chosen)
+        chosen.add(self.dialect.value)
+        return tuple(s for s in stage_registry.names() if s in chosen)
 
     def _changed(self, change):
         self.refresh()

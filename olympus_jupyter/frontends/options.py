@@ -15,9 +15,8 @@ import ast
 import dataclasses
 import shlex
 
-STAGE_NAMES = ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost", "memory")
-COMPILED_STAGES = ("compiled", "cost", "memory")
-LOWERED_STAGES = ("stablehlo", "hlo") + COMPILED_STAGES
+from olympus import stage_registry
+from olympus.platforms import KNOWN_PLATFORMS
 
 
 class OptionError(ValueError):
@@ -30,7 +29,7 @@ class ReportOptions:
     platforms: tuple[str, ...] | None = None
     static_argnums: tuple[int, ...] | None = None
     static_argnames: tuple[str, ...] | None = None
-    stages: tuple[str, ...] = STAGE_NAMES
+    stages: tuple[str, ...] = stage_registry.default_names()
     debug_info: bool = True
     compiler_options: tuple[tuple[str, object], ...] = ()
     save: str | None = None
@@ -40,7 +39,7 @@ class ReportOptions:
 
     @property
     def needs_compile(self) -> bool:
-        return any(s in self.stages for s in COMPILED_STAGES)
+        return any(s in self.stages for s in stage_registry.made_by("compile"))
 
 
 EXAMPLES = """\
@@ -76,13 +75,17 @@ def _ints(text: str) -> tuple[int, ...]:
             f"expected argument positions like 0 or 0,2, got {text!r}") from None
 
 
-def _stages(text: str) -> tuple[str, ...]:
+def stage_list(text: str) -> tuple[str, ...]:
+    """``--stages`` value: registry stage names, comma-separated, or ``all``."""
     items = _csv(text)
-    unknown = [s for s in items if s not in STAGE_NAMES]
+    if items == ("all",):
+        return stage_registry.names()
+    names = stage_registry.names()
+    unknown = [s for s in items if s not in names]
     if unknown:
         raise argparse.ArgumentTypeError(
-            f"unknown stage {unknown[0]!r}; choose from {','.join(STAGE_NAMES)}")
-    return tuple(s for s in STAGE_NAMES if s in items)
+            f"unknown stage {unknown[0]!r}; choose from {','.join(names)} or all")
+    return tuple(s for s in names if s in items)
 
 
 def parse_compiler_option(text: str) -> tuple[str, object]:
@@ -112,14 +115,17 @@ def build_parser(prog: str = "%olympus_lower") -> argparse.ArgumentParser:
                 description="Stage a function for its arguments and show what each "
                             "compilation stage made of it, op by op, tied to your source lines.")
     p.add_argument("--platform", dest="platforms", type=_csv, metavar="NAME[,NAME]",
-                   help="lower for these platforms (cpu, cuda, rocm, tpu); stages that "
-                        "cannot exist on this machine are shown with the reason")
+                   help=f"lower for these platforms ({', '.join(KNOWN_PLATFORMS)}, or a "
+                        f"plugin's); stages that cannot exist on this machine are shown "
+                        f"with the reason")
     p.add_argument("--static-argnums", type=_ints, metavar="N[,N]",
                    help="positions of static arguments (plain functions only)")
     p.add_argument("--static-argnames", type=_csv, metavar="NAME[,NAME]",
                    help="names of static arguments (plain functions only)")
-    p.add_argument("--stages", type=_stages, default=STAGE_NAMES, metavar="LIST",
-                   help=f"stages to show, any of {','.join(STAGE_NAMES)} (default: all)")
+    p.add_argument("--stages", type=stage_list, default=stage_registry.default_names(),
+                   metavar="LIST",
+                   help=f"stages to show, any of {','.join(stage_registry.names())}, or all "
+                        f"(default: {','.join(stage_registry.default_names())})")
     p.add_argument("--no-debug-info", dest="debug_info", action="store_false",
                    help="leave out source locations")
     p.add_argument("--compiler-option", dest="compiler_options", action="append",

@@ -29,7 +29,8 @@ import numpy as np
 from IPython.display import display
 
 
-from olympus_jupyter.staging.runner import _failure, as_wrapped
+from olympus_jupyter.staging.runner import (STEPS, StagedRun, StageRequest, as_wrapped,
+                                            failure_of, next_step)
 
 EXPLANATIONS = {
     "trace": ("1. Trace (stage out)",
@@ -49,6 +50,12 @@ EXPLANATIONS = {
     "execute": ("4. Execute",
                 "The executable ran on arrays of exactly the compiled types. Nothing was traced "
                 "or compiled again: calling it with other shapes or dtypes is an error."),
+}
+#: What each step shows: the program it made.
+_STEP_TEXT = {
+    "trace": lambda run: str(run.traced.olympuspr),
+    "lower": lambda run: run.lowered.as_text(),
+    "compile": lambda run: run.compiled.as_text() or "",
 }
 ORDER = ("trace", "lower", "compile", "execute")
 
@@ -86,7 +93,8 @@ class Stepper(W.VBox):
         self.static_argnums = tuple([static_argnums] if isinstance(static_argnums, int)
                                     else static_argnums)
         self.done: list[Step] = []
-        self.traced = self.lowered = self.compiled = None
+        self.request = StageRequest(tuple(example_args), dict(example_kwargs))
+        self.run = self._new_run()
         self.result: Any = None
         self.button = W.Button(description="Next: trace", button_style="primary",
                                icon="step-forward")
@@ -113,15 +121,35 @@ class Stepper(W.VBox):
                 parts.append(f"<span style='opacity:.6'>{label}</span>")
         return " → ".join(parts)
 
+    def _new_run(self) -> StagedRun:
+        return StagedRun(name=getattr(self.wrapped, "__name__", "function"),
+                         wrapped=self.wrapped, fun=self.wrapped.fun)
+
+    @property
+    def traced(self):
+        return self.run.traced
+
+    @property
+    def lowered(self):
+        return self.run.lowered
+
+    @property
+    def compiled(self):
+        return self.run.compiled
+
     def reset(self):
         """Back to the beginning: nothing traced."""
         self.done.clear()
-        self.traced = self.lowered = self.compiled = None
+        self.run = self._new_run()
         self.result = None
         self.button.description, self.button.disabled = "Next: trace", False
         self.explanation.value = ""
         self.output.clear_output()
         self.progress.value = self._progress_html()
+
+    def _show_error(self, message: str) -> None:
+        self.explanation.value = (f'<div style="color:var(--jp-error-color1,#c00)">'
+                                  f'{html.escape(message)}</div>')
 
     def _call_args(self):
         if self.inputs.value == "random inputs":
@@ -135,27 +163,24 @@ class Stepper(W.VBox):
         if len(self.done) == len(ORDER):
             return None
         name = ORDER[len(self.done)]
-        start = time.perf_counter()
-        try:
-            if name == "trace":
-                self.traced = self.wrapped.trace(*self.args, **self.kwargs)
-                text = str(self.traced.olympuspr)
-            elif name == "lower":
-                self.lowered = self.traced.lower()
-                text = self.lowered.as_text()
-            elif name == "compile":
-                self.compiled = self.lowered.compile()
-                text = self.compiled.as_text() or ""
-            else:
+        if name in STEPS:  # the staging layer's one trace -> lower -> compile loop
+            self.run.failure = None
+            if not next_step(self.run, name, self.request):
+                reason = self.run.unavailable.get(name)
+                self._show_error(self.run.failure.summary() if self.run.failure
+                                 else f"{name} cannot happen here: {reason}")
+                return None
+            seconds, text = self.run.timings[name], _STEP_TEXT[name](self.run)
+        else:
+            start = time.perf_counter()
+            try:
                 args, kwargs = self._call_args()
                 self.result = self.compiled(*args, **kwargs)
-                text = repr(self.result)
-        except Exception as e:  # noqa: BLE001 - shown inline, the widget stays usable
-            failure = _failure(name, e)
-            self.explanation.value = (f'<div style="color:var(--jp-error-color1,#c00)">'
-                                      f'{html.escape(failure.summary())}</div>')
-            return None
-        step = Step(name, time.perf_counter() - start, text)
+            except Exception as e:  # noqa: BLE001 - shown inline, the widget stays usable
+                self._show_error(failure_of(name, e).summary())
+                return None
+            seconds, text = time.perf_counter() - start, repr(self.result)
+        step = Step(name, seconds, text)
         self.done.append(step)
         title, body = EXPLANATIONS[name]
         self.explanation.value = (f"<h4>{html.escape(title)} — {step.seconds * 1e3:.1f} ms</h4>"

@@ -1,14 +1,19 @@
 """The ``application/vnd.olympus.stages+json`` form of a report: versioned plain data.
 
 This is the contract with the JupyterLab extension; its schema is documented in
-``docs/report.md``. The provenance model is embedded as the core writes it.
+``docs/report.md``. The provenance model is embedded as the core writes it. The
+bundle carries its own stage table (name, title, label, kind, language, unit,
+whether its ops link to source) from :mod:`olympus.stage_registry`, so that a
+viewer shows any stage the registry has without knowing it in advance. Version 1
+bundles, from saved notebooks of earlier releases, still read.
 
->>> import olympus
 >>> from olympus_jupyter import inspect
 >>> data = to_json(inspect(lambda x: x + 1, 1.0))
 >>> data["schema"], data["version"], data["provenance"]["schema"]
-('olympus.stages', 1, 'olympus.provenance')
->>> from_json(data).name
+('olympus.stages', 2, 'olympus.provenance')
+>>> [s["title"] for s in data["stage_table"]][:2]
+['Source', 'olympuspr · traced program']
+>>> fields_from_json(data)["name"]
 '<lambda>'
 """
 from __future__ import annotations
@@ -16,10 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olympus import stage_registry
 from olympus.provenance import Provenance
 
-from olympus_jupyter.report.stage_report import SCHEMA, VERSION, Analyses, StageReport
+from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
+
+__all__ = ["to_json", "fields_from_json"]
 
 
 def _failure_json(f: StageFailure | None):
@@ -38,8 +46,8 @@ def _failure_from(d) -> StageFailure | None:
                               for u in d.get("frames", ())))
 
 
-def to_json(report: StageReport) -> dict[str, Any]:
-    """The report as JSON-ready data."""
+def to_json(report) -> dict[str, Any]:
+    """A :class:`~olympus_jupyter.report.StageReport` as JSON-ready data."""
     a = report.analyses
     return {
         "schema": SCHEMA,
@@ -47,30 +55,39 @@ def to_json(report: StageReport) -> dict[str, Any]:
         "name": report.name,
         "platforms": list(report.platforms),
         "stages": list(report.stages),
+        "stage_table": [stage_registry.stage(s).info() for s in report.stages],
         "debug_info": report.debug_info,
         "timings": {k: round(v, 6) for k, v in report.timings.items()},
         "failure": _failure_json(report.failure),
         "unavailable": dict(report.unavailable),
-        "hlo_text": report.hlo_text,
+        "texts": dict(report.texts),
         "analyses": {"cost": {"lowered": a.cost_lowered, "compiled": a.cost_compiled},
                      "memory": a.memory},
         "provenance": report.provenance.to_json() if report.provenance else None,
     }
 
 
-def from_json(data: Mapping[str, Any]) -> StageReport:
-    """Reads :func:`to_json` data back; raises ``ValueError`` for another schema or version."""
+def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a report from :func:`to_json` data, this version's or version 1's
+    (``StageReport.from_json`` makes the report). Stages this release does not know
+    are left out. Raises ``ValueError`` for another schema or a newer version."""
     if data.get("schema") != SCHEMA:
         raise ValueError(f"Not an Olympus report: schema is {data.get('schema')!r}, "
                          f"expected {SCHEMA!r}.")
-    if data.get("version") != VERSION:
-        raise ValueError(f"Report version {data.get('version')!r} is not supported; this "
-                         f"olympus_jupyter reads version {VERSION}.")
+    version = data.get("version")
+    if version not in (1, VERSION):
+        raise ValueError(f"Report version {version!r} is not supported; this "
+                         f"olympus_jupyter reads versions 1 to {VERSION}.")
+    known = set(stage_registry.names())
+    texts = dict(data.get("texts") or {})
+    if version == 1 and data.get("hlo_text") is not None:
+        texts["hlo"] = data["hlo_text"]  # version 1 held the compiler's input HLO alone
     cost = data["analyses"]["cost"]
-    return StageReport(
-        name=data["name"], platforms=tuple(data["platforms"]), stages=tuple(data["stages"]),
+    return dict(
+        name=data["name"], platforms=tuple(data["platforms"]),
+        stages=tuple(s for s in data["stages"] if s in known),
         provenance=Provenance.from_json(data["provenance"]) if data["provenance"] else None,
-        hlo_text=data.get("hlo_text"),
+        texts=texts,
         analyses=Analyses(cost["lowered"], cost["compiled"], data["analyses"]["memory"]),
         timings=dict(data["timings"]), failure=_failure_from(data["failure"]),
         unavailable=dict(data["unavailable"]), debug_info=data["debug_info"])

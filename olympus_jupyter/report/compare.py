@@ -19,13 +19,15 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+from olympus import stage_registry
 from olympus_jupyter.report.html import STYLE, esc
 from olympus_jupyter.report.stage_report import StageReport
 
 MEDIA_TYPE = "application/vnd.olympus.diff+json"
 SCHEMA = "olympus.diff"
 VERSION = 1
-TEXT_STAGES = ("olympuspr", "stablehlo", "hlo", "compiled")
+#: The program stages, whose texts are compared line by line.
+TEXT_STAGES = tuple(s.name for s in stage_registry.STAGES if s.kind == "program")
 #: Unchanged lines kept around each change; longer unchanged runs fold.
 CONTEXT = 3
 

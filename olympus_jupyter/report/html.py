@@ -21,10 +21,10 @@ import os
 import uuid
 from collections.abc import Iterable, Sequence
 
+from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
 
 from olympus_jupyter.highlight.render import highlight_lines
-from olympus_jupyter.report.stage_report import PROVENANCE_STAGE, StageReport
 from olympus_jupyter.report.text import format_bytes
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
@@ -32,18 +32,6 @@ MAX_LINES = 1500
 #: Stages with more lines than this start with nested folds closed.
 OPEN_FOLDS_UP_TO = 400
 PALETTE_SIZE = 10
-
-STAGE_TITLES = {
-    "source": "Source",
-    "olympuspr": "olympuspr · traced program",
-    "stablehlo": "StableHLO · lowered program",
-    "hlo": "HLO · compiler input",
-    "compiled": "Compiled HLO · after optimization",
-    "cost": "Cost analysis",
-    "memory": "Memory analysis",
-}
-_OP_WORDS = {"olympuspr": "equations", "stablehlo": "ops", "compiled": "instructions"}
-
 
 def esc(text: object) -> str:
     """HTML-escapes anything (quotes too)."""
@@ -133,7 +121,7 @@ def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
             if fr.function:
                 note += f" ({fr.function})"
             href = f"#{uid}-source-{fr.file}-{fr.line}"
-        if report_stage == "compiled" and op.fusion is not None:
+        if op.fusion is not None:
             holder = ops[op.fusion]
             note = f"{note} · in {holder.label or holder.name}".lstrip(" ·")
         marks[op.lines[0]] = LineMark(color, note, href)
@@ -264,7 +252,7 @@ def _section(uid: str, key: str, title: str, body: str, meta: str = "", open_: b
 
 
 def _unavailable(uid: str, key: str, reason: str) -> str:
-    return _section(uid, key, STAGE_TITLES[key],
+    return _section(uid, key, stage_registry.stage(key).title,
                     f'<p class="unavailable">Not available: {esc(reason)}.</p>',
                     "unavailable", open_=True)
 
@@ -277,7 +265,7 @@ def _op_summary(names: list[str]) -> str:
     return ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
 
 
-def source_section(report: StageReport, uid: str, colors, callers) -> str:
+def source_section(report, uid: str, colors, callers) -> str:
     model = report.provenance
     if model is None:
         return ""
@@ -290,7 +278,7 @@ def source_section(report: StageReport, uid: str, colors, callers) -> str:
         last = fn.last_line or fn.first_line
         wanted.setdefault(fn.file, set()).update(range(fn.first_line, last + 1))
     by_line = {(e.file, e.line): e for e in model.lines}
-    stages = [s for s in ("olympuspr", "stablehlo", "compiled") if s in report.stages]
+    stages = [s.name for s in stage_registry.provenance_stages() if s.name in report.stages]
     blocks = []
     order = sorted(wanted, key=lambda f: (f != fn.file, f))
     for fi in order:
@@ -312,11 +300,10 @@ def source_section(report: StageReport, uid: str, colors, callers) -> str:
             links = []
             if entry is not None:
                 for rs in stages:
-                    ps = PROVENANCE_STAGE[rs]
-                    idx = entry.ops.get(ps, ())
-                    if not idx or ps not in model.stages:
+                    idx = entry.ops.get(rs, ())
+                    if not idx or rs not in model.stages:
                         continue
-                    st = model.stages[ps]
+                    st = model.stages[rs]
                     first = next((st.ops[i].lines[0] for i in idx if st.ops[i].lines), None)
                     label = f"{rs}: {_op_summary([st.ops[i].name for i in idx])}"
                     if first is not None:
@@ -337,37 +324,36 @@ def source_section(report: StageReport, uid: str, colors, callers) -> str:
     return _section(uid, "source", f"Source · {fn.name}", body, where)
 
 
-def text_stage_section(report: StageReport, uid: str, key: str, colors, callers,
+def text_stage_section(report, uid: str, key: str, colors, callers,
                        full: bool) -> str:
     model = report.provenance
+    spec = stage_registry.stage(key)
     limit = 10**12 if full else MAX_LINES
-    if key == "hlo":
-        text = report.hlo_text
+    if not spec.linked:
+        text = report.texts.get(key)
         if text is None:
-            return _unavailable(uid, key, report.unavailable.get(key, "not lowered"))
+            return _unavailable(uid, key, report.unavailable.get(key, f"not {spec.step}ed"))
         lines = text.rstrip("\n").split("\n")
-        highlighted = highlight_lines("\n".join(lines[:limit]), "hlo")
+        highlighted = highlight_lines("\n".join(lines[:limit]), spec.language)
         body = code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
-        return _section(uid, key, STAGE_TITLES[key],
+        return _section(uid, key, spec.title,
                         body + _capped_note(len(lines), min(limit, len(lines)), key),
                         f"{len(lines):,} lines")
-    pstage = PROVENANCE_STAGE[key]
-    if model is None or pstage not in model.stages:
+    if model is None or key not in model.stages:
         return _unavailable(uid, key, report.unavailable.get(key, "not made"))
-    stage = model.stages[pstage]
+    stage = model.stages[key]
     lines = stage.text.rstrip("\n").split("\n")
-    highlighted = highlight_lines("\n".join(lines[:limit]), "compiled" if key == "compiled" else key)
+    highlighted = highlight_lines("\n".join(lines[:limit]), spec.language)
     marks = stage_marks(model, stage, key, uid, callers, colors, report.debug_info)
     body = code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
-    meta = f"{len(stage.ops):,} {_OP_WORDS[key]} · {len(lines):,} lines"
-    timing = {"olympuspr": "trace", "stablehlo": "lower", "compiled": "compile"}[key]
-    if timing in report.timings:
-        meta += f" · {timing} {report.timings[timing] * 1e3:.1f} ms"
+    meta = f"{len(stage.ops):,} {spec.unit} · {len(lines):,} lines"
+    if spec.step in report.timings:
+        meta += f" · {spec.step} {report.timings[spec.step] * 1e3:.1f} ms"
     extra = ""
-    if key == "compiled" and stage.collectives:
+    if stage.collectives:
         names = ", ".join(sorted({stage.ops[i].name for i in stage.collectives}))
         extra = f'<p class="note">Collectives inserted by the compiler: {esc(names)}.</p>'
-    return _section(uid, key, STAGE_TITLES[key],
+    return _section(uid, key, stage_registry.stage(key).title,
                     extra + body + _capped_note(len(lines), min(limit, len(lines)), key), meta)
 
 
@@ -382,7 +368,7 @@ def _fmt_number(v) -> str:
     return f"{v:,.4g}"
 
 
-def cost_section(report: StageReport, uid: str) -> str:
+def cost_section(report, uid: str) -> str:
     a = report.analyses
     if not a.cost_lowered and not a.cost_compiled:
         return _unavailable(uid, "cost", report.unavailable.get(
@@ -402,7 +388,7 @@ def cost_section(report: StageReport, uid: str) -> str:
     table = ('<table class="tab"><thead><tr><th>metric</th><th>before optimization (lowered)</th>'
              '<th>after optimization (compiled)</th><th>change</th></tr></thead>'
              f'<tbody>{"".join(rows)}</tbody></table>')
-    return _section(uid, "cost", STAGE_TITLES["cost"], table)
+    return _section(uid, "cost", stage_registry.stage("cost").title, table)
 
 
 _MEMORY_ROWS = (
@@ -415,7 +401,7 @@ _MEMORY_ROWS = (
 )
 
 
-def memory_section(report: StageReport, uid: str) -> str:
+def memory_section(report, uid: str) -> str:
     mem = report.analyses.memory
     if not mem:
         return _unavailable(uid, "memory", report.unavailable.get(
@@ -432,10 +418,10 @@ def memory_section(report: StageReport, uid: str) -> str:
                     f'<td class="bar"><span style="width:{width}%"></span></td></tr>')
     table = ('<table class="tab mem"><thead><tr><th>memory</th><th>size</th><th></th></tr>'
              f'</thead><tbody>{"".join(rows)}</tbody></table>')
-    return _section(uid, "memory", STAGE_TITLES["memory"], table)
+    return _section(uid, "memory", stage_registry.stage("memory").title, table)
 
 
-def failure_box(report: StageReport) -> str:
+def failure_box(report) -> str:
     f = report.failure
     if f is None:
         return ""
@@ -449,7 +435,7 @@ def failure_box(report: StageReport) -> str:
             f'<code>{esc(f.error_type)}</code></p>{where}<pre>{esc(f.message)}</pre></div>')
 
 
-def header(report: StageReport, uid: str) -> str:
+def header(report, uid: str) -> str:
     timings = " · ".join(f"{esc(k)} {v * 1e3:.1f} ms" for k, v in report.timings.items())
     nav = " ".join(f'<a href="#{uid}-{s}">{esc(s)}</a>' for s in report.stages)
     return (f'<div class="head"><span class="name">{esc(report.name)}</span>'
@@ -459,21 +445,21 @@ def header(report: StageReport, uid: str) -> str:
 
 # -- the whole report -----------------------------------------------------------------
 
-def render_html(report: StageReport, *, full: bool = False, standalone: bool = False) -> str:
+def render_html(report, *, full: bool = False, standalone: bool = False) -> str:
     """The report as one ``<div>`` of static HTML (a whole page when ``standalone``)."""
     uid = "ol" + uuid.uuid4().hex[:8]
     callers = caller_lines(report.provenance)  # once: every section asks
     colors = source_colors(report.provenance, callers)
     parts = [header(report, uid), failure_box(report)]
+    analyses = {"cost": cost_section, "memory": memory_section}
     for key in report.stages:
-        if key == "source":
+        kind = stage_registry.stage(key).kind
+        if kind == "source":
             parts.append(source_section(report, uid, colors, callers))
-        elif key in ("olympuspr", "stablehlo", "hlo", "compiled"):
+        elif kind == "program":
             parts.append(text_stage_section(report, uid, key, colors, callers, full))
-        elif key == "cost":
-            parts.append(cost_section(report, uid))
-        elif key == "memory":
-            parts.append(memory_section(report, uid))
+        else:
+            parts.append(analyses[key](report, uid))
     body = (f'<div class="olympus-report" id="{uid}" data-olympus-report="1">'
             f"<style>{STYLE}</style>{''.join(parts)}</div>")
     if not standalone:

@@ -9,8 +9,8 @@ cannot exist on this machine). Its display bundle has three forms:
 - ``text/html``: static, self-contained HTML, readable with no script and no kernel;
 - ``text/plain``: a short summary.
 
->>> import olympus
->>> report = build_report(olympus_jupyter.staging.run_stages(lambda x: x * 2, (1.0,)))
+>>> from olympus_jupyter.staging import run_stages
+>>> report = build_report(run_stages(lambda x: x * 2, (1.0,)))
 >>> sorted(report._repr_mimebundle_())
 ['application/vnd.olympus.stages+json', 'text/html', 'text/plain']
 """
@@ -21,27 +21,14 @@ import os
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-import olympus_jupyter  # noqa: F401  (for the doctest namespace)
+from olympus import stage_registry
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
-from olympus_jupyter.frontends.options import STAGE_NAMES
-from olympus_jupyter.staging.runner import StagedRun, StageFailure, UserFrame
-
-MEDIA_TYPE = "application/vnd.olympus.stages+json"
-SCHEMA = "olympus.stages"
-VERSION = 1
-
-#: Report stages that are views of a provenance stage (the others are plain texts).
-PROVENANCE_STAGE = {"olympuspr": "olympuspr", "stablehlo": "stablehlo", "compiled": "hlo"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Analyses:
-    """The compiler's estimates: cost before optimization (lowered) and after
-    (compiled), and the compiled program's memory, in bytes."""
-    cost_lowered: Mapping[str, float] | None = None
-    cost_compiled: Mapping[str, float] | None = None
-    memory: Mapping[str, int] | None = None
+from olympus_jupyter.report import bundle
+from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
+from olympus_jupyter.report.html import render_html
+from olympus_jupyter.report.text import render_text
+from olympus_jupyter.staging.runner import StagedRun, StageFailure, UserFrame, failure_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,13 +36,16 @@ class StageReport:
     """What each stage made of one function, tied to its source; display it or save it.
 
     Build one with :func:`olympus_jupyter.inspect` (or ``%olympus_lower``).
+    ``stages`` are the registry's stage names it shows, in order
+    (:mod:`olympus.stage_registry`); ``texts`` the program texts that are not part
+    of the provenance model (the HLO the compiler takes, ``hlo``).
     ``save(path)`` writes a standalone HTML file that works offline.
     """
     name: str
     platforms: tuple[str, ...]
     stages: tuple[str, ...]
     provenance: Provenance | None
-    hlo_text: str | None = None
+    texts: Mapping[str, str] = dataclasses.field(default_factory=dict)
     analyses: Analyses = Analyses()
     timings: Mapping[str, float] = dataclasses.field(default_factory=dict)
     failure: StageFailure | None = None
@@ -74,25 +64,21 @@ class StageReport:
 
     def to_json(self) -> dict[str, Any]:
         """The ``application/vnd.olympus.stages+json`` form (see docs/report.md)."""
-        from olympus_jupyter.report import bundle
         return bundle.to_json(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "StageReport":
-        """Reads a report back from :meth:`to_json` data."""
-        from olympus_jupyter.report import bundle
-        return bundle.from_json(data)
+        """Reads a report back from :meth:`to_json` data (this version or version 1)."""
+        return cls(**bundle.fields_from_json(data))
 
     def html(self, *, full: bool | None = None, standalone: bool = False) -> str:
         """The static HTML form; ``full=True`` lifts the cap on long stage texts."""
-        from olympus_jupyter.report.html import render_html
         full = self.full if full is None else full
         return self._memoized(("html", full, standalone),
                               lambda: render_html(self, full=full, standalone=standalone))
 
     def text(self) -> str:
         """The short ``text/plain`` summary."""
-        from olympus_jupyter.report.text import render_text
         return self._memoized("text", lambda: render_text(self))
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
@@ -123,15 +109,26 @@ class StageReport:
     # -- reading it -------------------------------------------------------------------
 
     def stage_text(self, stage: str) -> str | None:
-        """The full text of a report stage (``olympuspr``, ``stablehlo``, ``hlo``, ``compiled``)."""
-        if stage == "hlo":
-            return self.hlo_text
-        pstage = PROVENANCE_STAGE.get(stage)
-        if pstage is None:
-            raise KeyError(f"No text stage {stage!r}; choose from hlo, {', '.join(PROVENANCE_STAGE)}.")
-        if self.provenance is None or pstage not in self.provenance.stages:
+        """The full text of a program stage (``olympuspr``, ``stablehlo``, ``hlo``,
+        ``compiled``...), ``None`` where the report does not hold it.
+
+        Raises ``KeyError`` for a name that is not a program stage.
+        """
+        spec = stage_registry.stage(stage)
+        if spec.kind != "program":
+            programs = [s.name for s in stage_registry.STAGES if s.kind == "program"]
+            raise KeyError(f"{stage!r} is not a program stage; choose from "
+                           f"{', '.join(programs)}.")
+        if not spec.linked:
+            return self.texts.get(stage)
+        if self.provenance is None or stage not in self.provenance.stages:
             return None
-        return self.provenance.stages[pstage].text
+        return self.provenance.stages[stage].text
+
+    @property
+    def hlo_text(self) -> str | None:
+        """The HLO the compiler takes (``stage_text('hlo')``)."""
+        return self.texts.get("hlo")
 
     @property
     def ok(self) -> bool:
@@ -149,60 +146,89 @@ def _jsonable_cost(cost) -> dict[str, float] | None:
     return {str(k): float(v) for k, v in cost.items()}
 
 
-def _safe(call):
-    try:
-        return call()
-    except Exception:  # noqa: BLE001 - an analysis a backend lacks is simply absent
-        return None
+class _Failures:
+    """Collects what failed while a report was made: the first failure is the
+    report's, and each failed stage is unavailable with its reason."""
+
+    def __init__(self, failure: StageFailure | None, unavailable: dict[str, str]):
+        self.failure = failure
+        self.unavailable = unavailable
+
+    def attempt(self, stage: str, make):
+        """``make()``, or ``None`` with the failure recorded against ``stage``."""
+        try:
+            return make()
+        except Exception as e:  # noqa: BLE001 - shown in the report, never a crash
+            failure = failure_of(stage, e)
+            self.failure = self.failure or failure
+            self.unavailable.setdefault(stage, f"failed: {failure.headline()}")
+            return None
 
 
-def build_report(run: StagedRun, *, stages: tuple[str, ...] = STAGE_NAMES,
+def _stage_objects(run: StagedRun) -> dict[str, Any]:
+    return {"trace": run.traced, "lower": run.lowered, "compile": run.compiled}
+
+
+def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
                  debug_info: bool = True, full: bool = False,
                  models: MutableMapping | None = None) -> StageReport:
     """Makes the report of a :class:`~olympus_jupyter.staging.StagedRun` (no recompiling).
 
-    ``models`` (a mapping from stage object to its provenance model, e.g. a
+    ``stages`` are registry names (default: the registry's default stages).
+    ``models`` (a mapping from stage object to its provenance models, e.g. a
     ``weakref.WeakKeyDictionary``) keeps models to reuse when a report of the same
-    stages is made again with other display options.
+    stages is made again with other display options. What fails on the way (an
+    analysis, a stage's text) is the report's failure, shown with its message.
     """
-    stage_obj = run.compiled or run.lowered or run.traced
-    provenance = None
-    failure = run.failure
-    if stage_obj is not None:
-        try:
-            provenance = models.get(stage_obj) if models is not None else None
-            if provenance is None:
-                provenance = build_provenance(stage_obj)
-                if models is not None:
-                    models[stage_obj] = provenance
-        except Exception as e:  # noqa: BLE001 - shown in the report, never a crash
-            failure = failure or StageFailure(
-                "provenance", type(e).__name__, f"Could not relate ops to source: {e}")
-    lowered, compiled = run.lowered, run.compiled
-    hlo_text = None
-    if lowered is not None and "hlo" in stages:
-        hlo_text = _safe(lambda: lowered.as_text("hlo"))
-    analyses = Analyses(
-        cost_lowered=_jsonable_cost(_safe(lowered.cost_analysis)) if lowered else None,
-        cost_compiled=_jsonable_cost(_safe(compiled.cost_analysis)) if compiled else None,
-        memory=(lambda m: m.as_dict() if m else None)(_safe(compiled.memory_analysis))
-        if compiled else None,
-    )
+    stages = stage_registry.default_names() if stages is None else tuple(stages)
+    specs = [stage_registry.stage(s) for s in stages]
     unavailable = dict(run.unavailable)
-    if failure is not None and failure.stage in ("trace", "lower", "compile"):
-        later = {"trace": ("olympuspr", "stablehlo", "hlo", "compiled", "cost", "memory"),
-                 "lower": ("stablehlo", "hlo", "compiled", "cost", "memory"),
-                 "compile": ("compiled", "cost", "memory")}[failure.stage]
-        for s in later:
-            unavailable.setdefault(s, f"{failure.stage} failed")
     if "compile" in unavailable:
-        for s in ("compiled", "cost", "memory"):
-            unavailable.setdefault(s, unavailable["compile"])
-        unavailable.pop("compile")
+        reason = unavailable.pop("compile")
+        for s in stage_registry.made_by("compile"):
+            unavailable.setdefault(s, reason)
+    if run.failure is not None and run.failure.stage in stage_registry.STEPS:
+        for s in stage_registry.made_by(run.failure.stage):
+            unavailable.setdefault(s, f"{run.failure.stage} failed")
+    failures = _Failures(run.failure, unavailable)
+    objects = _stage_objects(run)
+
+    provenance = None
+    stage_obj = run.compiled or run.lowered or run.traced
+    linked = tuple(s.name for s in specs if s.linked)
+    if stage_obj is not None:
+        cache = models.setdefault(stage_obj, {}) if models is not None else {}
+        provenance = cache.get(linked)
+        if provenance is None:
+            provenance = failures.attempt(
+                "provenance", lambda: build_provenance(stage_obj, stages=linked))
+            if provenance is not None:
+                cache[linked] = provenance
+        if provenance is not None:
+            for s, reason in provenance.unavailable.items():
+                unavailable.setdefault(s, reason)
+
+    texts = {}
+    for spec in specs:
+        obj = objects.get(spec.step)
+        if spec.text is not None and obj is not None and spec.name not in unavailable:
+            text = failures.attempt(spec.name, lambda: spec.text(obj, debug_info))
+            if text is not None:
+                texts[spec.name] = text
+
+    lowered, compiled = run.lowered, run.compiled
+    analyses = Analyses(
+        cost_lowered=_jsonable_cost(failures.attempt("cost", lowered.cost_analysis))
+        if lowered else None,
+        cost_compiled=_jsonable_cost(failures.attempt("cost", compiled.cost_analysis))
+        if compiled else None,
+        memory=(lambda m: m.as_dict() if m else None)(
+            failures.attempt("memory", compiled.memory_analysis)) if compiled else None,
+    )
     return StageReport(
-        name=run.name, platforms=tuple(run.platforms), stages=tuple(stages),
-        provenance=provenance, hlo_text=hlo_text, analyses=analyses,
-        timings=dict(run.timings), failure=failure, unavailable=unavailable,
+        name=run.name, platforms=tuple(run.platforms), stages=stages,
+        provenance=provenance, texts=texts, analyses=analyses,
+        timings=dict(run.timings), failure=failures.failure, unavailable=unavailable,
         debug_info=debug_info, full=full)
 
 

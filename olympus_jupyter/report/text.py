@@ -2,16 +2,14 @@
 
 >>> from olympus_jupyter import inspect
 >>> print(render_text(inspect(lambda x: x * 2, 1.0)))  # doctest: +ELLIPSIS
-Olympus report: <lambda> for cpu
+Olympus report: <lambda> for ...
   olympuspr 1 equations · stablehlo ... ops · compiled ... instructions
   trace ... ms · lower ... ms · compile ... ms
   ...
 """
 from __future__ import annotations
 
-from olympus_jupyter.report.stage_report import PROVENANCE_STAGE, StageReport
-
-_UNITS = {"olympuspr": "equations", "stablehlo": "ops", "compiled": "instructions"}
+from olympus import stage_registry
 
 
 def format_bytes(n: float) -> str:
@@ -23,15 +21,16 @@ def format_bytes(n: float) -> str:
     return f"{n} B"
 
 
-def render_text(report: StageReport) -> str:
+def render_text(report) -> str:
+    """The summary of a :class:`~olympus_jupyter.report.StageReport`."""
     lines = [f"Olympus report: {report.name} for {', '.join(report.platforms)}"]
     counts = []
     model = report.provenance
-    for stage, pstage in PROVENANCE_STAGE.items():
-        if model is not None and pstage in model.stages:
-            counts.append(f"{stage} {len(model.stages[pstage].ops)} {_UNITS[stage]}")
-        elif stage in report.unavailable and stage in report.stages:
-            counts.append(f"{stage} unavailable")
+    for spec in stage_registry.provenance_stages():
+        if model is not None and spec.name in model.stages:
+            counts.append(f"{spec.name} {len(model.stages[spec.name].ops)} {spec.unit}")
+        elif spec.name in report.unavailable and spec.name in report.stages:
+            counts.append(f"{spec.name} unavailable")
     if counts:
         lines.append("  " + " · ".join(counts))
     if report.timings:
@@ -45,7 +44,8 @@ def render_text(report: StageReport) -> str:
     if facts:
         lines.append("  " + " · ".join(facts))
     for stage, reason in report.unavailable.items():
-        if stage == "compiled" and stage in report.stages:
+        if stage in report.stages and stage_registry.stage(stage).step == "compile" \
+                and stage_registry.stage(stage).kind == "program":
             lines.append(f"  {stage}: unavailable ({reason})")
     if report.failure is not None:
         lines.append("  " + report.failure.summary())

@@ -23,7 +23,8 @@ from olympus import platforms as _platforms
 
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.staging.specialization import Specialization
-from olympus_jupyter.staging.runner import StagedRun, _timed, as_wrapped, compile_unavailable
+from olympus_jupyter.staging.runner import (STEPS, StagedRun, StageRequest, _timed, advance,
+                                            as_wrapped)
 
 
 class StageCache:
@@ -34,9 +35,7 @@ class StageCache:
         self.fun = fun
         self.wrapped = as_wrapped(fun, tuple(static_argnums) or None,
                                   tuple(static_argnames) or None)
-        self._traced = LRU(size)
-        self._lowered = LRU(size)
-        self._compiled = LRU(size)
+        self._tables = {step: LRU(size) for step in STEPS}
         self.counts = {"trace": 0, "lower": 0, "compile": 0}
 
     def _step(self, step: str, table: LRU, key, make, run: StagedRun):
@@ -55,29 +54,18 @@ class StageCache:
               kwargs: Mapping[str, Any] | None = None, *, lower: bool = True,
               compile: bool = True) -> StagedRun:
         """The stages for ``spec`` (whose arguments are ``args``/``kwargs``), made as needed."""
-        kwargs = dict(kwargs or {})
+        request = StageRequest(tuple(args), dict(kwargs or {}), spec.platforms,
+                               dict(spec.compiler_options),
+                               "compile" if compile and lower else "lower" if lower else "trace")
         run = StagedRun(name=getattr(self.wrapped, "__name__", "function"),
                         wrapped=self.wrapped, fun=self.wrapped.fun,
                         platforms=spec.platforms or (_platforms.local_platform(),))
-        tkey = spec.args
-        run.traced = self._step("trace", self._traced, tkey,
-                                lambda: self.wrapped.trace(*args, **kwargs), run)
-        if run.traced is None:
-            return run
-        run.name = run.traced.fun_name
-        if not lower:
-            return run
-        lkey = (tkey, spec.platforms)
-        run.lowered = self._step("lower", self._lowered, lkey,
-                                 lambda: run.traced.lower(lowering_platforms=spec.platforms), run)
-        if run.lowered is None or not compile:
-            return run
-        reason = compile_unavailable(run.lowered)
-        if reason is not None:
-            run.unavailable["compile"] = reason
-            return run
-        ckey = (lkey, spec.compiler_options)
-        options = dict(spec.compiler_options) or None
-        run.compiled = self._step("compile", self._compiled, ckey,
-                                  lambda: run.lowered.compile(options), run)
-        return run
+        # A step's key holds everything it depends on: a later step's, the earlier's too.
+        keys = {"trace": spec.args}
+        keys["lower"] = (keys["trace"], spec.platforms)
+        keys["compile"] = (keys["lower"], spec.compiler_options)
+
+        def cached(run: StagedRun, step: str, make):
+            return self._step(step, self._tables[step], keys[step], make, run)
+
+        return advance(run, request, timed=cached)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
-import os
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -25,9 +24,11 @@ import jax
 
 import olympus
 from olympus import platforms as _platforms
+from olympus import stage_registry
+from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
 
-STEPS = ("trace", "lower", "compile")
+STEPS = stage_registry.STEPS
 
 
 class StagingError(ValueError):
@@ -58,10 +59,14 @@ class StageFailure:
     def user_frame(self) -> UserFrame | None:
         return self.frames[-1] if self.frames else None
 
+    def headline(self) -> str:
+        """``Type: first line of the message``."""
+        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        return f"{self.error_type}: {first}" if first else self.error_type
+
     def summary(self) -> str:
         where = f" at {self.user_frame.describe()}" if self.user_frame else ""
-        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
-        return f"{self.stage} failed{where}: {self.error_type}: {first}"
+        return f"{self.stage} failed{where}: {self.headline()}"
 
 
 @dataclasses.dataclass
@@ -79,24 +84,23 @@ class StagedRun:
     fun: Any = None
 
 
-_INTERNAL_DIRS = tuple(
-    os.path.dirname(m.__file__) + os.sep for m in (jax, olympus))
-_INTERNAL_DIRS += (os.path.dirname(__file__) + os.sep,)
-
-
 def user_frames(exc: BaseException) -> tuple[UserFrame, ...]:
-    """The frames of ``exc``'s traceback that are the user's code (not JAX, not Olympus)."""
+    """The frames of ``exc``'s traceback that are the user's code (not JAX, not
+    Olympus, not the tooling: :func:`olympus.provenance.sources.is_user_file`)."""
     frames = []
+    exclude = tool_prefixes()
     for fs in traceback.extract_tb(exc.__traceback__):
         path = fs.filename or ""
-        if path.startswith(_INTERNAL_DIRS) or "site-packages" in path or path.startswith("<frozen"):
+        if not is_user_file(path, exclude):
             continue
         code = fs.line or linecache.getline(path, fs.lineno or 0).strip()
         frames.append(UserFrame(path, fs.lineno or 0, fs.name, code))
     return tuple(frames)
 
 
-def _failure(stage: str, exc: BaseException) -> StageFailure:
+def failure_of(stage: str, exc: BaseException) -> StageFailure:
+    """What a report shows of ``exc`` raised by ``stage``: its type, message and the
+    user's frames (JAX's traceback note dropped)."""
     from olympus.errors import strip_jax_notes
     strip_jax_notes(exc)
     return StageFailure(stage, type(exc).__name__, str(exc), user_frames(exc))
@@ -128,7 +132,7 @@ def _timed(run: StagedRun, step: str, thunk):
     try:
         return thunk()
     except Exception as e:  # noqa: BLE001 - recorded for the report
-        run.failure = _failure(step, e)
+        run.failure = failure_of(step, e)
         return None
     finally:
         run.timings[step] = time.perf_counter() - start
@@ -148,6 +152,59 @@ def _refuse_unknown_platforms(requested) -> None:
                 f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},)).")
 
 
+@dataclasses.dataclass(frozen=True)
+class StageRequest:
+    """What to stage: the arguments, the lowering platforms (``None``: this
+    machine's), the compiler options, and the last step to take."""
+    args: tuple = ()
+    kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    platforms: tuple[str, ...] | None = None
+    compiler_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    until: str = "compile"
+
+    def steps(self) -> tuple[str, ...]:
+        return STEPS[:STEPS.index(self.until) + 1]
+
+
+def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None) -> bool:
+    """Takes one step (``'trace'``, ``'lower'`` or ``'compile'``) from what ``run``
+    holds, timing it; ``False`` when it failed or cannot happen on this machine.
+
+    This is the trace → lower → compile loop's body, for :func:`run_stages`, the
+    stage cache (whose ``timed`` looks the step up first) and the stepper.
+    ``timed(run, step, make)`` runs ``make()`` and records its time and failure.
+    """
+    timed = timed or _timed
+    if step == "trace":
+        run.traced = timed(run, "trace",
+                           lambda: run.wrapped.trace(*request.args, **request.kwargs))
+        if run.traced is not None:
+            run.name = run.traced.fun_name
+        return run.traced is not None
+    if step == "lower":
+        run.lowered = timed(run, "lower",
+                            lambda: run.traced.lower(lowering_platforms=request.platforms))
+        return run.lowered is not None
+    reason = compile_unavailable(run.lowered)
+    if reason is not None:
+        run.unavailable["compile"] = reason
+        return False
+    options = dict(request.compiler_options) or None
+    run.compiled = timed(run, "compile", lambda: run.lowered.compile(options))
+    return run.compiled is not None
+
+
+def advance(run: StagedRun, request: StageRequest, *, timed=None) -> StagedRun:
+    """Takes the steps ``request`` asks for that ``run`` does not hold yet, in order,
+    stopping at the first that fails."""
+    held = [run.traced, run.lowered, run.compiled]
+    start = max((k + 1 for k, stage in enumerate(held) if stage is not None), default=0)
+    for step in request.steps()[start:]:
+        if not next_step(run, step, request, timed=timed):
+            break
+    return run
+
+
 def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None,
                *, static_argnums=None, static_argnames=None,
                platforms: Sequence[str] | None = None,
@@ -159,48 +216,27 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
     Olympus or JAX ``Traced``/``Lowered``/``Compiled`` (later steps then run from it).
     ``lower=False`` stops after tracing, ``compile=False`` after lowering.
     """
-    compile = compile and lower
-    kwargs = dict(kwargs or {})
     try:
         requested = _platforms.normalize_platforms(platforms)
     except _platforms.PlatformError as e:
         raise StagingError(str(e)) from None
     _refuse_unknown_platforms(requested)
-    options = dict(compiler_options or {})
+    request = StageRequest(tuple(args), dict(kwargs or {}), requested,
+                           dict(compiler_options or {}),
+                           "compile" if compile and lower else "lower" if lower else "trace")
 
     if isinstance(target, (jax.stages.Traced, jax.stages.Lowered, jax.stages.Compiled)):
         target = from_jax(target)
     if isinstance(target, (Traced, Lowered, Compiled)):
-        if args or kwargs:
+        if request.args or request.kwargs:
             raise StagingError(
                 f"A {type(target).__name__} is already specialized: pass it without arguments.")
-        return _from_stage(target, requested, options, lower, compile)
+        return advance(_run_from_stage(target, requested), request)
 
-    wrapped = as_wrapped(target, static_argnums, static_argnames, options)
+    wrapped = as_wrapped(target, static_argnums, static_argnames, request.compiler_options)
     run = StagedRun(name=getattr(wrapped, "__name__", "function"), wrapped=wrapped,
                     fun=wrapped.fun, platforms=requested or (_platforms.local_platform(),))
-    run.traced = _timed(run, "trace", lambda: wrapped.trace(*args, **kwargs))
-    if run.traced is None:
-        return run
-    run.name = run.traced.fun_name
-    if lower:
-        _lower_and_compile(run, requested, options, compile)
-    return run
-
-
-def _lower_and_compile(run: StagedRun, requested, options, compile: bool) -> None:
-    if run.lowered is None:
-        run.lowered = _timed(run, "lower",
-                             lambda: run.traced.lower(lowering_platforms=requested))
-        if run.lowered is None:
-            return
-    if not compile:
-        return
-    reason = compile_unavailable(run.lowered)
-    if reason is not None:
-        run.unavailable["compile"] = reason
-        return
-    run.compiled = _timed(run, "compile", lambda: run.lowered.compile(options or None))
+    return advance(run, request)
 
 
 def compile_unavailable(lowered: Lowered) -> str | None:
@@ -212,7 +248,8 @@ def compile_unavailable(lowered: Lowered) -> str | None:
             f"{here}, so the compiled stages cannot exist here")
 
 
-def _from_stage(stage, requested, options, lower: bool, compile: bool) -> StagedRun:
+def _run_from_stage(stage, requested) -> StagedRun:
+    """A run holding ``stage`` and the stages it links back to."""
     run = StagedRun(name=stage.fun_name)
     if isinstance(stage, Compiled):
         run.compiled = stage
@@ -231,6 +268,4 @@ def _from_stage(stage, requested, options, lower: bool, compile: bool) -> Staged
                 f"re-lowered for {requested}. Pass the function instead.")
     else:
         run.platforms = requested or (_platforms.local_platform(),)
-    if run.compiled is None and (lower or run.lowered is not None):
-        _lower_and_compile(run, requested, options, compile)
     return run

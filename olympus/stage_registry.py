@@ -1,0 +1,182 @@
+"""The stages Olympus shows, in one table that every consumer reads.
+
+Each :class:`StageSpec` says what a stage is called, which compilation step makes
+it, how its text is read, which language highlights it, how its ops are tied to
+source (its provenance reader), and whether reports show it by default. The
+provenance builder, the report and its forms (JSON bundle, HTML, text), the
+magic's ``--stages`` option, the inspector's checkboxes, the CLI and the
+JupyterLab view (through the bundle) all read this table: adding a stage is one
+row here and one module that makes its text.
+
+One word, one meaning: ``hlo`` is the HLO the compiler takes (before
+optimization), ``compiled`` the HLO it made (after optimization), in the report
+and in the provenance model alike.
+
+>>> [s.name for s in STAGES if s.default]
+['source', 'olympuspr', 'stablehlo', 'hlo', 'compiled', 'cost', 'memory']
+>>> stage("compiled").title
+'Compiled HLO · after optimization'
+>>> [s.name for s in provenance_stages()]
+['olympuspr', 'stablehlo', 'compiled', 'partitioned']
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["StageSpec", "STAGES", "STEPS", "stage", "names", "default_names",
+           "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
+
+#: The compilation steps, in order; each stage is made by one of them (or none).
+STEPS = ("trace", "lower", "compile")
+
+
+@dataclasses.dataclass(frozen=True)
+class StageSpec:
+    """One stage: where it comes from and how it is shown.
+
+    ``kind`` is ``'source'`` (the user's code), ``'program'`` (a program text with
+    ops) or ``'analysis'`` (figures). ``step`` is the compilation step that makes
+    it (``None`` for the source). ``text(stage_object, debug_info)`` gives a
+    program's text from the object that step made (a ``Traced``, ``Lowered`` or
+    ``Compiled``), or ``None`` where it does not exist; ``reader(stage_object,
+    table, name)`` builds its provenance stage (ops tied to source) instead, for
+    stages whose ops Olympus links. ``language`` names the highlighter (the
+    Pygments lexer and the extension's CodeMirror language); ``unit`` what its
+    ops are called; ``default`` whether reports show it unless asked otherwise
+    (stages that cost an extra compile are not).
+    """
+    name: str
+    title: str
+    label: str
+    kind: str
+    step: str | None = None
+    language: str | None = None
+    unit: str = "ops"
+    default: bool = True
+    text: Callable[[Any, bool], str | None] | None = None
+    reader: Callable[..., Any] | None = None
+    description: str = ""
+
+    @property
+    def linked(self) -> bool:
+        """Whether the stage's ops are tied to source (it has a provenance reader)."""
+        return self.reader is not None
+
+    def info(self) -> dict[str, Any]:
+        """What the JSON bundle says of this stage (for the JupyterLab view)."""
+        return {"name": self.name, "title": self.title, "label": self.label,
+                "kind": self.kind, "step": self.step, "language": self.language,
+                "unit": self.unit, "linked": self.linked}
+
+
+# -- how each stage is read (imported when used: the readers import the model) -----
+
+def _read_olympuspr(closed, table, name):
+    from olympus.provenance.readers import read_olympuspr
+    return read_olympuspr(closed, table, name)
+
+
+def _read_stablehlo(lowered, table, name):
+    from olympus.provenance.readers import read_stablehlo
+    return read_stablehlo(lowered, table, name)
+
+
+def _read_compiled(compiled, table, name):
+    from olympus.provenance.readers import read_compiled_hlo
+    return read_compiled_hlo(compiled, table, name)
+
+
+def _read_partitioned(compiled, table, name):
+    from olympus.partitioning import read_partitioned_hlo
+    return read_partitioned_hlo(compiled, table, name)
+
+
+def _hlo_text(lowered, debug_info: bool) -> str | None:
+    return lowered.as_text("hlo", debug_info=debug_info)
+
+
+STAGES: tuple[StageSpec, ...] = (
+    StageSpec("source", "Source", "source", "source", language="python", unit="lines",
+              description="the function's Python source, each line coloured like the "
+                          "ops it became"),
+    StageSpec("olympuspr", "olympuspr · traced program", "olympuspr", "program",
+              step="trace", language="olympuspr", unit="equations",
+              reader=_read_olympuspr,
+              description="the staged-out program (trace)"),
+    StageSpec("stablehlo", "StableHLO · lowered program", "StableHLO", "program",
+              step="lower", language="stablehlo", reader=_read_stablehlo,
+              description="the lowered program, with source locations (lower)"),
+    StageSpec("hlo", "HLO · compiler input", "HLO", "program", step="lower",
+              language="hlo", unit="instructions", text=_hlo_text,
+              description="the HLO the compiler takes, before optimization"),
+    StageSpec("compiled", "Compiled HLO · after optimization", "compiled", "program",
+              step="compile", language="hlo", unit="instructions", reader=_read_compiled,
+              description="the HLO the compiler made: fused, laid out, scheduled"),
+    StageSpec("partitioned", "HLO after SPMD partitioning", "partitioned", "program",
+              step="compile", language="hlo", unit="instructions", default=False,
+              reader=_read_partitioned,
+              description="the per-device program after sharding propagation and SPMD "
+                          "partitioning, with the collectives it inserted (an extra "
+                          "compile with XLA's dumps; shown when asked for)"),
+    StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile",
+              description="the compiler's cost estimates before and after optimization"),
+    StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile",
+              description="arguments, outputs, temporaries, aliasing, code and peak"),
+)
+
+_BY_NAME = {s.name: s for s in STAGES}
+
+
+class UnknownStage(KeyError, ValueError):
+    """A stage name that is not in the table."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class StageUnavailable(Exception):
+    """Raised by a stage's reader when the stage does not exist for this program (a
+    partitioned program of a single-device function, say); the message says why.
+    Any other exception from a reader is a failure, and reports show it as one."""
+
+
+def names() -> tuple[str, ...]:
+    """Every stage name, in order."""
+    return tuple(_BY_NAME)
+
+
+def default_names() -> tuple[str, ...]:
+    """The stages a report shows when none are named."""
+    return tuple(s.name for s in STAGES if s.default)
+
+
+def stage(name: str) -> StageSpec:
+    """The row of stage ``name``; raises :class:`UnknownStage` (a ``KeyError`` and a
+    ``ValueError``) naming the choices.
+
+    >>> stage("hlo").unit
+    'instructions'
+    """
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):
+        raise UnknownStage(f"Unknown stage {name!r}; choose from {', '.join(names())}.") \
+            from None
+
+
+def provenance_stages() -> tuple[StageSpec, ...]:
+    """The stages whose ops are tied to source, in order."""
+    return tuple(s for s in STAGES if s.linked)
+
+
+def made_by(step: str) -> tuple[str, ...]:
+    """The stages made by ``step`` or a later one: what a failure at ``step`` leaves
+    unmade.
+
+    >>> made_by("compile")
+    ('compiled', 'partitioned', 'cost', 'memory')
+    """
+    later = STEPS[STEPS.index(step):]
+    return tuple(s.name for s in STAGES if s.step in later)
