@@ -23,6 +23,13 @@ _JAX_NOTE_MARK = "JAX has removed its internal frames"
 
 
 
+class StageUnavailable(Exception):
+    """A stage that does not exist for this program (the partitioned program of a
+    one-device function, say); the message says why. Raised by a stage's reader
+    (see :mod:`olympus.stage_registry`); any other exception from a reader is a
+    failure, and reports show it as one."""
+
+
 def register_internal(path: str) -> None:
     """Marks files under ``path`` as library code, as JAX marks its own: their frames
     are left out of tracebacks and never taken for the user's source line."""

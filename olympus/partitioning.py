@@ -19,7 +19,8 @@ import glob
 import os
 import tempfile
 
-from olympus.stage_registry import StageUnavailable
+from olympus.errors import StageUnavailable
+from olympus.provenance.readers import read_hlo_text
 
 __all__ = ["partitioned_hlo_text", "read_partitioned_hlo", "PASS"]
 
@@ -53,5 +54,4 @@ def read_partitioned_hlo(compiled, table, name: str):
     text = partitioned_hlo_text(compiled)
     if text is None:
         raise StageUnavailable("the program runs on one device: XLA partitions nothing")
-    from olympus.provenance.readers import read_hlo_text
     return read_hlo_text(text, table, name)

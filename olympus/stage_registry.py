@@ -25,6 +25,10 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from olympus import partitioning
+from olympus.errors import StageUnavailable
+from olympus.provenance import readers
+
 __all__ = ["StageSpec", "STAGES", "STEPS", "stage", "names", "default_names",
            "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
 
@@ -71,30 +75,8 @@ class StageSpec:
                 "unit": self.unit, "linked": self.linked}
 
 
-# -- how each stage is read (imported when used: the readers import the model) -----
-
-def _read_olympuspr(closed, table, name):
-    from olympus.provenance.readers import read_olympuspr
-    return read_olympuspr(closed, table, name)
-
-
-def _read_stablehlo(lowered, table, name):
-    from olympus.provenance.readers import read_stablehlo
-    return read_stablehlo(lowered, table, name)
-
-
-def _read_compiled(compiled, table, name):
-    from olympus.provenance.readers import read_compiled_hlo
-    return read_compiled_hlo(compiled, table, name)
-
-
-def _read_partitioned(compiled, table, name):
-    from olympus.partitioning import read_partitioned_hlo
-    return read_partitioned_hlo(compiled, table, name)
-
-
 def _hlo_text(lowered, debug_info: bool) -> str | None:
-    return lowered.as_text("hlo", debug_info=debug_info)
+    return lowered.as_text("hlo")
 
 
 STAGES: tuple[StageSpec, ...] = (
@@ -103,20 +85,20 @@ STAGES: tuple[StageSpec, ...] = (
                           "ops it became"),
     StageSpec("olympuspr", "olympuspr · traced program", "olympuspr", "program",
               step="trace", language="olympuspr", unit="equations",
-              reader=_read_olympuspr,
+              reader=readers.read_olympuspr,
               description="the staged-out program (trace)"),
     StageSpec("stablehlo", "StableHLO · lowered program", "StableHLO", "program",
-              step="lower", language="stablehlo", reader=_read_stablehlo,
+              step="lower", language="stablehlo", reader=readers.read_stablehlo,
               description="the lowered program, with source locations (lower)"),
     StageSpec("hlo", "HLO · compiler input", "HLO", "program", step="lower",
               language="hlo", unit="instructions", text=_hlo_text,
               description="the HLO the compiler takes, before optimization"),
     StageSpec("compiled", "Compiled HLO · after optimization", "compiled", "program",
-              step="compile", language="hlo", unit="instructions", reader=_read_compiled,
+              step="compile", language="hlo", unit="instructions", reader=readers.read_compiled_hlo,
               description="the HLO the compiler made: fused, laid out, scheduled"),
     StageSpec("partitioned", "HLO after SPMD partitioning", "partitioned", "program",
               step="compile", language="hlo", unit="instructions", default=False,
-              reader=_read_partitioned,
+              reader=partitioning.read_partitioned_hlo,
               description="the per-device program after sharding propagation and SPMD "
                           "partitioning, with the collectives it inserted (an extra "
                           "compile with XLA's dumps; shown when asked for)"),
@@ -136,10 +118,6 @@ class UnknownStage(KeyError, ValueError):
         return str(self.args[0])
 
 
-class StageUnavailable(Exception):
-    """Raised by a stage's reader when the stage does not exist for this program (a
-    partitioned program of a single-device function, say); the message says why.
-    Any other exception from a reader is a failure, and reports show it as one."""
 
 
 def names() -> tuple[str, ...]:

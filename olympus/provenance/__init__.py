@@ -17,8 +17,8 @@ stores it (schema ``olympus.provenance``, see ``docs/provenance.md``).
 (['sin'], ['stablehlo.sine'])
 """
 from olympus.provenance.build import build
-from olympus.provenance.model import Provenance
-from olympus.provenance.parts import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
+from olympus.provenance.model import STAGES, Provenance
+from olympus.provenance.parts import (Computation, Frame, FunctionInfo, Location, Op,
                                       SourceFile, SourceLine, Stage, op_id, parse_op_id)
 from olympus.provenance.serialize import SCHEMA, VERSION
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from olympus.provenance.model import Computation, Op, Stage
+from olympus.provenance.parts import Computation, Op, Stage
 from olympus.provenance.sources import SourceTable
 
 __all__ = ["hlo_stage", "COLLECTIVE_OPCODES"]

@@ -20,9 +20,13 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olympus import stage_registry
 from olympus.provenance import serialize
-from olympus.provenance.parts import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
+from olympus.provenance.parts import (Computation, Frame, FunctionInfo, Location, Op,
                                       SourceFile, SourceLine, Stage, op_id, parse_op_id)
+
+#: The stages a model may hold, in compilation order: the registry's linked stages.
+STAGES = tuple(s.name for s in stage_registry.provenance_stages())
 
 __all__ = ["STAGES", "Op", "Computation", "Stage", "Frame", "Location", "SourceFile",
            "SourceLine", "FunctionInfo", "Provenance", "op_id", "parse_op_id",

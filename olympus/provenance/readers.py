@@ -16,6 +16,7 @@ import dataclasses
 import jax
 
 from olympus import jax_compat
+from olympus.errors import StageUnavailable
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.parts import Stage
 from olympus.provenance.olympuspr import olympuspr_stage
@@ -39,7 +40,6 @@ def read_compiled_hlo(compiled, table: SourceTable, name: str) -> Stage:
     """The instructions of the optimized HLO of a ``Compiled``, with its entry shardings."""
     text = compiled.as_text()
     if not text:
-        from olympus.stage_registry import StageUnavailable
         raise StageUnavailable("this backend gives no text of the compiled program")
     return _with_entry_shardings(read_hlo_text(text, table, name), compiled)
 

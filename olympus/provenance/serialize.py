@@ -21,7 +21,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from olympus.provenance.parts import (STAGES, Computation, Frame, FunctionInfo, Location, Op,
+from olympus import stage_registry
+from olympus.provenance.parts import (Computation, Frame, FunctionInfo, Location, Op,
                                       SourceFile, SourceLine, Stage)
 
 __all__ = ["SCHEMA", "VERSION", "to_json", "fields_from_json", "dumps", "encode_indices",
@@ -230,7 +231,8 @@ def fields_from_json(data: Mapping[str, Any] | str) -> dict[str, Any]:
         function=FunctionInfo(fn["name"], fn.get("file"), fn.get("first_line"),
                               fn.get("last_line")),
         platforms=tuple(data.get("platforms", ())),
-        stages={s: _stage_from_json(s, stages[s]) for s in STAGES if s in stages},
+        stages={s.name: _stage_from_json(s.name, stages[s.name])
+                for s in stage_registry.provenance_stages() if s.name in stages},
         unavailable=dict(data.get("unavailable", {})),
         files=tuple(SourceFile(f["path"],
                                tuple((int(first), str(text)) for first, text in f.get("chunks", ())),

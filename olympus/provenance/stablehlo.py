@@ -33,7 +33,7 @@ from jax.extend.mlir import ir
 
 from olympus.jax_compat import location_kind
 
-from olympus.provenance.model import Op, Stage
+from olympus.provenance.parts import Op, Stage
 from olympus.provenance.sources import RawFrame, SourceTable, compose
 
 __all__ = ["stablehlo_stage", "decode_location"]

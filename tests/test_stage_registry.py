@@ -1,0 +1,142 @@
+"""One registry of stages, read by every consumer; a stage added through it alone
+(``partitioned``: the HLO after SPMD partitioning) shows in every form."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import stage_registry
+from olympus.provenance import STAGES as PROVENANCE_STAGES
+from olympus_jupyter import StageReport, inspect
+from olympus_jupyter.frontends import cli
+from olympus_jupyter.frontends.options import split_line
+from olympus_jupyter.highlight.render import LEXERS
+
+
+def test_the_table_is_consistent():
+    names = stage_registry.names()
+    assert len(set(names)) == len(names)
+    for spec in stage_registry.STAGES:
+        assert spec.kind in ("source", "program", "analysis")
+        assert spec.step in (None,) + stage_registry.STEPS
+        if spec.kind == "program":
+            assert spec.language in LEXERS and (spec.linked or spec.text is not None)
+    assert PROVENANCE_STAGES == tuple(s.name for s in stage_registry.provenance_stages())
+    with pytest.raises(KeyError, match="choose from source, olympuspr"):
+        stage_registry.stage("optimised")
+
+
+def test_consumers_take_their_stage_lists_from_the_registry():
+    options, _ = split_line("f(x)")
+    assert options.stages == stage_registry.default_names()
+    options, _ = split_line("--stages all f(x)")
+    assert options.stages == stage_registry.names()
+    report = inspect(lambda x: x + 1, 1.0, cache=None)
+    assert report.stages == stage_registry.default_names()
+    table = report.to_json()["stage_table"]
+    assert [row["name"] for row in table] == list(report.stages)
+    assert [row["title"] for row in table] == [stage_registry.stage(s).title
+                                                for s in report.stages]
+
+
+def test_the_cli_takes_stages(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert cli.main(["demo", "--stages", "source,olympuspr", "-o", str(out)]) == 0
+    html = out.read_text()
+    assert "olympuspr · traced program" in html and "StableHLO · lowered program" not in html
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["demo", "--stages", "olympuspr,nope", "-o", str(out)])
+    assert exit_.value.code == 2
+    assert "unknown stage 'nope'; choose from source,olympuspr" in capsys.readouterr().err
+
+
+def test_a_one_device_program_has_no_partitioned_stage_and_says_why():
+    report = inspect(lambda x: x * 2, jnp.ones(4), stages="all", cache=None)
+    assert report.ok
+    assert "one device" in report.unavailable["partitioned"]
+    assert "HLO after SPMD partitioning" in report.html()
+    assert "one device" in report.html()
+
+
+def test_a_stage_that_fails_is_a_failure_not_an_absence(monkeypatch):
+    def broken(self, dialect=None, **kwargs):
+        if dialect == "hlo":
+            raise RuntimeError("the HLO printer broke")
+        return original(self, dialect, **kwargs)
+    original = olympus.stages.Lowered.as_text
+    monkeypatch.setattr(olympus.stages.Lowered, "as_text", broken)
+    report = inspect(lambda x: x * 2, jnp.ones(4), cache=None)
+    assert not report.ok
+    assert report.failure.stage == "hlo" and "the HLO printer broke" in report.failure.message
+    assert report.unavailable["hlo"] == "failed: RuntimeError: the HLO printer broke"
+    assert "the HLO printer broke" in report.html()
+    assert report.stage_text("compiled")  # the other stages are still there
+
+
+SHARDED = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, {tests!r})
+    import jax
+    import olympus, olympus.numpy as jnp
+    from olympus.sharding import NamedSharding, PartitionSpec as P, AxisType
+    from olympus_jupyter import inspect, StageReport
+
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
+    rows = NamedSharding(mesh, P("d", None))
+    x = olympus.ShapeDtypeStruct((16, 8), jnp.float32, sharding=rows)
+    w = olympus.ShapeDtypeStruct((16, 8), jnp.float32, sharding=rows)
+
+    def f(x, w):
+        return x @ w.T
+
+    report = inspect(f, x, w, stages="all", cache=None)
+    model = report.provenance
+    data = report.to_json()
+    line = model.function.first_line + 1
+    again = StageReport.from_json(json.loads(json.dumps(data)))
+    print(json.dumps({{
+        "ok": report.ok,
+        "titles": [row["title"] for row in data["stage_table"]],
+        "text": report.stage_text("partitioned"),
+        "collectives": [[op.name, op.collective] for op in
+                        (model.stages["partitioned"].ops[i]
+                         for i in model.stages["partitioned"].collectives)],
+        "ops_on_line": [model.op(i).name for i in
+                        model.ops_for_line(model.function.file, line).get("partitioned", [])],
+        "html": report.html(),
+        "summary": report.text(),
+        "round_trip": again.stage_text("partitioned") == report.stage_text("partitioned"),
+    }}))
+""")
+
+
+@pytest.fixture(scope="module")
+def sharded():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+               JAX_PLATFORMS="cpu")
+    script = SHARDED.format(tests=os.path.dirname(__file__))
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_the_partitioned_stage_shows_the_collective_a_sharding_costs(sharded):
+    assert sharded["ok"]
+    assert "HLO after SPMD partitioning" in sharded["titles"]
+    assert "all-gather" in sharded["text"]
+    assert ["all-gather", "inserted"] in sharded["collectives"]
+    # The matmul's line made the dot and the all-gather it needs.
+    assert "all-gather" in sharded["ops_on_line"] and "dot" in sharded["ops_on_line"]
+
+
+def test_the_partitioned_stage_shows_in_every_form(sharded):
+    assert "HLO after SPMD partitioning" in sharded["html"]
+    assert "Collectives inserted by the compiler: all-gather" in sharded["html"]
+    assert "partitioned " in sharded["summary"] and " instructions" in sharded["summary"]
+    assert sharded["round_trip"]
