@@ -140,3 +140,33 @@ def test_the_partitioned_stage_shows_in_every_form(sharded):
     assert "Collectives inserted by the compiler: all-gather" in sharded["html"]
     assert "partitioned " in sharded["summary"] and " instructions" in sharded["summary"]
     assert sharded["round_trip"]
+
+
+def as_version_1(data: dict) -> dict:
+    """What the previous release wrote for the same report (bundle and provenance v1)."""
+    old = {k: v for k, v in data.items() if k not in ("stage_table", "texts")}
+    old["version"] = 1
+    old["hlo_text"] = data["texts"].get("hlo")
+    prov = dict(data["provenance"], version=1)
+    prov["stages"] = {("hlo" if k == "compiled" else k): v for k, v in prov["stages"].items()}
+    prov["lines"] = [dict(e, ops={("hlo" if k == "compiled" else k): v
+                                  for k, v in e["ops"].items()}) for e in prov["lines"]]
+    prov.pop("unavailable", None)
+    old["provenance"] = prov
+    return old
+
+
+def test_a_bundle_saved_by_the_previous_release_still_renders():
+    def f(x):
+        y = jnp.sin(x)
+        return y * 2
+    report = inspect(f, jnp.ones(3), cache=None)
+    old = as_version_1(report.to_json())
+    again = StageReport.from_json(old)
+    assert again.stages == report.stages
+    assert again.stage_text("hlo") == report.stage_text("hlo")
+    assert again.stage_text("compiled") == report.stage_text("compiled")
+    assert again.provenance.lines == report.provenance.lines
+    html = again.html()
+    assert "Compiled HLO · after optimization" in html and "sine" in html
+    assert again.to_json()["version"] == 2
