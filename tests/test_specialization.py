@@ -1,4 +1,5 @@
 """Specializations and "why did it recompile?" explanations."""
+import jax
 import numpy as np
 
 import olympus
@@ -61,3 +62,45 @@ def test_sharding_differences_are_named():
     a = Specialization.of(f, (sharded, 1.0))
     b = Specialization.of(f, (replicated, 1.0))
     assert explain(a, b) == ["argument 'x': sharding P('x') → P()"]
+
+
+def test_a_tuple_and_a_list_of_the_same_leaves_are_different_programs():
+    def f(pair):
+        return pair[0] + pair[1]
+    x = jnp.ones(3)
+    as_tuple = Specialization.of(f, ((x, x),))
+    as_list = Specialization.of(f, ([x, x],))
+    assert as_tuple != as_list
+    assert explain(as_tuple, as_list) == ["argument 'pair': pytree (*, *) → [*, *]"]
+    # JAX agrees: the second call compiles again.
+    jitted = jax.jit(f)
+    jitted((x, x))
+    jitted([x, x])
+    assert jitted._cache_size() == 2
+
+
+class Sloppy:
+    """Equal to every Sloppy, but hashed by identity."""
+    def __eq__(self, other):
+        return isinstance(other, Sloppy)
+
+    def __hash__(self):
+        return id(self)
+
+
+def test_static_values_differ_when_jax_takes_them_for_different():
+    def f(x, n):
+        return x * (2 if isinstance(n, Sloppy) else n)
+    x = jnp.ones(3)
+    one_int = Specialization.of(f, (x, 1), static_argnums=(1,))
+    one_float = Specialization.of(f, (x, 1.0), static_argnums=(1,))
+    assert explain(one_int, one_float) == ["argument 'n': static value 1 → 1.0"]
+    assert one_int != one_float
+    a, b = Sloppy(), Sloppy()
+    with_a = Specialization.of(f, (x, a), static_argnums=(1,))
+    with_b = Specialization.of(f, (x, b), static_argnums=(1,))
+    assert with_a != with_b and explain(with_a, with_b) != []
+    jitted = jax.jit(f, static_argnums=1)
+    for n in (1, 1.0, a, b):
+        jitted(x, n)
+    assert jitted._cache_size() == 4  # JAX compiled for each

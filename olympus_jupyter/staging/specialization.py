@@ -36,6 +36,9 @@ class ArgSpec:
     sharding: str | None = None
     static: bool = False
     value: Any = None
+    #: A static value's type and hash: with ``value``'s equality, what JAX's cache
+    #: tells static values apart by.
+    value_key: Any = None
 
     @property
     def text(self) -> str:
@@ -73,7 +76,7 @@ def format_partition_spec(spec) -> str:
 
 def _leaf_spec(path: str, leaf, static: bool) -> ArgSpec:
     if static:
-        return ArgSpec(path, static=True, value=leaf)
+        return ArgSpec(path, static=True, value=leaf, value_key=_static_key(leaf))
     if isinstance(leaf, (bool, int, float, complex)) and not isinstance(leaf, np.generic):
         aval = jax.typeof(leaf)  # a Python scalar: weak-typed, as it traces
         return ArgSpec(path, tuple(aval.shape), str(np.dtype(aval.dtype)), True)
@@ -94,6 +97,9 @@ class Specialization:
     args: tuple[ArgSpec, ...]
     platforms: tuple[str, ...] | None = None
     compiler_options: tuple[tuple[str, Any], ...] = ()
+    #: Each traced argument's pytree structure: a tuple and a list of the same
+    #: leaves are different programs to JAX.
+    structures: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, fun, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, *,
@@ -105,12 +111,16 @@ class Specialization:
         names = arg_names(getattr(fun, "__wrapped__", fun), len(args))
         static_names = set(static_argnames or ())
         specs: list[ArgSpec] = []
-        for i, (name, arg) in enumerate(zip(names, args)):
-            specs += _tree_specs(name, arg, i in set(static_argnums or ()) or name in static_names)
-        for name in sorted(kwargs):
-            specs += _tree_specs(name, kwargs[name], name in static_names)
+        structures: list[tuple[str, str]] = []
+        named = [(name, arg, i in set(static_argnums or ()) or name in static_names)
+                 for i, (name, arg) in enumerate(zip(names, args))]
+        named += [(name, kwargs[name], name in static_names) for name in sorted(kwargs)]
+        for name, arg, static in named:
+            specs += _tree_specs(name, arg, static)
+            if not static:
+                structures.append((name, str(jax.tree_util.tree_structure(arg))))
         return cls(tuple(specs), tuple(platforms) if platforms else None,
-                   tuple(sorted((compiler_options or {}).items())))
+                   tuple(sorted((compiler_options or {}).items())), tuple(structures))
 
     def describe(self) -> str:
         """``x: f32[3], n=2`` style text of the arguments."""
@@ -139,6 +149,11 @@ def explain(before: Specialization, after: Specialization) -> list[str]:
         reasons.append(f"argument '{path}' is gone (was {old[path].text})")
     for path in new.keys() - old.keys():
         reasons.append(f"argument '{path}' is new ({new[path].text})")
+    old_trees = dict(before.structures)
+    for name, tree in after.structures:
+        if name in old_trees and old_trees[name] != tree:
+            reasons.append(f"argument '{name}': pytree {_tree_text(old_trees[name])} → "
+                           f"{_tree_text(tree)}")
     for a in after.args:
         b = old.get(a.path)
         if b is None:
@@ -171,8 +186,22 @@ def _platforms(s: Specialization) -> str:
     return ", ".join(s.platforms) if s.platforms else "this machine"
 
 
-def _same_value(a, b) -> bool:
+def _static_key(value):
     try:
-        return bool(a == b) and type(a) is type(b)
-    except Exception:  # noqa: BLE001 - arrays and odd objects: compare by identity
+        return type(value).__module__, type(value).__qualname__, hash(value)
+    except TypeError:  # unhashable: JAX refuses it as a static value anyway
+        return type(value).__module__, type(value).__qualname__, id(value)
+
+
+def _tree_text(structure: str) -> str:
+    """``PyTreeDef((*, *))`` -> ``(*, *)``."""
+    return structure[len("PyTreeDef("):-1] if structure.startswith("PyTreeDef(") else structure
+
+
+def _same_value(a, b) -> bool:
+    """Whether JAX takes two static values for the same: same type, equal hashes and
+    equal (``1`` and ``1.0`` are two programs to JAX's cache, as here)."""
+    try:
+        return type(a) is type(b) and hash(a) == hash(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - unhashable or odd objects: compare by identity
         return a is b
