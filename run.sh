@@ -8,7 +8,8 @@
 #                              Olympus supports (OLYMPUS_JAX_ENDS=0 skips that part)
 #
 # It installs into the active virtual environment, or else into .venv here (made
-# with python3 on first use), never into the system's Python.
+# with python3 on first use), never into the system's Python. OLYMPUS_INSTALL=0
+# uses the environment as it is, installing nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -59,6 +60,7 @@ fingerprint() {
 install() {
     local python=$1 extra=$2; shift 2
     local prefix want have e
+    [ "${OLYMPUS_INSTALL:-1}" = 0 ] && return 0  # the environment is managed elsewhere
     prefix="$("$python" -c 'import sys; print(sys.prefix)')"
     want="$(fingerprint)"
     for e in "$extra" test; do
