@@ -537,7 +537,7 @@ def _seal(payload: bytes) -> bytes:
 
 
 @boundary
-def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
+def deserialize(blob: bytes | bytearray | memoryview, *, trusted: bool = False) -> Exported:
     """Reads back what :meth:`Exported.serialize` wrote.
 
     Everything is checked before the program is handed to the compiler's
@@ -554,10 +554,15 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     :func:`register_pytree_node_serialization`) is named in a
     :class:`DeserializationError` that says how to register it.
 
+    The envelope's SHA-256 detects corruption; it does not prove where a blob came
+    from, since anyone can compute it for bytes of their choosing. So unless
+    ``trusted=True``, the StableHLO of every blob is first read in a separate
+    process (a fraction of a second), so that crafted or corrupted bytecode cannot
+    crash or hang this one. Pass ``trusted=True`` only for blobs this machine wrote
+    or that come from a source you trust as you would trust its code.
+
     Bytes without the Olympus envelope (as the engine serializes on its own) are
-    read on a best-effort basis: with no checksum to rely on, their StableHLO is
-    first read in a separate process, so that a corrupted module cannot crash
-    this one (this takes about a second).
+    read on a best-effort basis, with no checksum to rely on.
 
     >>> import olympus, olympus.numpy as jnp, numpy as np
     >>> blob = olympus.export.export(olympus.jit(jnp.tanh))(np.float32(0)).serialize()
@@ -574,7 +579,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     if data.startswith(MAGIC) or (len(data) < len(MAGIC) and MAGIC.startswith(data)):
         payload = _open_envelope(data)
         try:
-            return Exported(_read_payload(payload, isolated=False))
+            return Exported(_read_payload(payload, isolated=not trusted))
         except _Unregistered as e:
             raise DeserializationError(f"The blob cannot be read yet: {e}.") from None
         except _Invalid as e:
@@ -583,7 +588,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
                 f"written by an incompatible version of Olympus; export the function "
                 f"again with this version.") from None
     try:
-        return Exported(_read_payload(data, isolated=True))
+        return Exported(_read_payload(data, isolated=not trusted))
     except _Invalid as e:
         raise DeserializationError(
             f"The blob does not start with the Olympus export header ({MAGIC!r}), so it "

@@ -727,3 +727,34 @@ def test_fuzzed_blobs_never_crash_the_process():
     assert counts.get("raw: rejected", 0) > 0
     assert set(counts) <= {"envelope: rejected", "raw: rejected",
                            "raw: accepted and callable", "raw: accepted, for another platform"}
+
+
+def spy_on_child_processes(monkeypatch) -> list:
+    calls = []
+    real = export.subprocess.run
+
+    def run(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(export.subprocess, "run", run)
+    return calls
+
+
+def test_a_forged_envelope_around_crafted_bytecode_is_read_in_isolation(exported, monkeypatch):
+    # Anyone can wrap bytes of their choosing in an envelope with a valid checksum.
+    crafted = exported._jax.mlir_module_serialized[:24] + bytes(range(256)) * 8
+    forged = export.Exported(dataclasses.replace(
+        exported._jax, mlir_module_serialized=crafted)).serialize()
+    assert forged[:8] == export.MAGIC
+    children = spy_on_child_processes(monkeypatch)
+    reject(forged, "passed its checksum", "StableHLO module")
+    assert len(children) == 1  # the bytecode was read in a separate process first
+
+
+def test_only_trusted_blobs_are_read_in_this_process(blob, monkeypatch):
+    children = spy_on_child_processes(monkeypatch)
+    export.deserialize(blob)
+    assert len(children) == 1
+    restored = export.deserialize(blob, trusted=True)
+    assert len(children) == 1
+    assert_same_tree(restored.call(X, Y), model(X, Y))
