@@ -611,3 +611,14 @@ def test_sharded_program_keeps_shardings_and_lists_inserted_collectives():
     # and it is tied to the line of the matmul.
     assert ["all-reduce", "inserted", 11] in facts["collectives"]
     assert "all-reduce" in facts["matmul_hlo"] and "dot" in facts["matmul_hlo"]
+
+
+def test_a_few_characters_cannot_decode_to_millions_of_indices(small):
+    data = small.to_json()
+    data["lines"][0]["ops"]["olympuspr"] = "0-99999999"
+    with pytest.raises(ValueError, match="op index 99999999 is out of range"):
+        Provenance.from_json(data)
+    data = small.to_json()
+    data["stages"]["olympuspr"]["ops"]["count"] = 10**9
+    with pytest.raises(ValueError, match="claims 1000000000 ops"):
+        Provenance.from_json(data)

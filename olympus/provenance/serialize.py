@@ -102,17 +102,28 @@ def encode_indices(indices: tuple[int, ...] | list[int]) -> str:
     return ",".join(parts)
 
 
-def decode_indices(text: str) -> tuple[int, ...]:
-    """Reads :func:`encode_indices` back."""
+def decode_indices(text: str, limit: int | None = None) -> tuple[int, ...]:
+    """Reads :func:`encode_indices` back; with ``limit`` (the number of ops the indices
+    refer to), an index outside ``range(limit)`` raises ``ValueError`` before any run
+    is expanded, so a few characters cannot make millions of integers.
+
+    >>> decode_indices("0-999999999", limit=12)
+    Traceback (most recent call last):
+    ValueError: op index 999999999 is out of range: the stage has 12 ops.
+    """
     out: list[int] = []
     if not text:
         return ()
     for item in text.split(","):
         a, _, b = item.partition("-")
+        first, last = int(a), int(b) if b else int(a)
+        if limit is not None and not 0 <= first <= last < limit:
+            bad = last if 0 <= first <= last else first
+            raise ValueError(f"op index {bad} is out of range: the stage has {limit} ops.")
         if b:
-            out.extend(range(int(a), int(b) + 1))
+            out.extend(range(first, last + 1))
         else:
-            out.append(int(a))
+            out.append(first)
     return tuple(out)
 
 
@@ -134,6 +145,10 @@ def _ops_to_json(ops: tuple[Op, ...]) -> dict[str, Any]:
 
 def _ops_from_json(stage: str, data: Mapping[str, Any]) -> tuple[Op, ...]:
     n = int(data["count"])
+    names = data.get("name", {}).get("codes", "") if n else ""
+    if n < 0 or (n and names.count(",") + 1 != n):
+        raise ValueError(f"Stage {stage!r}: it claims {n} ops but names "
+                         f"{names.count(',') + 1 if names else 0}.")
     columns = {}
     for field in _FIELDS:
         default = _DEFAULTS[field]
@@ -227,12 +242,13 @@ def fields_from_json(data: Mapping[str, Any] | str) -> dict[str, Any]:
     fn = data["function"]
     # Stages this version does not know are skipped.
     stages = {renamed.get(name, name): value for name, value in data.get("stages", {}).items()}
+    made = {s.name: _stage_from_json(s.name, stages[s.name])
+            for s in stage_registry.provenance_stages() if s.name in stages}
     return dict(
         function=FunctionInfo(fn["name"], fn.get("file"), fn.get("first_line"),
                               fn.get("last_line")),
         platforms=tuple(data.get("platforms", ())),
-        stages={s.name: _stage_from_json(s.name, stages[s.name])
-                for s in stage_registry.provenance_stages() if s.name in stages},
+        stages=made,
         unavailable=dict(data.get("unavailable", {})),
         files=tuple(SourceFile(f["path"],
                                tuple((int(first), str(text)) for first, text in f.get("chunks", ())),
@@ -243,8 +259,9 @@ def fields_from_json(data: Mapping[str, Any] | str) -> dict[str, Any]:
         locations=tuple(Location(tuple(int(i) for i in loc))
                         for loc in data.get("locations", ())),
         lines=tuple(SourceLine(int(e["file"]), int(e["line"]),
-                               {renamed.get(s, s): decode_indices(v)
-                                for s, v in e["ops"].items()})
+                               {s: decode_indices(v, len(made[s].ops))
+                                for s, v in ((renamed.get(s, s), v)
+                                             for s, v in e["ops"].items()) if s in made})
                     for e in data.get("lines", ())),
     )
 
