@@ -13,14 +13,16 @@ first time (nothing is re-traced or re-compiled).
 """
 from __future__ import annotations
 
+import types
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
 import numpy as np
 
-from olympus_jupyter.staging.lru import LRU
 from olympus import stage_registry
+from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.runner import StagingError, run_stages
 
@@ -51,11 +53,26 @@ def _leaf_key(leaf):
     return (type(leaf), leaf)
 
 
+def _weak(target):
+    """A weak reference standing for ``target`` in a key (equal while it lives), so
+    that the cache keeps no function alive; the target itself where it cannot be
+    referenced weakly."""
+    try:
+        if isinstance(target, types.MethodType):
+            return weakref.WeakMethod(target)
+        return weakref.ref(target)
+    except TypeError:
+        return target
+
+
 def signature_key(target, args, kwargs, options: Mapping[str, Any]):
-    """A hashable key for (function, abstract signature, options), or None if there is none."""
+    """A hashable key for (function, abstract signature, options), or None if there is none.
+
+    The function is held weakly: a cached report does not keep it alive.
+    """
     try:
         leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
-        key = (target, tree, tuple(_leaf_key(x) for x in leaves),
+        key = (_weak(target), tree, tuple(_leaf_key(x) for x in leaves),
                tuple(sorted((k, _freeze(v)) for k, v in options.items())),
                bool(jax.config.jax_enable_x64))
         hash(key)

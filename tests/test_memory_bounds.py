@@ -1,0 +1,37 @@
+"""What a long session leaves behind: caches hold no user function alive, and the
+memory they keep is bounded."""
+import gc
+import weakref
+
+import olympus.numpy as jnp
+from olympus_jupyter import ReportCache, inspect
+
+
+def make_function(k):
+    def f(x):
+        return jnp.sin(x) * k
+    return f
+
+
+def test_cached_reports_keep_no_function_alive():
+    cache = ReportCache(size=8)
+    f = make_function(1)
+    alive = weakref.ref(f)
+    first = inspect(f, jnp.ones(3), cache=cache)
+    assert inspect(f, jnp.ones(3), cache=cache) is first   # still a cache hit
+    del f
+    gc.collect()
+    assert alive() is None
+
+
+def test_many_distinct_functions_stay_within_the_cache_size():
+    cache = ReportCache(size=8)
+    refs = []
+    for k in range(40):
+        f = make_function(k)
+        refs.append(weakref.ref(f))
+        inspect(f, jnp.ones(2), cache=cache)
+    del f
+    gc.collect()
+    assert len(cache) == 8
+    assert sum(r() is not None for r in refs) == 0
