@@ -170,3 +170,28 @@ def test_a_bundle_saved_by_the_previous_release_still_renders():
     html = again.html()
     assert "Compiled HLO · after optimization" in html and "sine" in html
     assert again.to_json()["version"] == 2
+
+
+def _raiser(message):
+    def broken(*args, **kwargs):
+        raise RuntimeError(message)
+    return broken
+
+
+@pytest.mark.parametrize("target, attribute, stage", [
+    (olympus.stages.Compiled, "cost_analysis", "cost"),
+    (olympus.stages.Lowered, "cost_analysis", "cost"),
+    (olympus.stages.Compiled, "memory_analysis", "memory"),
+    (olympus.stages.Compiled, "as_text", "provenance"),
+    (olympus.stages.Traced, "olympuspr", "provenance"),
+], ids=["compiled-cost", "lowered-cost", "memory", "compiled-text", "olympuspr"])
+def test_every_failure_while_making_a_report_is_shown(monkeypatch, target, attribute, stage):
+    message = f"injected failure in {attribute}"
+    if isinstance(getattr(target, attribute), property):
+        monkeypatch.setattr(target, attribute, property(_raiser(message)))
+    else:
+        monkeypatch.setattr(target, attribute, _raiser(message))
+    report = inspect(lambda x: jnp.sin(x) * 2, jnp.ones(4), cache=None)
+    assert not report.ok
+    assert report.failure.stage == stage and message in report.failure.message
+    assert message in report.html() and message in report.text()
