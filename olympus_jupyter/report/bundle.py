@@ -25,6 +25,7 @@ from olympus import stage_registry
 from olympus.provenance import Provenance
 
 from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
+from olympus_jupyter.report.validate import check_bundle
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
 
 __all__ = ["to_json", "fields_from_json"]
@@ -70,7 +71,16 @@ def to_json(report) -> dict[str, Any]:
 def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a report from :func:`to_json` data, this version's or version 1's
     (``StageReport.from_json`` makes the report). Stages this release does not know
-    are left out. Raises ``ValueError`` for another schema or a newer version."""
+    are left out. Raises ``ValueError`` for another schema or a newer version, and
+    :class:`~olympus_jupyter.report.validate.BundleError` (a ``ValueError``) naming
+    the field for data that does not follow the schema."""
+    if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
+        got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+        raise ValueError(f"Not an Olympus report: schema is {got!r}, expected {SCHEMA!r}.")
+    if data.get("version") not in (1, VERSION):
+        raise ValueError(f"Report version {data.get('version')!r} is not supported; this "
+                         f"olympus_jupyter reads versions 1 to {VERSION}.")
+    check_bundle(data)
     if data.get("schema") != SCHEMA:
         raise ValueError(f"Not an Olympus report: schema is {data.get('schema')!r}, "
                          f"expected {SCHEMA!r}.")
