@@ -1,18 +1,25 @@
 /**
- * The analyses panels: cost (before vs after optimization) and memory (a table
- * and a chart of its breakdown). They do not take part in line linking.
+ * The analyses panels (stages of kind `analysis`), by the analysis's name: cost
+ * (before vs after optimization) and memory (a table and a chart of its
+ * breakdown); an analysis this viewer does not know gets a note saying so. They
+ * do not take part in line linking.
  */
 import { h } from './dom';
-import { IReport } from './model';
+import { unsupportedBox } from './header';
+import { IReport, IStageInfo } from './model';
 import { IPanelView } from './panel';
 import { costTable, memoryChart, memoryTable } from './tables';
 
 export class AnalysisView implements IPanelView {
   constructor(
-    readonly stage: 'cost' | 'memory',
+    private readonly info: IStageInfo,
     private readonly report: IReport,
     private readonly parent: HTMLElement
-  ) {}
+  ) {
+    this.stage = info.name;
+  }
+
+  readonly stage: string;
 
   show(): void {
     if (this._built) {
@@ -23,6 +30,8 @@ export class AnalysisView implements IPanelView {
       this.parent.appendChild(
         h('div', { class: 'olympus-table-wrap' }, costTable(this.report))
       );
+    } else if (this.stage !== 'memory') {
+      this.parent.appendChild(unsupportedBox(this.info));
     } else {
       this.parent.appendChild(
         h(

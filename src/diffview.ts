@@ -6,6 +6,10 @@
  * DOM hooks: the root `div.olympus-diff` (`data-olympus-rendered` once painted),
  * the stage selector `[role=tab][data-stage]`, the merge view `.cm-mergeView`,
  * tables `table[data-olympus-table=cost|memory]` comparing the analyses.
+ *
+ * The stages, their order, titles, labels and languages come from the two
+ * reports' stage tables (the first report's order, with the second's other stages
+ * in theirs).
  */
 import { MergeView } from '@codemirror/merge';
 import { syntaxHighlighting } from '@codemirror/language';
@@ -16,24 +20,20 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import { h } from './dom';
-import { errorBox } from './header';
-import { hlo } from './languages/hlo';
-import { olympuspr } from './languages/olympuspr';
-import { stablehlo } from './languages/stablehlo';
+import { errorBox, unsupportedBox } from './header';
+import { stageLanguage } from './languages';
 import { stageHighlightStyle } from './languages/tokens';
 import { LinkIndex } from './links';
 import {
-  ALL_STAGES,
   ContractError,
   DIFF_MIME,
   IDiff,
   IReport,
-  ReportStage,
-  STAGE_LABELS,
-  STAGE_TITLES,
-  TextStage,
+  IStageInfo,
+  STEPS,
   formatBytes,
   readDiff,
+  stageInfo,
   stageText,
   unavailableReason
 } from './model';
@@ -43,24 +43,58 @@ import { TabList } from './tabs';
 
 let nextId = 0;
 
-const LANGUAGES: Partial<Record<ReportStage, Extension>> = {
-  olympuspr,
-  stablehlo,
-  hlo,
-  compiled: hlo
-};
+/**
+ * The stages of two reports, in order: the first's, and each of the second's
+ * others after the stage it follows there. A stage both have keeps the first's row.
+ */
+function mergedStages(a: IReport, b: IReport): IStageInfo[] {
+  const out = [...a.stage_table];
+  let at = -1;
+  for (const row of b.stage_table) {
+    const i = out.findIndex(r => r.name === row.name);
+    if (i >= 0) {
+      at = i;
+    } else {
+      out.splice(++at, 0, row);
+    }
+  }
+  return out;
+}
+
+/** A report's own row for a stage, or the other report's (`stage`) when it has none. */
+function rowIn(report: IReport, stage: IStageInfo): IStageInfo {
+  return stageInfo(report, stage.name) ?? stage;
+}
+
+/** Whether a report has something to show for a stage. */
+function available(report: IReport, stage: IStageInfo): boolean {
+  return unavailableReason(report, rowIn(report, stage)) === null;
+}
+
+/** The stage to open on: the first program made by the latest step, or the first. */
+function firstChoice(stages: IStageInfo[]): IStageInfo | null {
+  const rank = (s: IStageInfo) => STEPS.indexOf(s.step ?? '');
+  let best: IStageInfo | null = null;
+  for (const s of stages) {
+    if (s.kind === 'program' && (best === null || rank(s) > rank(best))) {
+      best = s;
+    }
+  }
+  return best ?? stages[0] ?? null;
+}
 
 /** The text a report shows for a stage in a diff (the source: the held files). */
-function diffText(report: IReport, stage: ReportStage): string | null {
-  if (unavailableReason(report, stage) !== null) {
+function diffText(report: IReport, stage: IStageInfo): string | null {
+  const row = rowIn(report, stage);
+  if (unavailableReason(report, row) !== null) {
     return null;
   }
-  if (stage === 'source') {
+  if (row.kind === 'source') {
     return report.provenance
       ? buildSourceDoc(new LinkIndex(report.provenance)).text
       : null;
   }
-  return stageText(report, stage as TextStage);
+  return stageText(report, row);
 }
 
 /** Two reports' analyses, metric by metric. */
@@ -134,7 +168,7 @@ function compareTable(diff: IDiff, stage: 'cost' | 'memory'): HTMLTableElement {
   );
 }
 
-function sideExtensions(stage: ReportStage, label: string): Extension[] {
+function sideExtensions(stage: IStageInfo, label: string): Extension[] {
   return [
     EditorState.readOnly.of(true),
     EditorView.editable.of(false),
@@ -146,7 +180,7 @@ function sideExtensions(stage: ReportStage, label: string): Extension[] {
     lineNumbers(),
     jupyterTheme,
     syntaxHighlighting(stageHighlightStyle),
-    LANGUAGES[stage] ?? []
+    stageLanguage(stage.language)
   ];
 }
 
@@ -198,6 +232,7 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
     }
     this._merges.clear();
     this._bodies.clear();
+    this._stages.clear();
     this.node.textContent = '';
     delete this.node.dataset.olympusRendered;
   }
@@ -217,48 +252,46 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
         h('span', { class: 'olympus-meta' }, `${a} ⇄ ${b}`)
       )
     );
-    const asked = new Set([...diff.before.stages, ...diff.after.stages]);
-    const stages = ALL_STAGES.filter(
-      s =>
-        asked.has(s) &&
-        (unavailableReason(diff.before, s) === null ||
-          unavailableReason(diff.after, s) === null)
+    const stages = mergedStages(diff.before, diff.after).filter(
+      s => available(diff.before, s) || available(diff.after, s)
     );
+    this._stages = new Map(stages.map(s => [s.name, s]));
     this._tabs = new TabList({
       label: `Stages of ${name} to compare`,
-      items: stages.map(s => ({
-        stage: s,
-        label: STAGE_LABELS[s],
-        id: `${id}-tab-${s}`,
-        controls: `${id}-panel-${s}`
+      items: stages.map((s, i) => ({
+        stage: s.name,
+        label: s.label,
+        id: `${id}-tab-${i}`,
+        controls: `${id}-panel-${i}`
       })),
       onSelect: s => {
-        this._selected = s as ReportStage;
+        this._selected = s;
         this._show();
       }
     });
     this.node.appendChild(this._tabs.node);
     const panels = h('div', { class: 'olympus-panels' });
-    for (const s of stages) {
+    stages.forEach((s, i) => {
       const body = h(
         'section',
         {
           class: 'olympus-panel olympus-diff-panel',
           role: 'tabpanel',
-          id: `${id}-panel-${s}`,
-          'data-stage-panel': s,
-          'aria-labelledby': `${id}-tab-${s}`,
+          id: `${id}-panel-${i}`,
+          'data-stage-panel': s.name,
+          'data-stage-kind': s.kind,
+          'aria-labelledby': `${id}-tab-${i}`,
           hidden: true
         },
         h(
           'div',
           { class: 'olympus-panel-head' },
-          h('h3', { class: 'olympus-panel-title' }, STAGE_TITLES[s])
+          h('h3', { class: 'olympus-panel-title' }, s.title)
         )
       );
-      this._bodies.set(s, body);
+      this._bodies.set(s.name, body);
       panels.appendChild(body);
-    }
+    });
     this.node.appendChild(panels);
     if (!stages.length) {
       this.node.appendChild(
@@ -269,9 +302,7 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
         )
       );
     }
-    this._selected = stages.includes('compiled')
-      ? 'compiled'
-      : (stages[0] ?? null);
+    this._selected = firstChoice(stages)?.name ?? null;
   }
 
   private _show(): void {
@@ -286,27 +317,38 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
     for (const [s, body] of this._bodies) {
       body.hidden = s !== stage;
     }
-    if (stage && this.node.isConnected) {
-      this._ensure(diff, stage);
+    const info = stage === null ? undefined : this._stages.get(stage);
+    if (info && this.node.isConnected) {
+      this._ensure(diff, info);
     }
     requestAnimationFrame(() => {
       this.node.dataset.olympusRendered = '1';
     });
   }
 
-  private _ensure(diff: IDiff, stage: ReportStage): void {
-    const body = this._bodies.get(stage)!;
+  private _ensure(diff: IDiff, stage: IStageInfo): void {
+    const body = this._bodies.get(stage.name)!;
     if (body.dataset.built) {
-      this._merges.get(stage)?.a.requestMeasure();
-      this._merges.get(stage)?.b.requestMeasure();
+      this._merges.get(stage.name)?.a.requestMeasure();
+      this._merges.get(stage.name)?.b.requestMeasure();
       return;
     }
     body.dataset.built = '1';
     const [la, lb] = diff.labels;
-    if (stage === 'cost' || stage === 'memory') {
+    if (stage.kind === 'analysis') {
       body.appendChild(
-        h('div', { class: 'olympus-table-wrap' }, compareTable(diff, stage))
+        stage.name === 'cost' || stage.name === 'memory'
+          ? h(
+              'div',
+              { class: 'olympus-table-wrap' },
+              compareTable(diff, stage.name)
+            )
+          : unsupportedBox(stage)
       );
+      return;
+    }
+    if (stage.kind !== 'source' && stage.kind !== 'program') {
+      body.appendChild(unsupportedBox(stage));
       return;
     }
     const ta = diffText(diff.before, stage);
@@ -320,8 +362,11 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
         notes.push(
           h(
             'p',
-            { class: 'olympus-unavailable', 'data-olympus-unavailable': stage },
-            `${label}: not available: ${unavailableReason(report, stage)}.`
+            {
+              class: 'olympus-unavailable',
+              'data-olympus-unavailable': stage.name
+            },
+            `${label}: not available: ${unavailableReason(report, rowIn(report, stage))}.`
           )
         );
       }
@@ -339,11 +384,11 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
     const view = new MergeView({
       a: {
         doc: ta ?? '',
-        extensions: sideExtensions(stage, `${STAGE_TITLES[stage]}, ${la}`)
+        extensions: sideExtensions(stage, `${stage.title}, ${la}`)
       },
       b: {
         doc: tb ?? '',
-        extensions: sideExtensions(stage, `${STAGE_TITLES[stage]}, ${lb}`)
+        extensions: sideExtensions(stage, `${stage.title}, ${lb}`)
       },
       parent: host,
       gutter: true,
@@ -351,7 +396,7 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
       collapseUnchanged: { margin: 3, minSize: 8 },
       diffConfig: { scanLimit: 2000, timeout: 1000 }
     });
-    this._merges.set(stage, view);
+    this._merges.set(stage.name, view);
     const changes = view.chunks.length;
     body
       .querySelector('.olympus-panel-head')
@@ -371,7 +416,8 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
   private _mimeType: string;
   private _diff: IDiff | null = null;
   private _tabs: TabList | null = null;
-  private _selected: ReportStage | null = null;
-  private _bodies = new Map<ReportStage, HTMLElement>();
-  private _merges = new Map<ReportStage, MergeView>();
+  private _selected: string | null = null;
+  private _stages = new Map<string, IStageInfo>();
+  private _bodies = new Map<string, HTMLElement>();
+  private _merges = new Map<string, MergeView>();
 }

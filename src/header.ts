@@ -4,14 +4,13 @@
  * made. Pure functions from report data to DOM (text only).
  */
 import { h } from './dom';
-import { IReport, ReportStage, STAGE_TITLES, formatMs } from './model';
+import { IReport, IStageInfo, STEPS, formatMs } from './model';
 
 /** `f · for cpu · trace 1.2 ms · lower 3.4 ms · compile 5.6 ms` */
 export function header(report: IReport): HTMLElement {
   // In the order the steps run (saved notebooks sort keys alphabetically).
-  const order = ['trace', 'lower', 'compile'];
   const rank = (k: string) =>
-    order.includes(k) ? order.indexOf(k) : order.length;
+    STEPS.includes(k) ? STEPS.indexOf(k) : STEPS.length;
   const steps = Object.entries(report.timings).sort(
     (a, b) => rank(a[0]) - rank(b[0])
   );
@@ -80,20 +79,37 @@ export function failureBox(report: IReport): HTMLElement | null {
 }
 
 /** `Not available: <reason>.` for a stage the user asked for. */
-export function unavailableBox(
-  stage: ReportStage,
-  reason: string
-): HTMLElement {
+export function unavailableBox(stage: IStageInfo, reason: string): HTMLElement {
   return h(
     'p',
     {
       class: 'olympus-unavailable',
-      'data-olympus-unavailable': stage,
-      'aria-label': `${STAGE_TITLES[stage]}: not available: ${reason}`
+      'data-olympus-unavailable': stage.name,
+      'aria-label': `${stage.title}: not available: ${reason}`
     },
     'Not available: ',
     h('span', { class: 'olympus-reason' }, reason),
     '.'
+  );
+}
+
+/**
+ * A stage this viewer has no view for (a kind, or an analysis, newer than it):
+ * say so, and name the stage.
+ */
+export function unsupportedBox(stage: IStageInfo): HTMLElement {
+  const what =
+    stage.kind === 'analysis'
+      ? `the ${JSON.stringify(stage.name)} analysis`
+      : `a stage of kind ${JSON.stringify(stage.kind)}`;
+  return h(
+    'p',
+    {
+      class: 'olympus-unavailable olympus-unsupported',
+      'data-olympus-unsupported': stage.name
+    },
+    `This report holds ${what}; this viewer does not know how to show it. `,
+    'Update the olympus package (which ships this viewer) to see it.'
   );
 }
 

@@ -8,7 +8,6 @@
  * pressing Enter pins one; Escape clears it.
  */
 import { Signal, ISignal } from '@lumino/signaling';
-import { ReportStage } from './model';
 import { SourceKey } from './links';
 
 export interface ISelection {
@@ -16,7 +15,7 @@ export interface ISelection {
   readonly source: SourceKey | null;
   /** The op line the user picked, if any (it is marked active in its stage). */
   readonly origin: {
-    readonly stage: ReportStage;
+    readonly stage: string;
     readonly line: number;
   } | null;
   /** Whether views should scroll to what lights up. */
@@ -39,7 +38,7 @@ export class LinkHub {
   }
 
   /** A view asks for a stage to be shown (tabs layout switches to it). */
-  get showRequested(): ISignal<this, ReportStage> {
+  get showRequested(): ISignal<this, string> {
     return this._showRequested;
   }
 
@@ -76,12 +75,12 @@ export class LinkHub {
   }
 
   /** Asks the layout to show a stage. */
-  requestShow(stage: ReportStage): void {
+  requestShow(stage: string): void {
     this._showRequested.emit(stage);
   }
 
   private _hover: ISelection | null = null;
   private _pinned: ISelection = NO_SELECTION;
   private _changed = new Signal<this, ISelection>(this);
-  private _showRequested = new Signal<this, ReportStage>(this);
+  private _showRequested = new Signal<this, string>(this);
 }

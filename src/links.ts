@@ -13,8 +13,6 @@
 import {
   IProvenance,
   IProvenanceStage,
-  LinkedStage,
-  PROVENANCE_STAGE,
   baseName,
   decodeIndices
 } from './model';
@@ -122,11 +120,11 @@ export class LinkIndex {
     return [...this._colors!.keys()];
   }
 
-  /** The index of one stage, or null when the report does not hold it. */
-  stage(stage: LinkedStage): StageIndex | null {
+  /** The index of one provenance stage (a linked report stage's name), or null when the report does not hold it. */
+  stage(stage: string): StageIndex | null {
     let s = this._stages.get(stage);
     if (s === undefined) {
-      const st = this.prov.stages[PROVENANCE_STAGE[stage]];
+      const st = this.prov.stages[stage];
       s = st ? new StageIndex(this, stage, st) : null;
       this._stages.set(stage, s);
     }
@@ -185,14 +183,14 @@ export class LinkIndex {
   private _colors: Map<SourceKey, number> | null = null;
   private _byKey: Map<SourceKey, { [stage: string]: string }> | null = null;
   private _opsByKey = new Map<SourceKey, { [stage: string]: number[] }>();
-  private _stages = new Map<LinkedStage, StageIndex | null>();
+  private _stages = new Map<string, StageIndex | null>();
 }
 
 /** One stage text: which op owns each line, its colour, its folds, what a source line lights up. */
 export class StageIndex {
   constructor(
     readonly links: LinkIndex,
-    readonly stage: LinkedStage,
+    readonly stage: string,
     readonly data: IProvenanceStage
   ) {}
 
@@ -243,7 +241,7 @@ export class StageIndex {
     if (cached) {
       return cached;
     }
-    const ops = this.links.opsOf(key)?.[PROVENANCE_STAGE[this.stage]] ?? [];
+    const ops = this.links.opsOf(key)?.[this.stage] ?? [];
     const parents = this._ensureParents();
     const lines = new Set<number>();
     const fusions = new Set<number>();

@@ -7,12 +7,7 @@
 import { h } from './dom';
 import { ISelection } from './hub';
 import { LinkIndex, parseKey } from './links';
-import {
-  LINKED_STAGES,
-  PROVENANCE_STAGE,
-  ReportStage,
-  STAGE_LABELS
-} from './model';
+import { IStageInfo } from './model';
 import { opSummary } from './sourceview';
 
 const HINT =
@@ -24,8 +19,10 @@ export class LinkStatus {
 
   constructor(
     private readonly links: LinkIndex | null,
-    private readonly shown: () => ReportStage[],
-    private readonly onGo: (stage: ReportStage) => void,
+    /** The report's linked stages, in order. */
+    private readonly linked: IStageInfo[],
+    private readonly shown: () => string[],
+    private readonly onGo: (stage: string) => void,
     private readonly onClear: () => void
   ) {
     this.node = h('div', {
@@ -71,21 +68,24 @@ export class LinkStatus {
       h('span', { class: 'olympus-status-arrow', 'aria-hidden': 'true' }, '→')
     );
     const shown = new Set(this.shown());
-    for (const stage of LINKED_STAGES) {
-      const ps = PROVENANCE_STAGE[stage];
-      const idx = ops[ps];
-      const st = links.prov.stages[ps];
+    for (const stage of this.linked) {
+      const idx = ops[stage.name];
+      const st = links.prov.stages[stage.name];
       if (!idx || !idx.length || !st) {
         continue;
       }
-      const label = `${STAGE_LABELS[stage]}: ${opSummary(idx.map(i => st.ops.name(i)))}`;
-      if (shown.has(stage)) {
+      const label = `${stage.label}: ${opSummary(idx.map(i => st.ops.name(i)))}`;
+      if (shown.has(stage.name)) {
         const go = h(
           'button',
-          { type: 'button', class: 'olympus-link', 'data-olympus-goto': stage },
+          {
+            type: 'button',
+            class: 'olympus-link',
+            'data-olympus-goto': stage.name
+          },
           label
         );
-        go.addEventListener('click', () => this.onGo(stage));
+        go.addEventListener('click', () => this.onGo(stage.name));
         node.appendChild(go);
       } else {
         node.appendChild(h('span', { class: 'olympus-link' }, label));

@@ -1,8 +1,13 @@
 /**
  * The JSON contract this extension renders: `application/vnd.olympus.stages+json`
- * (schema `olympus.stages`, version 1, see docs/report.md) with the provenance model
- * embedded (schema `olympus.provenance`, version 1, see docs/provenance.md), and
- * `application/vnd.olympus.diff+json` (two reports of one function).
+ * (schema `olympus.stages`, version 2, see docs/report.md) with the provenance model
+ * embedded (schema `olympus.provenance`, version 2, see docs/provenance.md), and
+ * `application/vnd.olympus.diff+json` (two reports of one function). Version 1
+ * documents (saved notebooks of earlier releases) are read into the version 2 shape.
+ *
+ * The stages, their order, titles, labels, kinds, languages and units come from the
+ * report's `stage_table`: a stage the registry gains needs no change here unless it
+ * needs a new kind of view.
  *
  * Only types and small readers live here: no DOM, no CodeMirror.
  */
@@ -10,58 +15,119 @@
 export const STAGES_MIME = 'application/vnd.olympus.stages+json';
 export const DIFF_MIME = 'application/vnd.olympus.diff+json';
 
-/** Report stages, in the order a report lists them. */
-export type ReportStage =
-  'source' | 'olympuspr' | 'stablehlo' | 'hlo' | 'compiled' | 'cost' | 'memory';
+/** The report versions this viewer reads (1 is read into the shape of 2). */
+export const REPORT_VERSION = 2;
 
-export const ALL_STAGES: ReadonlyArray<ReportStage> = [
-  'source',
-  'olympuspr',
-  'stablehlo',
-  'hlo',
-  'compiled',
-  'cost',
-  'memory'
+/** The compilation steps, in the order they run (a stage's `step` is one of them). */
+export const STEPS: ReadonlyArray<string> = ['trace', 'lower', 'compile'];
+
+/**
+ * One row of the report's stage table (from `olympus.stage_registry`): what the
+ * stage is called and how it is shown.
+ */
+export interface IStageInfo {
+  /** The stage's name; for a linked stage, also its provenance stage's name. */
+  name: string;
+  /** The panel's heading. */
+  title: string;
+  /** Short, for tabs and toggles. */
+  label: string;
+  /**
+   * What the stage is: `source` (the user's code), `program` (a text with ops) or
+   * `analysis` (figures). Another kind is kept, and its panel says this viewer
+   * cannot show it.
+   */
+  kind: string;
+  /** The compilation step that makes it (`trace`, `lower`, `compile`), or null. */
+  step: string | null;
+  /** The highlighter (`python`, `olympuspr`, `stablehlo`, `hlo`), or null. */
+  language: string | null;
+  /** What its ops (or lines) are called: `equations`, `instructions`, ... */
+  unit: string;
+  /** Whether its ops are in the provenance model, tied to source lines. */
+  linked: boolean;
+}
+
+/**
+ * The stage table of version 1 reports, which carried none: version 1 only. Newer
+ * reports carry their own table; nothing else in this extension names stages.
+ */
+const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
+  {
+    name: 'source',
+    title: 'Source',
+    label: 'source',
+    kind: 'source',
+    step: null,
+    language: 'python',
+    unit: 'lines',
+    linked: false
+  },
+  {
+    name: 'olympuspr',
+    title: 'olympuspr · traced program',
+    label: 'olympuspr',
+    kind: 'program',
+    step: 'trace',
+    language: 'olympuspr',
+    unit: 'equations',
+    linked: true
+  },
+  {
+    name: 'stablehlo',
+    title: 'StableHLO · lowered program',
+    label: 'StableHLO',
+    kind: 'program',
+    step: 'lower',
+    language: 'stablehlo',
+    unit: 'ops',
+    linked: true
+  },
+  {
+    name: 'hlo',
+    title: 'HLO · compiler input',
+    label: 'HLO',
+    kind: 'program',
+    step: 'lower',
+    language: 'hlo',
+    unit: 'instructions',
+    linked: false
+  },
+  {
+    name: 'compiled',
+    title: 'Compiled HLO · after optimization',
+    label: 'compiled',
+    kind: 'program',
+    step: 'compile',
+    language: 'hlo',
+    unit: 'instructions',
+    linked: true
+  },
+  {
+    name: 'cost',
+    title: 'Cost analysis',
+    label: 'cost',
+    kind: 'analysis',
+    step: 'compile',
+    language: null,
+    unit: 'ops',
+    linked: false
+  },
+  {
+    name: 'memory',
+    title: 'Memory analysis',
+    label: 'memory',
+    kind: 'analysis',
+    step: 'compile',
+    language: null,
+    unit: 'ops',
+    linked: false
+  }
 ];
 
-/** Report stages that show a text. */
-export type TextStage = 'olympuspr' | 'stablehlo' | 'hlo' | 'compiled';
-
-/** Report stages that are views of a provenance stage (`compiled` is provenance `hlo`). */
-export type LinkedStage = 'olympuspr' | 'stablehlo' | 'compiled';
-
-export const LINKED_STAGES: ReadonlyArray<LinkedStage> = [
-  'olympuspr',
-  'stablehlo',
-  'compiled'
-];
-
-/** The provenance stage a report stage shows. */
-export const PROVENANCE_STAGE: Record<LinkedStage, string> = {
-  olympuspr: 'olympuspr',
-  stablehlo: 'stablehlo',
-  compiled: 'hlo'
-};
-
-export const STAGE_TITLES: Record<ReportStage, string> = {
-  source: 'Source',
-  olympuspr: 'olympuspr · traced program',
-  stablehlo: 'StableHLO · lowered program',
-  hlo: 'HLO · compiler input',
-  compiled: 'Compiled HLO · after optimization',
-  cost: 'Cost analysis',
-  memory: 'Memory analysis'
-};
-
-/** Short names for tabs and toggles. */
-export const STAGE_LABELS: Record<ReportStage, string> = {
-  source: 'source',
-  olympuspr: 'olympuspr',
-  stablehlo: 'StableHLO',
-  hlo: 'HLO',
-  compiled: 'compiled',
-  cost: 'cost',
-  memory: 'memory'
+/** Provenance version 1 named some stages otherwise: version 1 name → version 2 name. */
+const V1_PROVENANCE_NAMES: Readonly<Record<string, string>> = {
+  hlo: 'compiled'
 };
 
 export type Span = [number, number];
@@ -320,7 +386,10 @@ export interface IProvenance {
   files: ISourceFile[];
   frames: Frame[];
   locations: number[][];
+  /** By version 2 name (a version 1 model's `hlo` is read as `compiled`). */
   stages: { [stage: string]: IProvenanceStage };
+  /** Stage → why it does not exist for this program (version 2; `{}` for version 1). */
+  unavailable: { [stage: string]: string };
   lines: ISourceLine[];
 }
 
@@ -338,15 +407,18 @@ export interface IFailure {
 
 export interface IReport {
   schema: 'olympus.stages';
+  /** The version the document was written in (1 is read into the shape of 2). */
   version: number;
   name: string;
   platforms: string[];
-  stages: string[];
+  /** The stages to show, in order: one row per stage the user asked for. */
+  stage_table: IStageInfo[];
   debug_info: boolean;
   timings: { [step: string]: number };
   failure: IFailure | null;
   unavailable: { [stage: string]: string };
-  hlo_text: string | null;
+  /** Stage → text, for program stages that are not linked (`hlo`). */
+  texts: { [stage: string]: string };
   analyses: {
     cost: {
       lowered: { [metric: string]: number } | null;
@@ -372,9 +444,119 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** The string values of an object (others left out). */
+function stringMap(v: unknown): { [key: string]: string } {
+  const out: { [key: string]: string } = {};
+  if (isObject(v)) {
+    for (const [k, item] of Object.entries(v)) {
+      if (typeof item === 'string') {
+        out[k] = item;
+      }
+    }
+  }
+  return out;
+}
+
+/** One row of a version 2 stage table, checked field by field. */
+function readStageInfo(row: unknown, at: number): IStageInfo {
+  const where = `The report's stage table is malformed: entry ${at}`;
+  if (!isObject(row)) {
+    throw new ContractError(`${where} is not an object.`);
+  }
+  const text = (key: string): string => {
+    const v = row[key];
+    if (typeof v !== 'string' || !v) {
+      throw new ContractError(
+        `${where} has no ${JSON.stringify(key)} string (got ${JSON.stringify(v)}).`
+      );
+    }
+    return v;
+  };
+  const orNull = (key: string): string | null => {
+    const v = row[key];
+    if (v === null || v === undefined) {
+      return null;
+    }
+    if (typeof v !== 'string') {
+      throw new ContractError(
+        `${where} has a ${JSON.stringify(key)} that is neither a string nor null (got ${JSON.stringify(v)}).`
+      );
+    }
+    return v;
+  };
+  const name = text('name');
+  const linked = row.linked ?? false;
+  if (typeof linked !== 'boolean') {
+    throw new ContractError(
+      `${where} (${JSON.stringify(name)}) has a "linked" that is not true or false (got ${JSON.stringify(linked)}).`
+    );
+  }
+  return {
+    name,
+    title: text('title'),
+    label: text('label'),
+    kind: text('kind'),
+    step: orNull('step'),
+    language: orNull('language'),
+    unit: orNull('unit') ?? 'ops',
+    linked
+  };
+}
+
+/** The stage table of a version 2 report: one row per entry of `stages`, in its order. */
+function readStageTable(data: Record<string, unknown>): IStageInfo[] {
+  const table = data.stage_table;
+  if (!Array.isArray(table)) {
+    throw new ContractError(
+      'The report has no stage table ("stage_table" should be a list, one entry per stage).'
+    );
+  }
+  const rows = table.map((row, i) => readStageInfo(row, i));
+  const seen = new Set<string>();
+  for (const row of rows) {
+    if (seen.has(row.name)) {
+      throw new ContractError(
+        `The stage table lists stage ${JSON.stringify(row.name)} twice.`
+      );
+    }
+    seen.add(row.name);
+  }
+  if (data.stages !== undefined) {
+    const stages = Array.isArray(data.stages) ? data.stages : null;
+    if (
+      !stages ||
+      stages.length !== rows.length ||
+      stages.some((s, i) => s !== rows[i].name)
+    ) {
+      throw new ContractError(
+        `The stage table (${rows.map(r => r.name).join(', ')}) does not match the stages ` +
+          `of the report (${JSON.stringify(data.stages)}).`
+      );
+    }
+  }
+  return rows;
+}
+
+/** The stage table of a version 1 report, which carried none: its known stages, in its order. */
+function v1StageTable(stages: unknown): IStageInfo[] {
+  const asked = Array.isArray(stages)
+    ? stages.map(String)
+    : V1_STAGE_TABLE.map(r => r.name);
+  const rows: IStageInfo[] = [];
+  for (const name of asked) {
+    const row = V1_STAGE_TABLE.find(r => r.name === name);
+    if (row && !rows.includes(row)) {
+      rows.push({ ...row });
+    }
+  }
+  return rows;
+}
+
 /**
  * Checks the parts of a report the views rely on, and fills in what older or
- * partial documents leave out. Raises `ContractError` for another schema or version.
+ * partial documents leave out; a version 1 report is read into the shape of
+ * version 2. Raises `ContractError` for another schema, an unknown version or a
+ * malformed stage table. The data is not changed.
  */
 export function readReport(data: unknown): IReport {
   if (!isObject(data)) {
@@ -385,9 +567,10 @@ export function readReport(data: unknown): IReport {
       `Not an Olympus report: schema is ${JSON.stringify(data.schema)}, expected "olympus.stages".`
     );
   }
-  if (data.version !== 1) {
+  const version = data.version;
+  if (version !== 1 && version !== REPORT_VERSION) {
     throw new ContractError(
-      `Report version ${JSON.stringify(data.version)} is not supported; this viewer reads version 1. ` +
+      `Report version ${JSON.stringify(version)} is not supported; this viewer reads versions 1 to ${REPORT_VERSION}. ` +
         'Update the olympus package (which ships this viewer) to read it.'
     );
   }
@@ -396,32 +579,33 @@ export function readReport(data: unknown): IReport {
     if (
       !isObject(prov) ||
       prov.schema !== 'olympus.provenance' ||
-      prov.version !== 1
+      (prov.version !== 1 && prov.version !== 2)
     ) {
       throw new ContractError(
-        'The report embeds a provenance model this viewer cannot read (expected schema "olympus.provenance", version 1).'
+        'The report embeds a provenance model this viewer cannot read (expected schema "olympus.provenance", version 1 or 2).'
       );
     }
+  }
+  const texts = version === 1 ? {} : stringMap(data.texts);
+  if (version === 1 && typeof data.hlo_text === 'string') {
+    texts.hlo = data.hlo_text; // version 1 held the compiler's input HLO alone
   }
   const analyses = isObject(data.analyses) ? data.analyses : {};
   const cost = isObject(analyses.cost) ? analyses.cost : {};
   return {
     schema: 'olympus.stages',
-    version: 1,
+    version,
     name: String(data.name ?? '?'),
     platforms: Array.isArray(data.platforms) ? data.platforms.map(String) : [],
-    stages: Array.isArray(data.stages)
-      ? data.stages.map(String)
-      : [...ALL_STAGES],
+    stage_table:
+      version === 1 ? v1StageTable(data.stages) : readStageTable(data),
     debug_info: data.debug_info !== false,
     timings: isObject(data.timings) ? (data.timings as IReport['timings']) : {},
     failure: isObject(data.failure)
       ? (data.failure as unknown as IFailure)
       : null,
-    unavailable: isObject(data.unavailable)
-      ? (data.unavailable as IReport['unavailable'])
-      : {},
-    hlo_text: typeof data.hlo_text === 'string' ? data.hlo_text : null,
+    unavailable: stringMap(data.unavailable),
+    texts,
     analyses: {
       cost: {
         lowered: isObject(cost.lowered) ? (cost.lowered as any) : null,
@@ -433,20 +617,45 @@ export function readReport(data: unknown): IReport {
   };
 }
 
-/** The provenance model with each stage's op columns wrapped in a `StageOps` (the data is not copied). */
+/**
+ * The provenance model with each stage's op columns wrapped in a `StageOps` (the
+ * op data is not copied); a version 1 model's stage names are read as version 2's.
+ */
 function readProvenance(prov: Record<string, unknown>): IProvenance {
+  const renamed: Readonly<Record<string, string>> =
+    prov.version === 1 ? V1_PROVENANCE_NAMES : {};
+  const rename = (name: string) => renamed[name] ?? name;
   const stages: { [stage: string]: IProvenanceStage } = {};
   const given = isObject(prov.stages) ? prov.stages : {};
   for (const [name, st] of Object.entries(given)) {
     if (!isObject(st) || !isObject(st.ops)) {
       continue;
     }
-    stages[name] = {
+    stages[rename(name)] = {
       ...(st as unknown as IProvenanceStage),
       ops: new StageOps(st.ops as unknown as IOpColumnsData)
     };
   }
-  return { ...(prov as unknown as IProvenance), stages };
+  let lines = Array.isArray(prov.lines) ? (prov.lines as ISourceLine[]) : [];
+  if (prov.version === 1) {
+    lines = lines.map(entry => {
+      const ops: { [stage: string]: string } = {};
+      for (const [name, indices] of Object.entries(entry.ops ?? {})) {
+        ops[rename(name)] = indices;
+      }
+      return { ...entry, ops };
+    });
+  }
+  const unavailable: { [stage: string]: string } = {};
+  for (const [name, reason] of Object.entries(stringMap(prov.unavailable))) {
+    unavailable[rename(name)] = reason;
+  }
+  return {
+    ...(prov as unknown as IProvenance),
+    stages,
+    unavailable,
+    lines
+  };
 }
 
 /** Reads an `olympus.diff` bundle (two reports of one function). */
@@ -471,22 +680,42 @@ export function readDiff(data: unknown): IDiff {
   };
 }
 
-/** The text a report stage shows, or null when the report has none. */
-export function stageText(report: IReport, stage: TextStage): string | null {
-  if (stage === 'hlo') {
-    return report.hlo_text;
+/** The row of stage `name` in a report's table, or null. */
+export function stageInfo(report: IReport, name: string): IStageInfo | null {
+  return report.stage_table.find(s => s.name === name) ?? null;
+}
+
+/** The report's linked program stages (their ops tied to source), in order. */
+export function linkedStages(report: IReport): IStageInfo[] {
+  return report.stage_table.filter(s => s.kind === 'program' && s.linked);
+}
+
+/** The name of the report's source stage, or null when it shows none. */
+export function sourceStage(report: IReport): string | null {
+  return report.stage_table.find(s => s.kind === 'source')?.name ?? null;
+}
+
+/**
+ * The text a program stage shows, or null when the report has none: a linked
+ * stage's from the provenance model, another's from `texts`.
+ */
+export function stageText(report: IReport, stage: IStageInfo): string | null {
+  if (stage.kind !== 'program') {
+    return null;
   }
-  const st = report.provenance?.stages[PROVENANCE_STAGE[stage]];
-  return st ? st.text : null;
+  const st = stage.linked ? report.provenance?.stages[stage.name] : undefined;
+  return st ? st.text : (report.texts[stage.name] ?? null);
 }
 
 /** Why a stage the user asked for has nothing to show, or null when it has. */
 export function unavailableReason(
   report: IReport,
-  stage: ReportStage
+  stage: IStageInfo
 ): string | null {
-  const given = report.unavailable[stage];
-  switch (stage) {
+  const given =
+    report.unavailable[stage.name] ??
+    report.provenance?.unavailable[stage.name];
+  switch (stage.kind) {
     case 'source': {
       const prov = report.provenance;
       if (!prov || !prov.files.some(f => f.chunks && f.chunks.length)) {
@@ -494,32 +723,23 @@ export function unavailableReason(
       }
       return null;
     }
-    case 'olympuspr':
-    case 'stablehlo':
-    case 'compiled':
-      return report.provenance?.stages[PROVENANCE_STAGE[stage]]
-        ? null
-        : (given ?? 'not made');
-    case 'hlo':
-      return report.hlo_text !== null ? null : (given ?? 'not lowered');
-    case 'cost': {
-      const c = report.analyses.cost;
-      return c.lowered || c.compiled
-        ? null
-        : (given ?? 'this backend reports no cost analysis');
-    }
-    case 'memory':
-      return report.analyses.memory
-        ? null
-        : (given ?? 'this backend reports no memory analysis');
+    case 'program':
+      return stageText(report, stage) !== null ? null : (given ?? 'not made');
+    case 'analysis':
+      if (stage.name === 'cost') {
+        const c = report.analyses.cost;
+        return c.lowered || c.compiled
+          ? null
+          : (given ?? 'this backend reports no cost analysis');
+      }
+      if (stage.name === 'memory') {
+        return report.analyses.memory
+          ? null
+          : (given ?? 'this backend reports no memory analysis');
+      }
+      return given ?? null;
   }
   return given ?? null;
-}
-
-/** The report stages to show, in order: the ones the user asked for that this viewer knows. */
-export function reportStages(report: IReport): ReportStage[] {
-  const asked = new Set(report.stages);
-  return ALL_STAGES.filter(s => asked.has(s));
 }
 
 /** `1536` → `1.5 KiB` (as the text report prints it). */

@@ -1,11 +1,10 @@
 /**
  * What the layout asks of every panel's view (source, stage texts, analyses).
  */
-import { ReportStage } from './model';
 import { ISelection } from './hub';
 
 export interface IPanelView {
-  readonly stage: ReportStage;
+  readonly stage: string;
   /** Builds what is expensive (the editor) the first time the panel is shown. */
   show(): void;
   /** Follows the hub's selection. */

@@ -4,8 +4,6 @@
  * (`olympus:hidden`). Storage that is unavailable (private windows, sandboxed
  * frames) just means nothing is remembered.
  */
-import { ReportStage, ALL_STAGES } from './model';
-
 export type Layout = 'tabs' | 'side-by-side';
 
 export const LAYOUT_KEY = 'olympus:layout';
@@ -35,12 +33,13 @@ export function saveLayout(layout: Layout): void {
   write(LAYOUT_KEY, layout);
 }
 
-export function loadHidden(): Set<ReportStage> {
+/** The names of the stages hidden (any name: a report shows those it has). */
+export function loadHidden(): Set<string> {
   try {
     const value = JSON.parse(read(HIDDEN_KEY) ?? '[]');
     return new Set(
       (Array.isArray(value) ? value : []).filter(
-        (s: unknown): s is ReportStage => ALL_STAGES.includes(s as ReportStage)
+        (s: unknown): s is string => typeof s === 'string'
       )
     );
   } catch {
@@ -48,6 +47,6 @@ export function loadHidden(): Set<ReportStage> {
   }
 }
 
-export function saveHidden(hidden: Set<ReportStage>): void {
+export function saveHidden(hidden: Set<string>): void {
   write(HIDDEN_KEY, JSON.stringify([...hidden]));
 }

@@ -20,7 +20,7 @@ import { EditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { createTextView, refreshDecorations, revealLine } from './editor';
 import { ISelection, LinkHub } from './hub';
 import { LinkIndex, SourceKey, sourceKey } from './links';
-import { LINKED_STAGES, PROVENANCE_STAGE, STAGE_LABELS } from './model';
+import { IStageInfo } from './model';
 import { IPanelView } from './panel';
 
 /** The source text a report holds, as one document. */
@@ -166,7 +166,11 @@ export function opSummary(names: string[]): string {
 }
 
 export interface ISourceViewOptions {
+  /** The source stage's name (its panel's `data-stage-panel`). */
+  stage: string;
   links: LinkIndex;
+  /** The report's linked stages, in order: what a line's tooltip sums up. */
+  linked: IStageInfo[];
   hub: LinkHub;
   label: string;
   parent: HTMLElement;
@@ -174,9 +178,11 @@ export interface ISourceViewOptions {
 }
 
 export class SourceView implements IPanelView {
-  constructor(private readonly o: ISourceViewOptions) {}
+  constructor(private readonly o: ISourceViewOptions) {
+    this.stage = o.stage;
+  }
 
-  readonly stage = 'source' as const;
+  readonly stage: string;
 
   get editor(): EditorView | null {
     return this._view;
@@ -198,13 +204,12 @@ export class SourceView implements IPanelView {
     }
     const prov = this.o.links.prov;
     const parts: string[] = [];
-    for (const stage of LINKED_STAGES) {
-      const ps = PROVENANCE_STAGE[stage];
-      const idx = ops[ps];
-      const st = prov.stages[ps];
+    for (const stage of this.o.linked) {
+      const idx = ops[stage.name];
+      const st = prov.stages[stage.name];
       if (idx && idx.length && st) {
         parts.push(
-          `${STAGE_LABELS[stage]}: ${opSummary(idx.map(i => st.ops.name(i)))}`
+          `${stage.label}: ${opSummary(idx.map(i => st.ops.name(i)))}`
         );
       }
     }

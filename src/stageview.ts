@@ -1,34 +1,30 @@
 /**
- * One stage text (olympuspr, StableHLO, HLO, compiled HLO) in a read-only editor.
- * Each op line carries the colour of the source line that made it; the ops of the
- * selected source line (and, in compiled HLO, the fusions holding them) light up;
- * clicking an op line selects its source line.
+ * One program stage's text (olympuspr, StableHLO, HLO, compiled HLO, or any
+ * program stage a report's table names) in a read-only editor, highlighted by the
+ * language the table names. In a linked stage each op line carries the colour of
+ * the source line that made it; the ops of the selected source line (and, in
+ * compiled HLO, the fusions holding them) light up; clicking an op line selects
+ * its source line.
  */
-import { Extension } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { createTextView, refreshDecorations, revealLine } from './editor';
 import { braceFolds, foldLines, hloTableLines, spanFolds } from './folds';
 import { ISelection, LinkHub } from './hub';
-import { hlo } from './languages/hlo';
-import { olympuspr } from './languages/olympuspr';
-import { stablehlo } from './languages/stablehlo';
+import { stageLanguage } from './languages';
 import { SourceKey, StageIndex } from './links';
-import { TextStage } from './model';
 import { IPanelView } from './panel';
 
-const LANGUAGES: Record<TextStage, Extension> = {
-  olympuspr,
-  stablehlo,
-  hlo,
-  compiled: hlo
-};
-
 export interface IStageViewOptions {
-  stage: TextStage;
+  /** The stage's name (its panel's `data-stage-panel`). */
+  stage: string;
+  /** The highlighter's name from the stage table (`hlo`, ...), or null for plain text. */
+  language: string | null;
   text: string;
-  /** The stage's provenance (none for the pre-optimization HLO). */
+  /** The stage's provenance (none for a stage that is not linked, such as the pre-optimization HLO). */
   index: StageIndex | null;
   hub: LinkHub;
+  /** The source stage, shown when an op line is clicked (null when the report shows none). */
+  sourceStage: string | null;
   /** Show each op's source line as its tooltip. */
   debugInfo: boolean;
   /** `olympuspr of f`, for assistive technology. */
@@ -43,7 +39,7 @@ export class StageView implements IPanelView {
     this.stage = o.stage;
   }
 
-  readonly stage: TextStage;
+  readonly stage: string;
 
   /** The editor, once the panel has been shown. */
   get editor(): EditorView | null {
@@ -150,17 +146,19 @@ export class StageView implements IPanelView {
       key = null; // a caller's line: ops made there belong to the whole function
     }
     this.o.hub.select(key, { stage: this.stage, line });
-    if (key !== null) {
-      this.o.hub.requestShow('source');
+    if (key !== null && this.o.sourceStage !== null) {
+      this.o.hub.requestShow(this.o.sourceStage);
     }
   }
 
   private _create(): EditorView {
-    const { stage, index } = this.o;
+    const { index } = this.o;
+    // HLO texts open with source tables (`FileNames` ... `StackFrames`): they fold, and start folded.
+    const hloTables = this.o.language === 'hlo';
     const folds = index
       ? spanFolds(state => {
           const ends = new Map(index.foldEnds());
-          const table = stage === 'compiled' ? hloTableLines(state) : null;
+          const table = hloTables ? hloTableLines(state) : null;
           if (table) {
             ends.set(table[0], table[1]);
           }
@@ -170,7 +168,7 @@ export class StageView implements IPanelView {
     const view = createTextView({
       doc: this.o.text,
       parent: this.o.parent,
-      language: LANGUAGES[stage],
+      language: stageLanguage(this.o.language),
       label: this.o.label,
       decorator: {
         classes: line => this._classes(line),
@@ -180,7 +178,7 @@ export class StageView implements IPanelView {
       onEscape: () => this.o.hub.clear(),
       extensions: [folds]
     });
-    if (stage === 'compiled') {
+    if (hloTables) {
       const table = hloTableLines(view.state);
       if (table) {
         foldLines(view, table[0], table[1]);

@@ -6,31 +6,36 @@
  * DOM hooks (for tests and styles): the root `div.olympus-viewer[data-olympus-viewer]`
  * with `data-layout` and, once the first panel has painted, `data-olympus-rendered`;
  * `button[data-olympus-action=layout]`; tabs `[role=tab][data-stage]`; panels
- * `[role=tabpanel][data-stage-panel]`; `[data-olympus-unavailable]`; `[data-olympus-failure]`.
+ * `[role=tabpanel][data-stage-panel][data-stage-kind]`; `[data-olympus-unavailable]`;
+ * `[data-olympus-unsupported]` (a stage this viewer has no view for); `[data-olympus-failure]`.
+ *
+ * The stages, their order, titles, labels, languages and units are the report's
+ * stage table's (see `readReport`): each panel's view follows its stage's kind.
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import { AnalysisView } from './analysisview';
 import { h } from './dom';
-import { errorBox, failureBox, header, unavailableBox } from './header';
+import {
+  errorBox,
+  failureBox,
+  header,
+  unavailableBox,
+  unsupportedBox
+} from './header';
 import { ISelection, LinkHub } from './hub';
 import { LinkIndex } from './links';
 import { LinkStatus } from './linkstatus';
 import {
   ContractError,
   IReport,
-  LINKED_STAGES,
-  LinkedStage,
-  PROVENANCE_STAGE,
-  ReportStage,
+  IStageInfo,
   STAGES_MIME,
-  STAGE_LABELS,
-  STAGE_TITLES,
-  TextStage,
   formatMs,
+  linkedStages,
   readReport,
-  reportStages,
+  sourceStage,
   stageText,
   unavailableReason
 } from './model';
@@ -58,19 +63,8 @@ function mark(name: string): void {
   }
 }
 
-const TIMING: Partial<Record<ReportStage, string>> = {
-  olympuspr: 'trace',
-  stablehlo: 'lower',
-  compiled: 'compile'
-};
-const OP_WORDS: Record<LinkedStage, string> = {
-  olympuspr: 'equations',
-  stablehlo: 'ops',
-  compiled: 'instructions'
-};
-
 interface IPanel {
-  stage: ReportStage;
+  stage: IStageInfo;
   node: HTMLElement;
   body: HTMLElement;
   heading: HTMLElement;
@@ -161,7 +155,9 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
     this._hub = hub;
     const links = report.provenance ? new LinkIndex(report.provenance) : null;
     this._links = links;
-    const stages = reportStages(report);
+    const table = report.stage_table;
+    const stages = table.map(s => s.name);
+    this._linked = linkedStages(report);
     this._mode = loadLayout();
     this._hidden = new Set([...loadHidden()].filter(s => stages.includes(s)));
     if (stages.every(s => this._hidden.has(s))) {
@@ -175,43 +171,44 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
     }
 
     const toolbar = new Toolbar({
-      stages: stages.map(s => ({ stage: s, label: STAGE_LABELS[s] })),
+      stages: table.map(s => ({ stage: s.name, label: s.label })),
       layout: this._mode,
       hidden: this._hidden,
       onLayout: layout => this._setLayout(layout),
-      onToggle: (stage, shown) => this._toggle(stage as ReportStage, shown)
+      onToggle: (stage, shown) => this._toggle(stage, shown)
     });
     this.node.appendChild(toolbar.node);
 
     this._tabs = new TabList({
       label: `Stages of ${report.name}`,
-      items: stages.map(s => ({
-        stage: s,
-        label: STAGE_LABELS[s],
-        id: `${id}-tab-${s}`,
-        controls: `${id}-panel-${s}`
+      items: table.map((s, i) => ({
+        stage: s.name,
+        label: s.label,
+        id: `${id}-tab-${i}`,
+        controls: `${id}-panel-${i}`
       })),
-      onSelect: stage => this._select(stage as ReportStage)
+      onSelect: stage => this._select(stage)
     });
     this.node.appendChild(this._tabs.node);
 
     this._status = new LinkStatus(
       links,
+      this._linked,
       () => this._visibleStages(),
       stage => this._go(stage),
       () => hub.clear()
     );
-    if (links && stages.includes('source')) {
+    if (links && sourceStage(report) !== null) {
       this.node.appendChild(this._status.node);
     }
 
     const grid = h('div', { class: 'olympus-panels' });
     this.node.appendChild(grid);
-    for (const stage of stages) {
-      const panel = this._panel(report, links, stage, id);
-      this._panels.set(stage, panel);
+    table.forEach((stage, i) => {
+      const panel = this._panel(report, links, stage, id, i);
+      this._panels.set(stage.name, panel);
       grid.appendChild(panel.node);
-    }
+    });
 
     hub.changed.connect((_, sel) => this._apply(sel));
     hub.showRequested.connect((_, stage) => {
@@ -236,14 +233,15 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
   private _panel(
     report: IReport,
     links: LinkIndex | null,
-    stage: ReportStage,
-    id: string
+    stage: IStageInfo,
+    id: string,
+    index: number
   ): IPanel {
-    const headingId = `${id}-heading-${stage}`;
+    const headingId = `${id}-heading-${index}`;
     const heading = h(
       'h3',
       { class: 'olympus-panel-title', id: headingId },
-      STAGE_TITLES[stage]
+      stage.title
     );
     const meta = h(
       'span',
@@ -256,9 +254,10 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
       {
         class: 'olympus-panel',
         role: 'tabpanel',
-        id: `${id}-panel-${stage}`,
-        'data-stage-panel': stage,
-        'aria-labelledby': `${id}-tab-${stage}`
+        id: `${id}-panel-${index}`,
+        'data-stage-panel': stage.name,
+        'data-stage-kind': stage.kind,
+        'aria-labelledby': `${id}-tab-${index}`
       },
       h('div', { class: 'olympus-panel-head' }, heading, meta),
       body
@@ -270,37 +269,48 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
       return panel;
     }
     const painted = () => this._markPainted();
-    if (stage === 'source') {
-      panel.view = new SourceView({
-        links: links!,
-        hub: this._hub!,
-        label: `Source of ${report.name}`,
-        parent: body,
-        onPainted: painted
-      });
-    } else if (stage === 'cost' || stage === 'memory') {
-      panel.view = new AnalysisView(stage, report, body);
-    } else {
-      const linked = (LINKED_STAGES as ReadonlyArray<string>).includes(stage);
-      panel.view = new StageView({
-        stage: stage as TextStage,
-        text: stageText(report, stage as TextStage) ?? '',
-        index: linked && links ? links.stage(stage as LinkedStage) : null,
-        hub: this._hub!,
-        debugInfo: report.debug_info,
-        label: `${STAGE_TITLES[stage]} of ${report.name}`,
-        parent: body,
-        onPainted: painted
-      });
+    switch (stage.kind) {
+      case 'source':
+        panel.view = links
+          ? new SourceView({
+              stage: stage.name,
+              links,
+              linked: this._linked,
+              hub: this._hub!,
+              label: `Source of ${report.name}`,
+              parent: body,
+              onPainted: painted
+            })
+          : null;
+        break;
+      case 'analysis':
+        panel.view = new AnalysisView(stage, report, body);
+        break;
+      case 'program':
+        panel.view = new StageView({
+          stage: stage.name,
+          language: stage.language,
+          text: stageText(report, stage) ?? '',
+          index: stage.linked && links ? links.stage(stage.name) : null,
+          hub: this._hub!,
+          sourceStage: sourceStage(report),
+          debugInfo: report.debug_info,
+          label: `${stage.title} of ${report.name}`,
+          parent: body,
+          onPainted: painted
+        });
+        break;
+      default:
+        body.appendChild(unsupportedBox(stage));
     }
     return panel;
   }
 
   /** `8 equations · 13 lines · trace 20.5 ms` */
-  private _meta(report: IReport, stage: ReportStage): string {
+  private _meta(report: IReport, stage: IStageInfo): string {
     const parts: string[] = [];
     const prov = report.provenance;
-    if (stage === 'source' && prov && prov.function.file !== null) {
+    if (stage.kind === 'source' && prov && prov.function.file !== null) {
       const file = prov.files[prov.function.file];
       if (file) {
         parts.push(
@@ -308,41 +318,34 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
         );
       }
     }
-    if ((LINKED_STAGES as ReadonlyArray<string>).includes(stage) && prov) {
-      const st = prov.stages[PROVENANCE_STAGE[stage as LinkedStage]];
-      if (st) {
-        parts.push(
-          `${st.ops.count.toLocaleString('en-US')} ${OP_WORDS[stage as LinkedStage]}`
-        );
-      }
+    if (stage.kind !== 'program') {
+      return parts.join(' · ');
     }
-    if (
-      stage === 'olympuspr' ||
-      stage === 'stablehlo' ||
-      stage === 'hlo' ||
-      stage === 'compiled'
-    ) {
-      const text = stageText(report, stage);
-      if (text !== null) {
-        let n = 1;
-        for (
-          let i = text.indexOf('\n');
-          i >= 0 && i < text.length - 1;
-          i = text.indexOf('\n', i + 1)
-        ) {
-          n++;
-        }
-        parts.push(`${n.toLocaleString('en-US')} lines`);
-      }
+    const st = stage.linked && prov ? prov.stages[stage.name] : undefined;
+    if (st) {
+      parts.push(`${st.ops.count.toLocaleString('en-US')} ${stage.unit}`);
     }
-    const step = TIMING[stage];
-    if (step && report.timings[step] !== undefined) {
-      parts.push(`${step} ${formatMs(report.timings[step])}`);
+    const text = stageText(report, stage);
+    if (text !== null) {
+      let n = 1;
+      for (
+        let i = text.indexOf('\n');
+        i >= 0 && i < text.length - 1;
+        i = text.indexOf('\n', i + 1)
+      ) {
+        n++;
+      }
+      parts.push(`${n.toLocaleString('en-US')} lines`);
+      // The time of the step that made it (not for a stage it could not make).
+      const step = stage.step;
+      if (step && report.timings[step] !== undefined) {
+        parts.push(`${step} ${formatMs(report.timings[step])}`);
+      }
     }
     return parts.join(' · ');
   }
 
-  private _visibleStages(): ReportStage[] {
+  private _visibleStages(): string[] {
     return [...this._panels.keys()].filter(s => !this._hidden.has(s));
   }
 
@@ -352,7 +355,7 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
     this._applyLayout();
   }
 
-  private _toggle(stage: ReportStage, shown: boolean): void {
+  private _toggle(stage: string, shown: boolean): void {
     if (shown) {
       this._hidden.delete(stage);
     } else {
@@ -362,13 +365,13 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
     this._applyLayout();
   }
 
-  private _select(stage: ReportStage): void {
+  private _select(stage: string): void {
     this._selected = stage;
     this._applyLayout();
   }
 
   /** Go to a stage from the status line: its tab, or its panel's editor. */
-  private _go(stage: ReportStage): void {
+  private _go(stage: string): void {
     if (this._mode === 'tabs') {
       this._select(stage);
     }
@@ -429,9 +432,12 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
     this._status?.update(sel);
     const ops =
       sel.source && this._links ? this._links.opsOf(sel.source) : undefined;
-    for (const stage of LINKED_STAGES) {
-      const lit = (ops?.[PROVENANCE_STAGE[stage]]?.length ?? 0) > 0;
-      this._tabs?.setMarked(stage, lit && !!this._panels.get(stage)?.view);
+    for (const stage of this._linked) {
+      const lit = (ops?.[stage.name]?.length ?? 0) > 0;
+      this._tabs?.setMarked(
+        stage.name,
+        lit && !!this._panels.get(stage.name)?.view
+      );
     }
   }
 
@@ -457,9 +463,11 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
   private _links: LinkIndex | null = null;
   private _tabs: TabList | null = null;
   private _status: LinkStatus | null = null;
-  private _panels = new Map<ReportStage, IPanel>();
+  private _panels = new Map<string, IPanel>();
+  /** The report's linked stages, in order. */
+  private _linked: IStageInfo[] = [];
   private _mode: Layout = 'tabs';
-  private _hidden = new Set<ReportStage>();
-  private _selected: ReportStage | null = null;
+  private _hidden = new Set<string>();
+  private _selected: string | null = null;
   private _painted = false;
 }

@@ -1,0 +1,232 @@
+"""The JupyterLab viewer takes its stages from the report's stage table: a stage added
+through the registry alone (``partitioned``) renders and links, version 1 bundles of
+saved notebooks still render, and stages or data this viewer does not know are said so."""
+import copy
+
+import nbformat
+import pytest
+
+import olympus.numpy as jnp
+import olympus_jupyter
+from labserver import artifacts_dir, open_notebook, write_notebook
+
+MIME = "application/vnd.olympus.stages+json"
+DIFF_MIME = "application/vnd.olympus.diff+json"
+
+V1_TITLES = ["Source", "olympuspr · traced program", "StableHLO · lowered program",
+             "HLO · compiler input", "Compiled HLO · after optimization", "Cost analysis",
+             "Memory analysis"]
+
+SHARDED = [
+    # A fresh kernel: the flag goes in before JAX is imported, and nowhere else.
+    'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"',
+    "import jax, olympus, olympus.numpy as jnp\n"
+    "import olympus_jupyter\n"
+    "%load_ext olympus_jupyter",
+    "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+    "mesh = jax.make_mesh((8,), ('d',), axis_types=(jax.sharding.AxisType.Auto,))\n"
+    "rows = NamedSharding(mesh, P('d', None))\n"
+    "x = jax.device_put(jnp.ones((16, 8)), rows)\n"
+    "w = jax.device_put(jnp.ones((16, 8)), rows)\n"
+    "def f(x, w):\n"
+    "    return x @ w.T",
+    "%olympus_lower --stages source,olympuspr,compiled,partitioned f(x, w)",
+]
+
+
+def model(x):
+    y = jnp.sin(x)
+    return jnp.tanh(y @ y.T)
+
+
+def to_version_1(data):
+    """A version 2 bundle as a release before the stage table wrote it."""
+    v1 = copy.deepcopy(data)
+    v1["version"] = 1
+    del v1["stage_table"]
+    v1["hlo_text"] = v1["texts"].get("hlo")
+    del v1["texts"]
+    prov = v1["provenance"]
+    prov["version"] = 1
+    prov.pop("unavailable", None)
+    prov["stages"] = {("hlo" if k == "compiled" else k): v for k, v in prov["stages"].items()}
+    for entry in prov["lines"]:
+        entry["ops"] = {("hlo" if k == "compiled" else k): v for k, v in entry["ops"].items()}
+    return v1
+
+
+def saved_outputs_notebook(path, bundles, mime=MIME):
+    """A saved notebook whose cells hold the given bundles (reports, or diffs) as their outputs."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    for i, data in enumerate(bundles):
+        cell = nbformat.v4.new_code_cell("report", execution_count=i + 1)
+        cell.outputs = [nbformat.v4.new_output(
+            "execute_result", data={mime: data, "text/plain": "<olympus report>"},
+            execution_count=i + 1)]
+        nb.cells.append(cell)
+    nbformat.write(nb, path)
+    return path
+
+
+def viewer(page, n=0):
+    return page.locator("[data-olympus-viewer]").nth(n)
+
+
+def side_by_side(root):
+    if root.get_attribute("data-layout") != "side-by-side":
+        root.locator('button[data-olympus-action="layout"]').click()
+    assert root.get_attribute("data-layout") == "side-by-side"
+
+
+@pytest.fixture(scope="module")
+def sharded_nb(notebooks_dir):
+    return write_notebook(notebooks_dir / "partitioned.ipynb", SHARDED).name
+
+
+@pytest.fixture(scope="module")
+def version_1_nb(notebooks_dir):
+    v2 = olympus_jupyter.inspect(model, jnp.ones((4, 4))).to_json()
+    v1 = to_version_1(v2)
+    # The Python side reads the same document back: this is the version 1 shape.
+    again = olympus_jupyter.StageReport.from_json(v1)
+    assert again.stage_text("compiled") == v2["provenance"]["stages"]["compiled"]["text"]
+    return saved_outputs_notebook(notebooks_dir / "version1.ipynb", [v1]).name
+
+
+@pytest.fixture(scope="module")
+def mixed_diff_nb(notebooks_dir):
+    old = to_version_1(olympus_jupyter.inspect(model, jnp.ones((4, 4))).to_json())
+    new = olympus_jupyter.inspect(model, jnp.ones((2, 4))).to_json()
+    diff = {"schema": "olympus.diff", "version": 1, "labels": ["saved", "now"],
+            "before": old, "after": new}
+    return saved_outputs_notebook(notebooks_dir / "mixed_diff.ipynb", [diff], DIFF_MIME).name
+
+
+@pytest.fixture(scope="module")
+def unknown_nb(notebooks_dir):
+    data = olympus_jupyter.inspect(model, jnp.ones((4, 4)),
+                                   stages=("source", "compiled", "partitioned")).to_json()
+    newer = copy.deepcopy(data)
+    # Stages a newer registry might add: an analysis, a program in an unknown language,
+    # a kind of view this viewer does not have.
+    newer["stages"] += ["roofline", "mlir", "timeline"]
+    newer["stage_table"] += [
+        {"name": "roofline", "title": "Roofline analysis", "label": "roofline",
+         "kind": "analysis", "step": "compile", "language": None, "unit": "ops",
+         "linked": False},
+        {"name": "mlir", "title": "Some MLIR dialect", "label": "MLIR", "kind": "program",
+         "step": "lower", "language": "no-such-language", "unit": "ops", "linked": False},
+        {"name": "timeline", "title": "Timeline", "label": "timeline", "kind": "timeline",
+         "step": None, "language": None, "unit": "events", "linked": False},
+    ]
+    newer["texts"]["mlir"] = "module @m {\n  func.func @main() {\n  }\n}"
+    malformed = copy.deepcopy(data)
+    malformed["stage_table"][1]["linked"] = "yes"
+    return saved_outputs_notebook(notebooks_dir / "unknown.ipynb",
+                                  [data, newer, malformed]).name
+
+
+def test_a_stage_added_through_the_registry_renders_and_links(page, lab, sharded_nb):
+    open_notebook(page, lab, sharded_nb)
+    root = viewer(page)
+    side_by_side(root)
+    panel = root.locator('[role="tabpanel"][data-stage-panel="partitioned"]')
+    assert panel.locator(".olympus-panel-title").inner_text() == "HLO after SPMD partitioning"
+    assert root.locator('[role="tab"][data-stage="partitioned"]').inner_text() == "partitioned"
+    assert "instructions" in panel.locator(".olympus-panel-meta").inner_text()
+    panel.locator(".cm-editor").wait_for()
+    assert "all-gather" in panel.locator(".cm-content").inner_text()
+    line = root.locator('[data-stage-panel="source"] .cm-line', has_text="return x @ w.T")
+    line.hover()
+    linked = panel.locator(".cm-line.olympus-linked")
+    linked.first.wait_for()
+    assert any("all-gather" in t for t in linked.all_inner_texts()), linked.all_inner_texts()
+    line.click()
+    assert "olympus-active" in line.get_attribute("class")
+    assert any("all-gather" in t for t in linked.all_inner_texts())
+    # The status line names the new stage by its label, with a button to go there.
+    assert root.locator('[data-olympus-goto="partitioned"]').count() == 1
+    page.screenshot(path=str(artifacts_dir() / "partitioned-linked.png"))
+    # Back from an op of the new stage to its source line.
+    page.keyboard.press("Escape")
+    assert root.locator(".cm-line.olympus-linked").count() == 0
+    panel.locator(".cm-line", has_text="all-gather(").click(position={"x": 40, "y": 5})
+    active = root.locator('[data-stage-panel="source"] .cm-line.olympus-active')
+    active.wait_for()
+    assert "x @ w.T" in active.inner_text()
+
+
+def test_a_version_1_bundle_still_renders(page, lab, version_1_nb):
+    open_notebook(page, lab, version_1_nb)
+    root = viewer(page)
+    assert root.locator("[data-olympus-error]").count() == 0
+    side_by_side(root)
+    titles = root.locator(".olympus-panel-title").all_inner_texts()
+    assert titles == V1_TITLES
+    tabs = root.locator('[role="tab"]').all_inner_texts()
+    assert tabs == ["source", "olympuspr", "StableHLO", "HLO", "compiled", "cost", "memory"]
+    assert root.locator("[data-olympus-unavailable]").count() == 0
+    compiled = root.locator('[data-stage-panel="compiled"]')
+    compiled.locator(".cm-editor").wait_for()
+    assert "HloModule" in compiled.locator(".cm-content").inner_text()
+    hlo = root.locator('[data-stage-panel="hlo"]')  # version 1's hlo_text
+    assert "HloModule" in hlo.locator(".cm-content").inner_text()
+    line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.sin(x)")
+    line.click()
+    for stage, text in (("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"),
+                        ("compiled", "sine")):
+        linked = root.locator(f'[data-stage-panel="{stage}"] .cm-line.olympus-linked')
+        linked.first.wait_for()
+        assert any(text in t for t in linked.all_inner_texts()), (stage, linked.all_inner_texts())
+    assert root.locator('[data-olympus-goto="compiled"]').count() == 1
+    page.screenshot(path=str(artifacts_dir() / "version-1-bundle.png"))
+
+
+def test_stages_this_viewer_does_not_know_are_said_so(page, lab, unknown_nb):
+    open_notebook(page, lab, unknown_nb)
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
+        ".length === 3", timeout=60_000)
+    # A one-device program has no partitioned stage: the report says why.
+    one = viewer(page, 0)
+    side_by_side(one)
+    note = one.locator('[data-stage-panel="partitioned"] [data-olympus-unavailable]')
+    assert note.count() == 1 and note.inner_text().startswith("Not available")
+    # Stages of a newer registry: a note for what has no view, plain text otherwise.
+    newer = viewer(page, 1)
+    side_by_side(newer)
+    tabs = newer.locator('[role="tab"]').all_inner_texts()
+    assert tabs == ["source", "compiled", "partitioned", "roofline", "MLIR", "timeline"]
+    for stage in ("roofline", "timeline"):
+        box = newer.locator(f'[data-stage-panel="{stage}"] [data-olympus-unsupported]')
+        assert "does not know how to show it" in box.inner_text()
+    mlir = newer.locator('[data-stage-panel="mlir"]')
+    assert mlir.locator(".olympus-panel-title").inner_text() == "Some MLIR dialect"
+    assert "func.func @main" in mlir.locator(".cm-content").inner_text()
+    newer.locator('[data-stage-panel="roofline"]').scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts_dir() / "unknown-stages.png"))
+    # A malformed stage table: an error box that says what is wrong.
+    error = viewer(page, 2).locator("[data-olympus-error]")
+    assert '"linked"' in error.inner_text() and '"compiled"' in error.inner_text()
+
+
+def test_a_diff_of_a_version_1_and_a_version_2_report(page, lab, mixed_diff_nb):
+    page.goto(lab.page_url(f"lab/tree/{mixed_diff_nb}?reset"))
+    diff = page.locator("div.olympus-diff[data-olympus-rendered]").first
+    diff.wait_for(timeout=60_000)
+    tabs = diff.locator('[role="tab"]')
+    assert tabs.all_inner_texts() == ["source", "olympuspr", "StableHLO", "HLO", "compiled",
+                                      "cost", "memory"]
+    # It opens on the compiled program, titled as the stage table says.
+    assert diff.locator('[role="tab"][aria-selected="true"]').get_attribute("data-stage") == \
+        "compiled"
+    panel = diff.locator('[data-stage-panel="compiled"]')
+    assert panel.locator(".olympus-panel-title").inner_text() == \
+        "Compiled HLO · after optimization"
+    assert "f32[4,4]" in panel.locator(".cm-mergeView").inner_text()
+    diff.locator('[role="tab"][data-stage="hlo"]').click()
+    merge = diff.locator('[data-stage-panel="hlo"] .cm-mergeView')
+    merge.wait_for()
+    assert "f32[4,4]" in merge.inner_text() and "f32[2,4]" in merge.inner_text()
