@@ -16,7 +16,9 @@ def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     with tempfile.TemporaryDirectory(prefix="olympus-kernel-") as sockets:
-        km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel")
+        # Its sockets and its connection file live in the folder, and go with it.
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel",
+                           connection_file=f"{sockets}/kernel.json")
         NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
                        allow_errors=allow_errors,
                        resources={"metadata": {"path": str(cwd)}}).execute()
