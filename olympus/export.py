@@ -579,7 +579,7 @@ def deserialize(blob: bytes | bytearray | memoryview, *, trusted: bool = False) 
     if data.startswith(MAGIC) or (len(data) < len(MAGIC) and MAGIC.startswith(data)):
         payload = _open_envelope(data)
         try:
-            return Exported(_read_payload(payload, isolated=not trusted))
+            return Exported(_read_payload(payload, isolated=not trusted, checksummed=True))
         except _Unregistered as e:
             raise DeserializationError(f"The blob cannot be read yet: {e}.") from None
         except _Invalid as e:
@@ -588,7 +588,7 @@ def deserialize(blob: bytes | bytearray | memoryview, *, trusted: bool = False) 
                 f"written by an incompatible version of Olympus; export the function "
                 f"again with this version.") from None
     try:
-        return Exported(_read_payload(data, isolated=not trusted))
+        return Exported(_read_payload(data, isolated=not trusted, checksummed=False))
     except _Invalid as e:
         raise DeserializationError(
             f"The blob does not start with the Olympus export header ({MAGIC!r}), so it "
@@ -657,13 +657,17 @@ def _open_envelope(data: bytes) -> bytes:
     return payload
 
 
-def _read_payload(payload: bytes, *, isolated: bool):
-    """The engine's Exported for ``payload``, checked throughout; raises _Invalid."""
+def _read_payload(payload: bytes, *, isolated: bool, checksummed: bool):
+    """The engine's Exported for ``payload``, checked throughout; raises _Invalid.
+
+    ``isolated``: read the bytecode in a separate process first. ``checksummed``: the
+    bytes passed the envelope's checksum, so a failure in the user's own pytree
+    functions is theirs, not corruption."""
     _check_registered(_check_table_of_contents(payload))
     try:
         jexp = _jax_export.deserialize(bytearray(payload))
     except Exception as e:  # a reader failure means corrupted bytes...
-        if not isolated:  # ...unless, the bytes being intact, the user's code failed
+        if checksummed:  # ...unless, the bytes being intact, the user's code failed
             _reraise_if_from_pytree_functions(e)
         raise _Invalid(f"its table of contents cannot be read ({_brief(e)})") from None
     _check_exported(jexp, isolated=isolated, depth=0)
