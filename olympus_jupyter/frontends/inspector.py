@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import html
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -39,6 +38,7 @@ from olympus.platforms import KNOWN_PLATFORMS
 from olympus.specs import SpecError, format_spec, parse_spec
 
 from olympus_jupyter.report.compare import compare
+from olympus_jupyter.report.markup import Markup, concat, h
 from olympus import stage_registry
 from olympus_jupyter.frontends.options import parse_compiler_option
 from olympus_jupyter.report.stage_report import StageReport, build_report
@@ -48,6 +48,16 @@ from olympus_jupyter.staging.cache import StageCache
 #: The lowered program's forms (StableHLO, HLO): one shown at a time, by a toggle.
 _LOWERED = tuple(s for s in stage_registry.STAGES if s.kind == "program" and s.step == "lower")
 _STYLE = {"description_width": "initial"}
+_ERROR_STYLE = "color:var(--jp-error-color1,#c00)"
+
+
+def _error(text: str) -> Markup:
+    """``text`` as an inline error (red).
+
+    >>> _error("f32[4,x]: <x> is not a size")
+    Markup('<span style="color:var(--jp-error-color1,#c00)">f32[4,x]: &lt;x&gt; is not a size</span>')
+    """
+    return h("span", {"style": _ERROR_STYLE}, text)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,7 +136,7 @@ class Inspector(W.VBox):
         self.comparison = W.Output()
 
         controls = W.VBox([
-            W.HTML("<b>Arguments</b>"), args_box,
+            W.HTML(h("b", None, "Arguments")), args_box,
             W.HBox([self.platforms, self.stages]),
             W.HBox([self.debug_info, self.dialect]),
             W.HBox([self.compiler_options, self.options_error]),
@@ -184,7 +194,8 @@ class Inspector(W.VBox):
                 out.append(rows[first])
                 continue
             nested = W.VBox(rows[first:first + n], layout=W.Layout(margin="0 0 0 1.5em"))
-            out.append(W.VBox([W.HTML(f"<b>{html.escape(name)}</b> <i>(pytree)</i>"), nested]))
+            heading = concat(h("b", None, name), " ", h("i", None, "(pytree)"))
+            out.append(W.VBox([W.HTML(heading), nested]))
         return out
 
     @staticmethod
@@ -222,7 +233,7 @@ class Inspector(W.VBox):
                 err.value = ""
                 values.append(value)
             except InputError as e:
-                err.value = f'<span style="color:var(--jp-error-color1,#c00)">{html.escape(str(e))}</span>'
+                err.value = _error(str(e))
                 bad = True
         if bad:
             raise InputError("fix the highlighted argument")
@@ -250,8 +261,7 @@ class Inspector(W.VBox):
                 key, value = parse_compiler_option(item.strip())
                 out[key] = value
         except Exception as e:  # noqa: BLE001 - argparse's error type
-            self.options_error.value = (f'<span style="color:var(--jp-error-color1,#c00)">'
-                                        f'{html.escape(str(e))}</span>')
+            self.options_error.value = _error(str(e))
             raise InputError(str(e)) from None
         self.options_error.value = ""
         return out
@@ -272,7 +282,7 @@ class Inspector(W.VBox):
             args, kwargs = self._arguments()
             options = self._compiler_options()
         except InputError as e:
-            self.status.value = f"<i>Not re-staged: {html.escape(str(e))}.</i>"
+            self.status.value = h("i", None, f"Not re-staged: {e}.")
             return None
         platforms = tuple(self.platforms.value) or None
         spec = Specialization.of(self.cache.wrapped.fun, args, kwargs,
@@ -281,7 +291,7 @@ class Inspector(W.VBox):
                                  platforms=platforms, compiler_options=options)
         stages = self._stages()
         before = dict(self.cache.counts)
-        self.status.value = "⏳ <i>staging…</i>"
+        self.status.value = concat("⏳ ", h("i", None, "staging…"))
         start = time.perf_counter()
         compile_wanted = any(s in stages for s in ("compiled", "cost", "memory"))
         run = self.cache.stage(spec, args, kwargs, compile=compile_wanted)
@@ -302,10 +312,9 @@ class Inspector(W.VBox):
             display(bundle, raw=True)
         steps = " · ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items())
         if report.failure is not None:
-            self.status.value = (f'<span style="color:var(--jp-error-color1,#c00)">'
-                                 f'{html.escape(report.failure.summary())}</span>')
+            self.status.value = _error(report.failure.summary())
         else:
-            self.status.value = f"✓ {html.escape(steps)}"
+            self.status.value = concat("✓ ", steps)
 
     def _explain(self, spec: Specialization, made: dict[str, int]):
         new = [k for k in ("trace", "lower", "compile") if made[k]]
@@ -320,8 +329,8 @@ class Inspector(W.VBox):
         else:
             head = f"Re-{new[0]}d" if new[0] != "trace" else "Re-traced"
             head += " (" + ", ".join(new) + ") because:"
-        items = "".join(f"<li>{html.escape(r, quote=False)}</li>" for r in reasons)
-        self.why.value = f"<b>{html.escape(head)}</b>" + (f"<ul>{items}</ul>" if items else "")
+        items = h("ul", None, [h("li", None, r) for r in reasons]) if reasons else None
+        self.why.value = concat(h("b", None, head), items)
 
     def _remember(self, spec: Specialization, report: StageReport):
         label = spec.describe()
@@ -343,7 +352,8 @@ class Inspector(W.VBox):
         with self.comparison:
             clear_output(wait=True)
             if index is None or not self.history:
-                display(W.HTML("<i>Nothing to compare with yet: change a control first.</i>"))
+                display(W.HTML(h("i", None, "Nothing to compare with yet: "
+                                           "change a control first.")))
                 return None
             earlier, now = self.history[index], self.history[-1]
             diff = compare(earlier.report, now.report, labels=(earlier.label, now.label))

@@ -19,7 +19,6 @@ Array([3., 3., 3.], dtype=float32)
 from __future__ import annotations
 
 import dataclasses
-import html
 import time
 from typing import Any
 
@@ -28,7 +27,7 @@ import jax
 import numpy as np
 from IPython.display import display
 
-
+from olympus_jupyter.report.markup import Markup, concat, h, join
 from olympus_jupyter.staging.runner import (STEPS, StagedRun, StageRequest, as_wrapped,
                                             failure_of, next_step)
 
@@ -110,16 +109,17 @@ class Stepper(W.VBox):
                           self.explanation, self.output])
         self.add_class("olympus-stepper")
 
-    def _progress_html(self) -> str:
+    def _progress_html(self) -> Markup:
         parts = []
         for name in ORDER:
             done = next((s for s in self.done if s.name == name), None)
-            label = html.escape(EXPLANATIONS[name][0])
+            label = EXPLANATIONS[name][0]
             if done is not None:
-                parts.append(f"<b>✓ {label}</b> <small>{done.seconds * 1e3:.1f} ms</small>")
+                parts.append(concat(h("b", None, f"✓ {label}"), " ",
+                                    h("small", None, f"{done.seconds * 1e3:.1f} ms")))
             else:
-                parts.append(f"<span style='opacity:.6'>{label}</span>")
-        return " → ".join(parts)
+                parts.append(h("span", {"style": "opacity:.6"}, label))
+        return join(" → ", parts)
 
     def _new_run(self) -> StagedRun:
         return StagedRun(name=getattr(self.wrapped, "__name__", "function"),
@@ -148,8 +148,7 @@ class Stepper(W.VBox):
         self.progress.value = self._progress_html()
 
     def _show_error(self, message: str) -> None:
-        self.explanation.value = (f'<div style="color:var(--jp-error-color1,#c00)">'
-                                  f'{html.escape(message)}</div>')
+        self.explanation.value = h("div", {"style": "color:var(--jp-error-color1,#c00)"}, message)
 
     def _call_args(self):
         if self.inputs.value == "random inputs":
@@ -183,11 +182,11 @@ class Stepper(W.VBox):
         step = Step(name, seconds, text)
         self.done.append(step)
         title, body = EXPLANATIONS[name]
-        self.explanation.value = (f"<h4>{html.escape(title)} — {step.seconds * 1e3:.1f} ms</h4>"
-                                  f"<p>{html.escape(body)}</p>")
+        self.explanation.value = concat(h("h4", None, f"{title} — {step.seconds * 1e3:.1f} ms"),
+                                        h("p", None, body))
         with self.output:
             self.output.clear_output(wait=True)
-            display(W.HTML(f"<pre style='max-height:30em;overflow:auto'>{html.escape(text)}</pre>"))
+            display(W.HTML(h("pre", {"style": "max-height:30em;overflow:auto"}, text)))
         following = ORDER[len(self.done)] if len(self.done) < len(ORDER) else None
         self.button.description = f"Next: {following}" if following else "Done"
         self.button.disabled = following is None

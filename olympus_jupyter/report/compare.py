@@ -3,7 +3,8 @@
 Two signatures of a function, or the function before and after a change: the
 display bundle holds ``application/vnd.olympus.diff+json`` (both reports, for the
 JupyterLab merge view), static HTML (a side-by-side diff per stage, readable with
-no script) and a text summary.
+no script, built by :mod:`.markup`, which escapes every name and line) and a text
+summary.
 
 >>> import olympus.numpy as jnp
 >>> from olympus_jupyter import inspect
@@ -20,7 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from olympus import stage_registry
-from olympus_jupyter.report.html import STYLE, esc
+from olympus_jupyter.report.html import STYLE
+from olympus_jupyter.report.markup import Markup, Slot, h, template
 from olympus_jupyter.report.stage_report import StageReport
 
 MEDIA_TYPE = "application/vnd.olympus.diff+json"
@@ -110,36 +112,51 @@ def compare(before: StageReport, after: StageReport,
     return StageDiff(before, after, labels)
 
 
-def _row(kind: str, left: str | None, right: str | None, ln: int | None, rn: int | None) -> str:
-    def cell(n, text, side):
-        if text is None:
-            return '<td class="ol-dn"></td><td class="ol-dt ol-none"></td>'
-        return (f'<td class="ol-dn">{n}</td><td class="ol-dt ol-{side}">{esc(text)}</td>')
-    return (f'<tr class="ol-{kind}">{cell(ln, left, "old" if kind != "eq" else "eq")}'
-            f'{cell(rn, right, "new" if kind != "eq" else "eq")}</tr>')
+#: A row of the table: a line of each side, its number and text.
+_ROW = template(h("tr", {"class": Slot("kind")},
+                  h("td", {"class": "ol-dn"}, Slot("ln")),
+                  h("td", {"class": Slot("lcls")}, Slot("left")),
+                  h("td", {"class": "ol-dn"}, Slot("rn")),
+                  h("td", {"class": Slot("rcls")}, Slot("right"))))
 
 
-def side_by_side(a: str, b: str) -> str:
+def _row(kind: str, left: str | None, right: str | None, ln: int | None,
+         rn: int | None) -> Markup:
+    """One table row: a line of each side (``None``: no line there).
+
+    >>> _row("ch", "a < b", None, 3, None)
+    Markup('<tr class="ol-ch"><td class="ol-dn">3</td><td class="ol-dt ol-old">a &lt; b</td><td class="ol-dn"></td><td class="ol-dt ol-none"></td></tr>')
+    """
+    old, new = ("old", "new") if kind != "eq" else ("eq", "eq")
+    return _ROW(kind=f"ol-{kind}",
+                ln=None if left is None else ln, left=left,
+                lcls="ol-dt ol-none" if left is None else f"ol-dt ol-{old}",
+                rn=None if right is None else rn, right=right,
+                rcls="ol-dt ol-none" if right is None else f"ol-dt ol-{new}")
+
+
+def _skipped(rows: list[Markup]) -> Markup:
+    """A row folding ``rows`` (unchanged lines) away."""
+    return h("tr", {"class": "ol-skip"}, h("td", {"colspan": 4}, h(
+        "details", None, h("summary", None, f"{len(rows)} unchanged lines"),
+        h("table", {"class": "ol-diff"}, rows))))
+
+
+def side_by_side(a: str, b: str) -> Markup:
     """A two-column table of ``a`` and ``b`` with changed lines marked; long
     unchanged runs fold into ``<details>``."""
     la, lb = a.splitlines(), b.splitlines()
-    rows: list[str] = []
+    rows: list[Markup] = []
     for tag, i1, i2, j1, j2 in _opcodes(a, b):
         if tag == "equal":
             n = i2 - i1
+            same = [_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1) for k in range(n)]
             if n > 2 * CONTEXT + 2:
-                head = [_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1) for k in range(CONTEXT)]
-                tail = [_row("eq", la[i2 - CONTEXT + k], lb[j2 - CONTEXT + k], i2 - CONTEXT + k + 1,
-                             j2 - CONTEXT + k + 1) for k in range(CONTEXT)]
-                hidden = "".join(_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1)
-                                 for k in range(CONTEXT, n - CONTEXT))
-                rows += head
-                rows.append(f'<tr class="ol-skip"><td colspan="4"><details><summary>'
-                            f'{n - 2 * CONTEXT} unchanged lines</summary><table class="ol-diff">'
-                            f'{hidden}</table></details></td></tr>')
-                rows += tail
+                rows += same[:CONTEXT]
+                rows.append(_skipped(same[CONTEXT:n - CONTEXT]))
+                rows += same[n - CONTEXT:]
             else:
-                rows += [_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1) for k in range(n)]
+                rows += same
             continue
         left, right = la[i1:i2], lb[j1:j2]
         for k in range(max(len(left), len(right))):
@@ -147,10 +164,10 @@ def side_by_side(a: str, b: str) -> str:
             r = right[k] if k < len(right) else None
             rows.append(_row("ch", l, r, i1 + k + 1 if l is not None else None,
                              j1 + k + 1 if r is not None else None))
-    return f'<table class="ol-diff">{"".join(rows)}</table>'
+    return h("table", {"class": "ol-diff"}, rows)
 
 
-def render_diff_html(diff: StageDiff) -> str:
+def render_diff_html(diff: StageDiff) -> Markup:
     """The static HTML form: one folded section per stage, changed stages open."""
     sections = []
     changes = {c.stage: c for c in diff.changes()}
@@ -158,21 +175,22 @@ def render_diff_html(diff: StageDiff) -> str:
         a, b = diff.before.stage_text(stage), diff.after.stage_text(stage)
         if a is None or b is None:
             missing = diff.labels[0] if a is None else diff.labels[1]
-            body = f'<p class="unavailable">Not in the {esc(missing)} report.</p>'
+            body = h("p", {"class": "unavailable"}, f"Not in the {missing} report.")
             meta, open_ = "unavailable", False
         else:
             c = changes[stage]
             body = side_by_side(a, b)
             meta = f"−{c.removed} +{c.added} lines" if c.changed else "unchanged"
             open_ = c.changed
-        sections.append(f'<details class="stage"{" open" if open_ else ""}><summary>'
-                        f'<span class="title">{esc(stage)}</span> <span class="meta">'
-                        f'{esc(meta)}</span></summary>{body}</details>')
-    head = (f'<div class="head"><span class="name">{esc(diff.before.name)}</span>'
-            f'<span class="meta">{esc(diff.labels[0])} ({esc(", ".join(diff.before.platforms))})'
-            f' vs {esc(diff.labels[1])} ({esc(", ".join(diff.after.platforms))})</span></div>')
-    return (f'<div class="olympus-report olympus-diff-static"><style>{STYLE}{DIFF_STYLE}</style>'
-            f'{head}{"".join(sections)}</div>')
+        sections.append(h("details", {"class": "stage", "open": open_}, h(
+            "summary", None, h("span", {"class": "title"}, stage), " ",
+            h("span", {"class": "meta"}, meta)), body))
+    (first, second), before, after = diff.labels, diff.before, diff.after
+    head = h("div", {"class": "head"}, h("span", {"class": "name"}, before.name),
+             h("span", {"class": "meta"}, f"{first} ({', '.join(before.platforms)}) vs "
+               f"{second} ({', '.join(after.platforms)})"))
+    return h("div", {"class": "olympus-report olympus-diff-static"},
+             h("style", None, Markup(STYLE + DIFF_STYLE)), head, sections)
 
 
 DIFF_STYLE = """

@@ -4,8 +4,9 @@ Every source line that made ops gets a colour; its ops carry that colour in ever
 stage. Source lines link (plain anchors) to what they became; each op line names
 the source line it came from. Long regions and computations fold (``<details>``);
 long stage texts are capped unless ``full=True``. Light and dark themes come from
-CSS variables, following JupyterLab's when present. Everything that comes from
-the user's program is escaped.
+CSS variables, following JupyterLab's when present. Every element is made by the
+builder of :mod:`.markup`, which escapes whatever comes from the user's program or
+a report's JSON; links only point inside the page.
 
 >>> from olympus_jupyter import inspect
 >>> html = render_html(inspect(lambda x: x * 2, 1.0))
@@ -15,7 +16,6 @@ True
 from __future__ import annotations
 
 import dataclasses
-import html as _html
 import itertools
 import os
 import uuid
@@ -25,6 +25,8 @@ from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
 
 from olympus_jupyter.highlight.render import highlight_lines
+from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, concat, fragment, h, join,
+                                           tags, template)
 from olympus_jupyter.report.text import format_bytes
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
@@ -32,11 +34,6 @@ MAX_LINES = 1500
 #: Stages with more lines than this start with nested folds closed.
 OPEN_FOLDS_UP_TO = 400
 PALETTE_SIZE = 10
-
-def esc(text: object) -> str:
-    """HTML-escapes anything (quotes too)."""
-    return _html.escape(str(text), quote=True)
-
 
 @dataclasses.dataclass(frozen=True)
 class Fold:
@@ -99,11 +96,26 @@ def _primary_frame(model: Provenance, op):
     return model.frames[frames[0]] if frames else None
 
 
+def _source_mark(model: Provenance, fr, uid: str, callers: set[tuple[int, int]],
+                 colors: dict[tuple[int, int], int], debug_info: bool) -> LineMark:
+    """The colour, note and link of the ops a source frame made."""
+    color = colors.get((fr.file, fr.line))
+    if color is None and (fr.file, fr.line) in callers:
+        return LineMark(color, "whole function" if debug_info else "")
+    if not debug_info:
+        return LineMark(color)
+    note = f"{_short_path(model.files[fr.file].path)}:{fr.line}"
+    if fr.function:
+        note += f" ({fr.function})"
+    return LineMark(color, note, fragment(uid, "source", fr.file, fr.line))
+
+
 def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
                 callers: set[tuple[int, int]],
                 colors: dict[tuple[int, int], int], debug_info: bool) -> dict[int, LineMark]:
     """For each text line where an op starts: its source line's colour and a note."""
     marks: dict[int, LineMark] = {}
+    by_frame: dict[tuple[int, int, str], LineMark] = {}  # many ops share a frame
     ops = stage.ops
     for op in ops:
         if op.lines is None or op.lines[0] in marks:
@@ -111,20 +123,15 @@ def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
         fr = _primary_frame(model, op)
         if fr is None:
             continue
-        color = colors.get((fr.file, fr.line))
-        note = ""
-        href = None
-        if color is None and (fr.file, fr.line) in callers:
-            note = "whole function" if debug_info else ""
-        elif debug_info:
-            note = f"{_short_path(model.files[fr.file].path)}:{fr.line}"
-            if fr.function:
-                note += f" ({fr.function})"
-            href = f"#{uid}-source-{fr.file}-{fr.line}"
+        key = (fr.file, fr.line, fr.function)
+        mark = by_frame.get(key)
+        if mark is None:
+            mark = by_frame[key] = _source_mark(model, fr, uid, callers, colors, debug_info)
         if op.fusion is not None:
             holder = ops[op.fusion]
-            note = f"{note} · in {holder.label or holder.name}".lstrip(" ·")
-        marks[op.lines[0]] = LineMark(color, note, href)
+            note = f"{mark.note} · in {holder.label or holder.name}".lstrip(" ·")
+            mark = LineMark(mark.color, note, mark.href)
+        marks[op.lines[0]] = mark
     return marks
 
 
@@ -184,7 +191,7 @@ def _nested(folds: Iterable[Fold], limit: int) -> list[Fold]:
     for f in sorted(folds, key=lambda f: (f.start, -f.end)):
         if f.start >= limit:
             continue
-        f = dataclasses.replace(f, end=min(f.end, limit))
+        f = Fold(f.start, min(f.end, limit), f.open)
         while stack and stack[-1].end < f.start:
             stack.pop()
         if stack and f.end > stack[-1].end:
@@ -198,62 +205,103 @@ def _nested(folds: Iterable[Fold], limit: int) -> list[Fold]:
 
 # -- code blocks --------------------------------------------------------------------
 
-def _line_html(uid: str, stage: str, number: int, code: str, mark: LineMark | None) -> str:
+def _line_template(note=None):
+    """A numbered line of code (``code``: the highlighter's HTML), then ``note``."""
+    return template(h("span", {"class": Slot("cls"), "id": Slot("id")},
+                      h("span", {"class": "ol-n"}, Slot("number")),
+                      h("span", {"class": "ol-t"}, Slot("code")), note))
+
+
+#: A line alone, with a note saying where it came from, and with that note a link.
+_LINE = _line_template()
+_NOTED_LINE = _line_template(h("span", {"class": "ol-a"}, Slot("note")))
+_LINKED_LINE = _line_template(h("a", {"class": "ol-a", "href": Slot("href")}, Slot("note")))
+_GAP = h("span", {"class": "ol-l ol-gap"}, h("span", {"class": "ol-n"}, "⋯"))
+
+
+def _line_html(line_id: str, number: int, code: str, mark: LineMark | None) -> Markup:
+    """One numbered line; ``code`` is the highlighter's HTML (it escapes its text).
+
+    >>> _line_html("ol1-olympuspr-L3", 3, "a", LineMark(2, "f.py:3 (<f>)", "#ol1-source-0-3"))
+    Markup('<span class="ol-l ol-src2" id="ol1-olympuspr-L3"><span class="ol-n">3</span><span class="ol-t">a</span><a class="ol-a" href="#ol1-source-0-3">f.py:3 (&lt;f&gt;)</a></span>')
+    """
     cls = "ol-l" if mark is None or mark.color is None else f"ol-l ol-src{mark.color}"
-    note = ""
-    if mark is not None and mark.note:
-        if mark.href:
-            note = f'<a class="ol-a" href="{esc(mark.href)}">{esc(mark.note)}</a>'
-        else:
-            note = f'<span class="ol-a">{esc(mark.note)}</span>'
-    return (f'<span class="{cls}" id="{uid}-{stage}-L{number}"><span class="ol-n">{number}</span>'
-            f'<span class="ol-t">{code}</span>{note}</span>')
+    code = Markup(code)
+    if mark is None or not mark.note:
+        return _LINE(cls=cls, id=line_id, number=number, code=code)
+    if mark.href:
+        return _LINKED_LINE(cls=cls, id=line_id, number=number, code=code, note=mark.note,
+                            href=mark.href)
+    return _NOTED_LINE(cls=cls, id=line_id, number=number, code=code, note=mark.note)
+
+
+#: The tags around a fold, open or shut: its lines are added one by one in between.
+_FOLD = {shown: tags("details", {"class": "ol-fold", "open": shown}) for shown in (True, False)}
+_SUMMARY = tags("summary")
+_CODE = tags("div", {"class": "code"})
+
+#: A long part of the page (a code block, a section) is the list of the pieces of its
+#: HTML (Markup, or more such lists) in order: the element around them (``h()``)
+#: joins them once, so a long text is not copied again at each level it is nested in.
+Pieces = list
 
 
 def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int, LineMark],
-               folds: list[Fold], limit: int) -> str:
-    """Lines as HTML, with ``<details>`` around each fold (summary = its first line)."""
+               folds: list[Fold], limit: int) -> Pieces:
+    """Lines as HTML, with ``<details>`` around each fold (summary = its first line).
+
+    >>> concat(code_block("ol1", "stablehlo", ["a {", "b", "}"], {}, [Fold(1, 3)], 10))  # doctest: +ELLIPSIS
+    Markup('<div class="code"><details class="ol-fold" open><summary><span class="ol-l" id="ol1-stablehlo-L1">...</span></summary>...</details></div>')
+    """
     shown = min(len(highlighted), limit)
-    out: list[str] = []
-    folds = _nested(folds, shown)
-    starts = {f.start: f for f in folds}
+    starts = {f.start: f for f in _nested(folds, shown)}
+    out: list[Markup] = [_CODE[0]]
     closing: list[int] = []
+    ids = anchor_id(uid, stage) + "-L"  # an id made by anchor_id, then digits, is one too
     for number in range(1, shown + 1):
-        line = _line_html(uid, stage, number, highlighted[number - 1], marks.get(number))
+        line = _line_html(f"{ids}{number}", number, highlighted[number - 1], marks.get(number))
         fold = starts.get(number)
         if fold is not None:
-            out.append(f'<details class="ol-fold"{" open" if fold.open else ""}><summary>{line}</summary>')
+            out += _FOLD[fold.open][0], _SUMMARY[0], line, _SUMMARY[1]
             closing.append(fold.end)
         else:
             out.append(line)
         while closing and closing[-1] == number:
             closing.pop()
-            out.append("</details>")
-    out.extend("</details>" for _ in closing)
-    return f'<div class="code">{"".join(out)}</div>'
+            out.append(_FOLD[True][1])
+    out.extend(_FOLD[True][1] for _ in closing)
+    out.append(_CODE[1])
+    return out
 
 
-def _capped_note(total: int, shown: int, stage: str) -> str:
+def _capped_note(total: int, shown: int, stage: str) -> Markup | None:
     if total <= shown:
-        return ""
-    return (f'<p class="cap">Showing the first {shown:,} of {total:,} lines of this stage. '
-            f"The full text is in <code>report.stage_text({stage!r})</code>, in the interactive "
-            f"JupyterLab view, and in <code>report.save('report.html')</code> "
-            f"(or <code>%olympus_lower --full</code>).</p>")
+        return None
+    return h("p", {"class": "cap"},
+             f"Showing the first {shown:,} of {total:,} lines of this stage. The full text is in ",
+             h("code", None, f"report.stage_text({stage!r})"),
+             ", in the interactive JupyterLab view, and in ",
+             h("code", None, "report.save('report.html')"),
+             " (or ", h("code", None, "%olympus_lower --full"), ").")
 
 
 # -- sections -------------------------------------------------------------------------
 
-def _section(uid: str, key: str, title: str, body: str, meta: str = "", open_: bool = True) -> str:
-    meta_html = f' <span class="meta">{esc(meta)}</span>' if meta else ""
-    return (f'<details class="stage" id="{uid}-{key}"{" open" if open_ else ""}>'
-            f'<summary><span class="title">{esc(title)}</span>{meta_html}</summary>'
-            f"{body}</details>")
+def _section(uid: str, key: str, title: str, body, meta: str = "",
+             open_: bool = True) -> Pieces:
+    """A folding section titled ``title`` around ``body`` (Markup, or lists of it).
+
+    >>> concat(_section("ol1", "cost", "Cost <analysis>", h("p", None, "x"), "2 rows"))
+    Markup('<details class="stage" id="ol1-cost" open><summary><span class="title">Cost &lt;analysis&gt;</span> <span class="meta">2 rows</span></summary><p>x</p></details>')
+    """
+    start, end = tags("details", {"class": "stage", "id": anchor_id(uid, key), "open": open_})
+    meta_html = concat(" ", h("span", {"class": "meta"}, meta)) if meta else None
+    return [start, h("summary", None, h("span", {"class": "title"}, title), meta_html), body, end]
 
 
-def _unavailable(uid: str, key: str, reason: str) -> str:
+def _unavailable(uid: str, key: str, reason: str) -> Pieces:
     return _section(uid, key, stage_registry.stage(key).title,
-                    f'<p class="unavailable">Not available: {esc(reason)}.</p>',
+                    h("p", {"class": "unavailable"}, f"Not available: {reason}."),
                     "unavailable", open_=True)
 
 
@@ -265,10 +313,10 @@ def _op_summary(names: list[str]) -> str:
     return ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
 
 
-def source_section(report, uid: str, colors, callers) -> str:
+def source_section(report, uid: str, colors, callers) -> Pieces | None:
     model = report.provenance
     if model is None:
-        return ""
+        return None
     fn = model.function
     wanted: dict[int, set[int]] = {}
     for entry in model.lines:
@@ -293,7 +341,7 @@ def source_section(report, uid: str, colors, callers) -> str:
         prev = None
         for n, hl in zip(numbers, highlighted + [""] * (len(numbers) - len(highlighted))):
             if prev is not None and n != prev + 1:
-                rows.append('<span class="ol-l ol-gap"><span class="ol-n">⋯</span></span>')
+                rows.append(_GAP)
             prev = n
             entry = by_line.get((fi, n))
             cls = "ol-l" if entry is None else f"ol-l ol-src{colors[(fi, n)]}"
@@ -307,17 +355,17 @@ def source_section(report, uid: str, colors, callers) -> str:
                     first = next((st.ops[i].lines[0] for i in idx if st.ops[i].lines), None)
                     label = f"{rs}: {_op_summary([st.ops[i].name for i in idx])}"
                     if first is not None:
-                        links.append(f'<a href="#{uid}-{rs}-L{first}">{esc(label)}</a>')
+                        links.append(h("a", {"href": fragment(uid, rs, f"L{first}")}, label))
                     else:
-                        links.append(esc(label))
-            note = f'<span class="ol-a">{" · ".join(links)}</span>' if links else ""
-            rows.append(f'<span class="{cls}" id="{uid}-source-{fi}-{n}"><span class="ol-n">{n}'
-                        f'</span><span class="ol-t">{hl}</span>{note}</span>')
-        blocks.append(f'<div class="file">{esc(src.path)}</div><div class="code">{"".join(rows)}</div>')
+                        links.append(label)
+            line = dict(cls=cls, id=anchor_id(uid, "source", fi, n), number=n,
+                        code=Markup(hl))  # hl: the highlighter's HTML
+            rows.append(_NOTED_LINE(**line, note=join(" · ", links)) if links else _LINE(**line))
+        blocks += h("div", {"class": "file"}, src.path), h("div", {"class": "code"}, rows)
     if not blocks:
-        body = '<p class="unavailable">The source of this function could not be read.</p>'
+        body = h("p", {"class": "unavailable"}, "The source of this function could not be read.")
     else:
-        body = "".join(blocks)
+        body = blocks
     where = ""
     if fn.file is not None:
         where = f"{_short_path(model.files[fn.file].path)}:{fn.first_line}"
@@ -325,7 +373,7 @@ def source_section(report, uid: str, colors, callers) -> str:
 
 
 def text_stage_section(report, uid: str, key: str, colors, callers,
-                       full: bool) -> str:
+                       full: bool) -> Pieces:
     model = report.provenance
     spec = stage_registry.stage(key)
     limit = 10**12 if full else MAX_LINES
@@ -337,7 +385,7 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
         highlighted = highlight_lines("\n".join(lines[:limit]), spec.language)
         body = code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
         return _section(uid, key, spec.title,
-                        body + _capped_note(len(lines), min(limit, len(lines)), key),
+                        [body, _capped_note(len(lines), min(limit, len(lines)), key)],
                         f"{len(lines):,} lines")
     if model is None or key not in model.stages:
         return _unavailable(uid, key, report.unavailable.get(key, "not made"))
@@ -349,12 +397,12 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
     meta = f"{len(stage.ops):,} {spec.unit} · {len(lines):,} lines"
     if spec.step in report.timings:
         meta += f" · {spec.step} {report.timings[spec.step] * 1e3:.1f} ms"
-    extra = ""
+    extra = None
     if stage.collectives:
         names = ", ".join(sorted({stage.ops[i].name for i in stage.collectives}))
-        extra = f'<p class="note">Collectives inserted by the compiler: {esc(names)}.</p>'
+        extra = h("p", {"class": "note"}, f"Collectives inserted by the compiler: {names}.")
     return _section(uid, key, stage_registry.stage(key).title,
-                    extra + body + _capped_note(len(lines), min(limit, len(lines)), key), meta)
+                    [extra, body, _capped_note(len(lines), min(limit, len(lines)), key)], meta)
 
 
 _COST_FIRST = ("flops", "transcendentals", "bytes accessed", "optimal_seconds", "utilization")
@@ -368,7 +416,13 @@ def _fmt_number(v) -> str:
     return f"{v:,.4g}"
 
 
-def cost_section(report, uid: str) -> str:
+def _table(cls: str, head: Sequence[str], rows: list[Markup]) -> Markup:
+    return h("table", {"class": cls},
+             h("thead", None, h("tr", None, [h("th", None, x) for x in head])),
+             h("tbody", None, rows))
+
+
+def cost_section(report, uid: str) -> Pieces:
     a = report.analyses
     if not a.cost_lowered and not a.cost_compiled:
         return _unavailable(uid, "cost", report.unavailable.get(
@@ -383,11 +437,10 @@ def cost_section(report, uid: str) -> str:
         change = ""
         if b not in (None, 0) and c is not None:
             change = f"{(c - b) / b * 100:+.0f}%"
-        rows.append(f"<tr><th>{esc(k)}</th><td>{_fmt_number(b)}</td><td>{_fmt_number(c)}</td>"
-                    f"<td>{esc(change)}</td></tr>")
-    table = ('<table class="tab"><thead><tr><th>metric</th><th>before optimization (lowered)</th>'
-             '<th>after optimization (compiled)</th><th>change</th></tr></thead>'
-             f'<tbody>{"".join(rows)}</tbody></table>')
+        rows.append(h("tr", None, h("th", None, k), h("td", None, _fmt_number(b)),
+                      h("td", None, _fmt_number(c)), h("td", None, change)))
+    table = _table("tab", ("metric", "before optimization (lowered)",
+                           "after optimization (compiled)", "change"), rows)
     return _section(uid, "cost", stage_registry.stage("cost").title, table)
 
 
@@ -401,7 +454,7 @@ _MEMORY_ROWS = (
 )
 
 
-def memory_section(report, uid: str) -> str:
+def memory_section(report, uid: str) -> Pieces:
     mem = report.analyses.memory
     if not mem:
         return _unavailable(uid, "memory", report.unavailable.get(
@@ -414,38 +467,44 @@ def memory_section(report, uid: str) -> str:
     for key, label in rows_spec:
         v = mem.get(key, 0)
         width = 0 if not v else max(1, round(v / biggest * 100))
-        rows.append(f'<tr><th>{esc(label)}</th><td>{esc(format_bytes(v))}</td>'
-                    f'<td class="bar"><span style="width:{width}%"></span></td></tr>')
-    table = ('<table class="tab mem"><thead><tr><th>memory</th><th>size</th><th></th></tr>'
-             f'</thead><tbody>{"".join(rows)}</tbody></table>')
+        rows.append(h("tr", None, h("th", None, label), h("td", None, format_bytes(v)),
+                      h("td", {"class": "bar"}, h("span", {"style": f"width:{width}%"}))))
+    table = _table("tab mem", ("memory", "size", ""), rows)
     return _section(uid, "memory", stage_registry.stage("memory").title, table)
 
 
-def failure_box(report) -> str:
+def failure_box(report) -> Markup | None:
     f = report.failure
     if f is None:
-        return ""
-    where = ""
+        return None
+    where = None
     frame = f.user_frame
     if frame is not None:
-        code = f"<pre>{esc(frame.code)}</pre>" if frame.code else ""
-        where = (f'<p>at <code>{esc(frame.file)}:{frame.line}</code> in '
-                 f'<code>{esc(frame.function)}</code></p>{code}')
-    return (f'<div class="failure" role="alert"><p><b>{esc(f.stage.capitalize())} failed</b>: '
-            f'<code>{esc(f.error_type)}</code></p>{where}<pre>{esc(f.message)}</pre></div>')
+        where = [h("p", None, "at ", h("code", None, f"{frame.file}:{frame.line}"), " in ",
+                   h("code", None, frame.function)),
+                 h("pre", None, frame.code) if frame.code else None]
+    return h("div", {"class": "failure", "role": "alert"},
+             h("p", None, h("b", None, f"{f.stage.capitalize()} failed"), ": ",
+               h("code", None, f.error_type)),
+             where, h("pre", None, f.message))
 
 
-def header(report, uid: str) -> str:
-    timings = " · ".join(f"{esc(k)} {v * 1e3:.1f} ms" for k, v in report.timings.items())
-    nav = " ".join(f'<a href="#{uid}-{s}">{esc(s)}</a>' for s in report.stages)
-    return (f'<div class="head"><span class="name">{esc(report.name)}</span>'
-            f' <span class="meta">for {esc(", ".join(report.platforms))}'
-            f'{" · " + timings if timings else ""}</span><nav>{nav}</nav></div>')
+def header(report, uid: str) -> Markup:
+    timings = " · ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items())
+    nav = join(" ", [h("a", {"href": fragment(uid, s)}, s) for s in report.stages])
+    return h("div", {"class": "head"}, h("span", {"class": "name"}, report.name), " ",
+             h("span", {"class": "meta"}, "for ", ", ".join(report.platforms),
+               f" · {timings}" if timings else None),
+             h("nav", None, nav))
 
 
 # -- the whole report -----------------------------------------------------------------
 
-def render_html(report, *, full: bool = False, standalone: bool = False) -> str:
+_PAGE_STYLE = Markup("body{margin:1.5rem;background:var(--ol-page,#fff)}"
+                     "@media (prefers-color-scheme: dark){body{background:#0d1117}}")
+
+
+def render_html(report, *, full: bool = False, standalone: bool = False) -> Markup:
     """The report as one ``<div>`` of static HTML (a whole page when ``standalone``)."""
     uid = "ol" + uuid.uuid4().hex[:8]
     callers = caller_lines(report.provenance)  # once: every section asks
@@ -460,24 +519,22 @@ def render_html(report, *, full: bool = False, standalone: bool = False) -> str:
             parts.append(text_stage_section(report, uid, key, colors, callers, full))
         else:
             parts.append(analyses[key](report, uid))
-    body = (f'<div class="olympus-report" id="{uid}" data-olympus-report="1">'
-            f"<style>{STYLE}</style>{''.join(parts)}</div>")
+    body = h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
+             h("style", None, Markup(STYLE)), parts)
     if not standalone:
         return body
-    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>Olympus report: {esc(report.name)}</title>"
-            "<style>body{margin:1.5rem;background:var(--ol-page,#fff)}"
-            "@media (prefers-color-scheme: dark){body{background:#0d1117}}</style>"
-            f"</head><body>{body}</body></html>")
+    head = h("head", None, h("meta", {"charset": "utf-8"}),
+             h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+             h("title", None, f"Olympus report: {report.name}"), h("style", None, _PAGE_STYLE))
+    return concat(Markup("<!DOCTYPE html>"), h("html", {"lang": "en"}, head, h("body", None, body)))
 
 
 def _palette() -> str:
     hues = [210, 30, 130, 280, 0, 175, 50, 320, 95, 250]
     rules = []
-    for k, h in itertools.islice(enumerate(hues), PALETTE_SIZE):
-        rules.append(f".olympus-report .ol-src{k}{{background:hsla({h},75%,55%,.16);"
-                     f"box-shadow:inset 3px 0 hsl({h},70%,50%)}}")
+    for k, hue in itertools.islice(enumerate(hues), PALETTE_SIZE):
+        rules.append(f".olympus-report .ol-src{k}{{background:hsla({hue},75%,55%,.16);"
+                     f"box-shadow:inset 3px 0 hsl({hue},70%,50%)}}")
     return "".join(rules)
 
 
