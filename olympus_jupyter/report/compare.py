@@ -16,13 +16,13 @@ summary.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
 from olympus import stage_registry
 from olympus_jupyter.report.html import STYLE
-from olympus_jupyter.report.markup import Markup, Slot, h, template
+from olympus_jupyter.report.line_diff import LineDiff, line_diff
+from olympus_jupyter.report.markup import Markup, Slot, concat, h, template
 from olympus_jupyter.report.stage_report import StageReport
 
 MEDIA_TYPE = "application/vnd.olympus.diff+json"
@@ -40,6 +40,8 @@ class StageChange:
     stage: str
     removed: int
     added: int
+    #: Lines of changed blocks too big to align line by line (see ``line_diff``).
+    unaligned: int = 0
 
     @property
     def changed(self) -> bool:
@@ -52,20 +54,24 @@ class StageDiff:
     before: StageReport
     after: StageReport
     labels: tuple[str, str] = ("before", "after")
+    _memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    def line_diff(self, stage: str) -> LineDiff | None:
+        """How ``stage``'s text changed, line by line (computed once); None where a
+        report lacks the stage."""
+        if stage not in self._memo:
+            a, b = self.before.stage_text(stage), self.after.stage_text(stage)
+            self._memo[stage] = (None if a is None or b is None
+                                 else line_diff(a.splitlines(), b.splitlines()))
+        return self._memo[stage]
 
     def changes(self) -> tuple[StageChange, ...]:
         """Lines removed and added in each text stage both reports hold."""
         out = []
         for stage in TEXT_STAGES:
-            a, b = self.before.stage_text(stage), self.after.stage_text(stage)
-            if a is None or b is None:
-                continue
-            removed = added = 0
-            for tag, i1, i2, j1, j2 in _opcodes(a, b):
-                if tag != "equal":
-                    removed += i2 - i1
-                    added += j2 - j1
-            out.append(StageChange(stage, removed, added))
+            d = self.line_diff(stage)
+            if d is not None:
+                out.append(StageChange(stage, d.removed, d.added, d.unaligned))
         return tuple(out)
 
     def changed_stages(self) -> tuple[str, ...]:
@@ -77,8 +83,9 @@ class StageDiff:
                 "before": self.before.to_json(), "after": self.after.to_json()}
 
     def text(self) -> str:
-        parts = [f"{c.stage} -{c.removed} +{c.added}" if c.changed else f"{c.stage} unchanged"
-                 for c in self.changes()]
+        parts = [(f"{c.stage} -{c.removed} +{c.added}"
+                  + (f" ({c.unaligned} lines not aligned)" if c.unaligned else ""))
+                 if c.changed else f"{c.stage} unchanged" for c in self.changes()]
         return (f"Olympus diff: {self.before.name} ({self.labels[0]}) vs "
                 f"{self.after.name} ({self.labels[1]})\n  " + " · ".join(parts))
 
@@ -92,11 +99,6 @@ class StageDiff:
 
     def __repr__(self) -> str:
         return self.text()
-
-
-def _opcodes(a: str, b: str):
-    return difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(),
-                                   autojunk=False).get_opcodes()
 
 
 def compare(before: StageReport, after: StageReport,
@@ -142,12 +144,13 @@ def _skipped(rows: list[Markup]) -> Markup:
         h("table", {"class": "ol-diff"}, rows))))
 
 
-def side_by_side(a: str, b: str) -> Markup:
+def side_by_side(a: str, b: str, diff: LineDiff | None = None) -> Markup:
     """A two-column table of ``a`` and ``b`` with changed lines marked; long
     unchanged runs fold into ``<details>``."""
     la, lb = a.splitlines(), b.splitlines()
+    diff = diff or line_diff(la, lb)
     rows: list[Markup] = []
-    for tag, i1, i2, j1, j2 in _opcodes(a, b):
+    for tag, i1, i2, j1, j2 in diff.opcodes:
         if tag == "equal":
             n = i2 - i1
             same = [_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1) for k in range(n)]
@@ -179,7 +182,11 @@ def render_diff_html(diff: StageDiff) -> Markup:
             meta, open_ = "unavailable", False
         else:
             c = changes[stage]
-            body = side_by_side(a, b)
+            body = side_by_side(a, b, diff.line_diff(stage))
+            if c.unaligned:
+                body = concat(h("p", {"class": "note"}, (
+                    f"{c.unaligned:,} changed lines differ too much to align line by "
+                    f"line; they are shown as blocks.")), body)
             meta = f"−{c.removed} +{c.added} lines" if c.changed else "unchanged"
             open_ = c.changed
         sections.append(h("details", {"class": "stage", "open": open_}, h(
