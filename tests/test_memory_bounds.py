@@ -35,3 +35,22 @@ def test_many_distinct_functions_stay_within_the_cache_size():
     gc.collect()
     assert len(cache) == 8
     assert sum(r() is not None for r in refs) == 0
+
+
+def test_the_inspectors_history_is_bounded_in_entries_and_bytes():
+    from olympus_jupyter.frontends.inspector import Inspector
+
+    def layer(w, x):
+        return jnp.tanh(x @ w)
+    ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), history_size=5)
+    for rows in range(3, 15):
+        ins.editors[1].value = f"f32[{rows},4]"
+    assert len(ins.history) == 5
+    assert ins.history[-1].label.endswith("f32[14,4]")   # the current one stays
+    assert len(ins.compare_with.options) == 4
+    one = ins.history[-1].size
+    small = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), history_bytes=3 * one)
+    for rows in range(3, 10):
+        small.editors[1].value = f"f32[{rows},4]"
+    assert 1 <= len(small.history) <= 3
+    assert sum(e.size for e in small.history) <= 3 * one + one  # within one entry's slack

@@ -67,6 +67,16 @@ class Entry:
     spec: Specialization
     report: StageReport
 
+    @property
+    def size(self) -> int:
+        """About how many bytes the entry holds: its report's program texts."""
+        report = self.report
+        model = report.provenance
+        texts = sum(len(t) for t in report.texts.values())
+        if model is not None:
+            texts += sum(len(st.text) for st in model.stages.values())
+        return texts
+
 
 @dataclasses.dataclass(frozen=True)
 class _Leaf:
@@ -84,12 +94,23 @@ def _is_static(index_or_name, static_argnums, static_argnames) -> bool:
 
 
 class Inspector(W.VBox):
-    """Explore the specializations of ``fun``: edit shapes, dtypes, static values and options."""
+    """Explore the specializations of ``fun``: edit shapes, dtypes, static values and options.
+
+    ``history`` keeps the specializations seen, newest last, to compare with: at most
+    ``history_size`` of them and about ``history_bytes`` of program text (the oldest
+    go first; the current one always stays).
+    """
+
+    #: Defaults for the history's bounds.
+    HISTORY_SIZE = 32
+    HISTORY_BYTES = 64 * 2**20
 
     def __init__(self, fun, *example_args, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = (), platform: Sequence[str] | str | None = None,
                  debug_info: bool = True, stages: Sequence[str] | None = None,
-                 compiler_options: Mapping[str, Any] | None = None, **example_kwargs):
+                 compiler_options: Mapping[str, Any] | None = None,
+                 history_size: int = HISTORY_SIZE, history_bytes: int = HISTORY_BYTES,
+                 **example_kwargs):
         self.static_argnums = tuple([static_argnums] if isinstance(static_argnums, int)
                                     else static_argnums)
         self.static_argnames = tuple([static_argnames] if isinstance(static_argnames, str)
@@ -98,6 +119,7 @@ class Inspector(W.VBox):
                                 static_argnames=self.static_argnames)
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.history: list[Entry] = []
+        self.history_size, self.history_bytes = max(1, history_size), history_bytes
         self.report: StageReport | None = None
         self.last_render_seconds = 0.0
         self._example_args, self._example_kwargs = example_args, example_kwargs
@@ -342,8 +364,16 @@ class Inspector(W.VBox):
             self.history[-1] = Entry(self.history[-1].label, spec, report)
         else:
             self.history.append(Entry(label, spec, report))
+        self._bound_history()
         self.compare_with.options = [(f"{i + 1}. {e.label}", i)
                                      for i, e in enumerate(self.history[:-1])]
+
+    def _bound_history(self) -> None:
+        """Forgets the oldest entries past the history's bounds (never the current one)."""
+        total = sum(e.size for e in self.history)
+        while len(self.history) > 1 and (len(self.history) > self.history_size
+                                         or total > self.history_bytes):
+            total -= self.history.pop(0).size
 
     def show_comparison(self, index: int | None = None):
         """Shows the diff between an earlier specialization (default: the chosen one) and now."""
