@@ -333,22 +333,10 @@ class Traced:
         return mimebundle(self, include=include, exclude=exclude)
 
 
-class Lowered:
-    """A program lowered to the compiler's input language (StableHLO), ready to compile.
-
-    Every attribute of ``jax.stages.Lowered`` is here, with the same meaning.
-    """
-    __slots__ = ("_jax", "traced", "platforms", "_explicit_platforms",
-                 "_olympus_module", "_hlo_module", "__weakref__")
-
-    def __init__(self, jax_lowered, *, traced: Traced | None = None,
-                 platforms: tuple[str, ...] = (), explicit_platforms: bool = False):
-        self._jax = jax_lowered
-        self.traced = traced
-        self.platforms = tuple(platforms)
-        self._explicit_platforms = explicit_platforms
-        self._olympus_module = None
-        self._hlo_module = None
+class _Signature:
+    """What JAX's ``Lowered`` and ``Compiled`` both say of the signature, read from the
+    JAX stage an Olympus stage wraps (its ``_jax``)."""
+    __slots__ = ()
 
     @property
     def args_info(self):
@@ -376,6 +364,24 @@ class Lowered:
     def donate_argnums(self) -> tuple[int, ...]:
         """Flat indices of the donated arguments."""
         return self._jax.donate_argnums
+
+
+class Lowered(_Signature):
+    """A program lowered to the compiler's input language (StableHLO), ready to compile.
+
+    Every attribute of ``jax.stages.Lowered`` is here, with the same meaning.
+    """
+    __slots__ = ("_jax", "traced", "platforms", "_explicit_platforms",
+                 "_olympus_module", "_hlo_module", "__weakref__")
+
+    def __init__(self, jax_lowered, *, traced: Traced | None = None,
+                 platforms: tuple[str, ...] = (), explicit_platforms: bool = False):
+        self._jax = jax_lowered
+        self.traced = traced
+        self.platforms = tuple(platforms)
+        self._explicit_platforms = explicit_platforms
+        self._olympus_module = None
+        self._hlo_module = None
 
     @property
     def fun_name(self) -> str:
@@ -513,7 +519,7 @@ class MemoryAnalysis:
         return dataclasses.asdict(self)
 
 
-class Compiled:
+class Compiled(_Signature):
     """A compiled executable for fixed argument types. Call it like the function.
 
     Calling goes straight to JAX's C++ dispatch; only errors take the slow path,
@@ -544,33 +550,6 @@ class Compiled:
     def call(self, *args, **kwargs):
         """Runs the compiled program: the same as calling this object."""
         return self(*args, **kwargs)
-
-    @property
-    def args_info(self):
-        return self._jax.args_info
-
-    @property
-    def out_info(self):
-        return self._jax.out_info
-
-    @property
-    def in_avals(self):
-        return self._jax.in_avals
-
-    @property
-    def in_tree(self):
-        """Tree structure of the pair (positional arguments, keyword arguments)."""
-        return self._jax.in_tree
-
-    @property
-    def out_tree(self):
-        """Tree structure of the result."""
-        return self._jax.out_tree
-
-    @property
-    def donate_argnums(self) -> tuple[int, ...]:
-        """Flat indices of the donated arguments."""
-        return self._jax.donate_argnums
 
     @property
     def input_shardings(self):
