@@ -107,7 +107,8 @@ export class LinkIndex {
       }
       ops = {};
       for (const [stage, text] of Object.entries(raw)) {
-        ops[stage] = decodeIndices(text);
+        const st = this.prov.stages[stage];
+        ops[stage] = st ? decodeIndices(text, st.ops.count) : [];
       }
       this._opsByKey.set(key, ops);
     }
@@ -187,6 +188,14 @@ export class LinkIndex {
 }
 
 /** One stage text: which op owns each line, its colour, its folds, what a source line lights up. */
+function lineCount(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) {
+    n++;
+  }
+  return n;
+}
+
 export class StageIndex {
   constructor(
     readonly links: LinkIndex,
@@ -362,6 +371,8 @@ export class StageIndex {
           }
         }
       }
+      // A line number from the data cannot size the table past the text it is of.
+      max = Math.min(max, lineCount(this.data.text));
       const owners = new Int32Array(max + 2).fill(-1);
       if (spans && locs) {
         const parents = this._ensureParents();
@@ -370,7 +381,7 @@ export class StageIndex {
           if (first <= 0 || locs[i] < 0) {
             continue;
           }
-          const last = parents[i] ? first : spans.last[i];
+          const last = Math.min(parents[i] ? first : spans.last[i], max);
           for (let l = first; l <= last; l++) {
             if (owners[l] < 0) {
               owners[l] = i;

@@ -312,23 +312,50 @@ export class StageOps {
 }
 
 /** Op indices as JSON holds them, `"0-4,7"` (runs as `start-end`) → `[0, 1, 2, 3, 4, 7]`. */
-export function decodeIndices(text: string): number[] {
+/**
+ * Op indices written as runs (`"0-4,7"`). With `limit` (the number of ops they refer
+ * to), an index outside `[0, limit)` is a contract error before any run is expanded:
+ * a few characters of a saved notebook cannot make millions of numbers.
+ */
+export function decodeIndices(text: string, limit?: number): number[] {
   const out: number[] = [];
-  if (!text) {
-    return out;
-  }
-  for (const item of text.split(',')) {
-    const dash = item.indexOf('-');
-    if (dash < 0) {
-      out.push(+item);
-    } else {
-      const end = +item.slice(dash + 1);
-      for (let k = +item.slice(0, dash); k <= end; k++) {
-        out.push(k);
-      }
+  for (const [first, last] of indexRuns(text, limit)) {
+    for (let k = first; k <= last; k++) {
+      out.push(k);
     }
   }
   return out;
+}
+
+/** The runs of `text` as `[first, last]` pairs, each checked against `limit`. */
+function indexRuns(text: string, limit?: number): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  if (!text) {
+    return runs;
+  }
+  for (const item of text.split(',')) {
+    const dash = item.indexOf('-');
+    const first = dash < 0 ? +item : +item.slice(0, dash);
+    const last = dash < 0 ? first : +item.slice(dash + 1);
+    if (
+      !Number.isInteger(first) ||
+      !Number.isInteger(last) ||
+      first < 0 ||
+      last < first ||
+      (limit !== undefined && last >= limit)
+    ) {
+      throw new ContractError(
+        `The report refers to op ${JSON.stringify(item.slice(0, 40))}, out of range for a stage of ${limit ?? '?'} ops.`
+      );
+    }
+    runs.push([first, last]);
+  }
+  return runs;
+}
+
+/** Checks op-index runs against their stage's op count without expanding them. */
+export function checkIndices(text: string, limit: number): void {
+  indexRuns(text, limit);
 }
 
 export interface IComputation {
@@ -645,6 +672,11 @@ function readProvenance(prov: Record<string, unknown>): IProvenance {
       }
       return { ...entry, ops };
     });
+  }
+  for (const entry of lines) {
+    for (const [name, indices] of Object.entries(entry.ops ?? {})) {
+      checkIndices(String(indices), stages[name]?.ops.count ?? 0);
+    }
   }
   const unavailable: { [stage: string]: string } = {};
   for (const [name, reason] of Object.entries(stringMap(prov.unavailable))) {

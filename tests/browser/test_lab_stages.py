@@ -230,3 +230,54 @@ def test_a_diff_of_a_version_1_and_a_version_2_report(page, lab, mixed_diff_nb):
     merge = diff.locator('[data-stage-panel="hlo"] .cm-mergeView')
     merge.wait_for()
     assert "f32[4,4]" in merge.inner_text() and "f32[2,4]" in merge.inner_text()
+
+
+@pytest.fixture(scope="module")
+def inflated_nb(notebooks_dir):
+    """A saved notebook whose report claims sizes far past its data: an op spanning a
+    billion lines, and a source line naming a hundred million ops."""
+    data = olympus_jupyter.inspect(model, jnp.ones((4, 4))).to_json()
+    stage = data["provenance"]["stages"]["compiled"]["ops"]
+    spans = stage["lines"].split(",")
+    spans[-1] = "1:999999999"
+    stage["lines"] = ",".join(spans)
+    data["provenance"]["lines"][0]["ops"]["compiled"] = "0-99999999"
+    return saved_outputs_notebook(notebooks_dir / "inflated.ipynb", [data]).name
+
+
+
+def test_sizes_read_from_a_saved_notebook_cannot_freeze_the_tab(page, lab, inflated_nb):
+    open_notebook(page, lab, inflated_nb)
+    root = viewer(page)
+    # The claim of a hundred million ops is refused at once, with one clear message.
+    error = root.locator("[data-olympus-error]")
+    error.wait_for(timeout=30_000)
+    assert "out of range for a stage of" in error.inner_text()
+    start = page.evaluate("() => performance.now()")
+    assert page.evaluate("() => 1 + 1") == 2  # the tab still answers, at once
+    assert page.evaluate("() => performance.now()") - start < 1000
+    assert page.evaluate("() => window.__pwned") is None
+
+
+@pytest.fixture(scope="module")
+def long_span_nb(notebooks_dir):
+    """A saved report whose op claims to span a billion lines of its stage."""
+    data = olympus_jupyter.inspect(model, jnp.ones((4, 4))).to_json()
+    stage = data["provenance"]["stages"]["compiled"]["ops"]
+    spans = stage["lines"].split(",")
+    spans[-1] = "1:999999999"
+    stage["lines"] = ",".join(spans)
+    return saved_outputs_notebook(notebooks_dir / "long_span.ipynb", [data]).name
+
+
+def test_a_line_number_from_the_data_cannot_size_a_table(page, lab, long_span_nb):
+    open_notebook(page, lab, long_span_nb)
+    root = viewer(page)
+    side_by_side(root)
+    root.locator('[data-stage-panel="compiled"] .cm-editor').wait_for(timeout=30_000)
+    for line in root.locator('[data-stage-panel="source"] .cm-line').all()[:6]:
+        line.hover()
+        line.click()
+    start = page.evaluate("() => performance.now()")
+    assert page.evaluate("() => 1 + 1") == 2
+    assert page.evaluate("() => performance.now()") - start < 1000
