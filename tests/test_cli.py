@@ -79,3 +79,15 @@ def test_a_function_that_fails_to_stage_still_gets_a_report(project):
     assert proc.returncode == 1
     assert "trace failed at" in proc.stdout and "model.py" in proc.stdout
     assert "Trace failed" in (project / "broken.html").read_text()
+
+
+def test_terminal_escape_sequences_from_a_program_never_reach_the_terminal(tmp_path):
+    (tmp_path / "hostile.py").write_text(textwrap.dedent('''
+        def clears_the_screen(x):
+            raise ValueError("\\x1b[2J\\x1b]0;pwned\\x07 gone")
+    '''))
+    proc = run(["report", "hostile:clears_the_screen", "--arg", "f32[2]", "-o", "r.html"],
+               tmp_path)
+    assert proc.returncode == 1
+    assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout
+    assert "\\x1b[2J" in proc.stdout  # shown, harmlessly

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from olympus import stage_registry
@@ -21,6 +22,19 @@ from olympus_jupyter.frontends.options import stage_list
 
 class CliError(Exception):
     """Bad command-line input: reported in one line."""
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control characters (escape sequences that could
+    clear the screen, move the cursor or retitle the window) shown as ``\\x1b``.
+
+    >>> printable("ok\\n\\x1b[2J")
+    'ok\\n\\\\x1b[2J'
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def load_function(target: str):
@@ -121,8 +135,8 @@ def main(argv=None) -> int:
             raise CliError(str(e)) from None
         report.save(args.output)
     except CliError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(printable(f"error: {e}"), file=sys.stderr)
         return 2
-    print(report.text())
-    print(f"wrote {args.output}")
+    print(printable(report.text()))
+    print(printable(f"wrote {args.output}"))
     return 0 if report.ok else 1
