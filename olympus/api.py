@@ -103,7 +103,7 @@ def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,
         abstract = [jax_compat.abstractify(a) for a in args_flat]
         args_info = jax_compat.make_args_info(in_tree, abstract, donated)
         traced = jitted_f.trace(*args_flat)
-        return traced, _UserSignature(name, args_info, out_tree)
+        return traced, _UserSignature(name, args_info, in_tree.unflatten(abstract), out_tree)
 
     return Wrapped(fun, pmapped, dict(options, axis_name=axis_name), kind="pmap",
                    trace_impl=trace_impl)

@@ -105,17 +105,18 @@ def normalize_platforms(platforms: Sequence[str] | str | None, *,
             f"got {platforms!r}.") from None
     if not items:
         return None  # as in JAX: this machine's platform
-    return tuple(_normalize_one(p, argument) for p in items)
+    spellings = {known.lower(): known for known in known_platforms()}
+    return tuple(_normalize_one(p, argument, spellings) for p in items)
 
 
-def _normalize_one(platform, argument: str) -> str:
-    """One platform name, spelled as JAX spells it; see :func:`normalize_platforms`."""
+def _normalize_one(platform, argument: str, spellings: dict[str, str]) -> str:
+    """One platform name, spelled as JAX spells it (``spellings``: lower-cased known
+    name -> JAX's spelling); see :func:`normalize_platforms`."""
     if not isinstance(platform, str):
         raise PlatformTypeError(
             f"{argument} entries must be strings, platform names such as 'cpu' or "
             f"'tpu'; got {platform!r} ({type(platform).__name__}).")
     name = platform.strip()
-    spellings = {known.lower(): known for known in known_platforms()}
     if name not in spellings.values():
         name = spellings.get(name.lower(), name)
     try:
@@ -128,6 +129,17 @@ def _normalize_one(platform, argument: str) -> str:
             f"lowered for a platform this machine lacks.") from None
 
 
+def unknown_platforms(platforms: Sequence[str] | None) -> tuple[str, ...]:
+    """The names in ``platforms`` that no platform known in this process has (see
+    :func:`known_platforms`): plugins not installed here, or typos.
+
+    >>> unknown_platforms(('cpu', 'tpux'))
+    ('tpux',)
+    """
+    known = known_platforms()
+    return tuple(p for p in platforms or () if p not in known)
+
+
 def unknown_platforms_note(platforms: Sequence[str] | None) -> str | None:
     """A note for an error about a lowering for ``platforms``, naming those not
     known in this process (see :func:`known_platforms`): a plugin not installed
@@ -138,12 +150,11 @@ def unknown_platforms_note(platforms: Sequence[str] | None) -> str | None:
     >>> unknown_platforms_note(('cpu',)) is None
     True
     """
-    known = known_platforms()
-    unknown = tuple(p for p in platforms or () if p not in known)
+    unknown = unknown_platforms(platforms)
     if not unknown:
         return None
     return (f"Olympus: no platform named {' or '.join(map(repr, unknown))} is known in "
-            f"this process (known: {', '.join(map(repr, known))}). That is expected for "
+            f"this process (known: {', '.join(map(repr, known_platforms()))}). That is expected for "
             f"a plugin that is not installed here; otherwise check the spelling.")
 
 

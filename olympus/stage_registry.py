@@ -30,7 +30,7 @@ from olympus.errors import StageUnavailable
 from olympus.provenance import readers
 
 __all__ = ["StageSpec", "STAGES", "STEPS", "stage", "names", "default_names",
-           "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
+           "program_stages", "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
 
 #: The compilation steps, in order; each stage is made by one of them (or none).
 STEPS = ("trace", "lower", "compile")
@@ -61,7 +61,6 @@ class StageSpec:
     default: bool = True
     text: Callable[[Any, bool], str | None] | None = None
     reader: Callable[..., Any] | None = None
-    description: str = ""
 
     @property
     def linked(self) -> bool:
@@ -80,32 +79,22 @@ def _hlo_text(lowered, debug_info: bool) -> str | None:
 
 
 STAGES: tuple[StageSpec, ...] = (
-    StageSpec("source", "Source", "source", "source", language="python", unit="lines",
-              description="the function's Python source, each line coloured like the "
-                          "ops it became"),
+    StageSpec("source", "Source", "source", "source", language="python", unit="lines"),
     StageSpec("olympuspr", "olympuspr · traced program", "olympuspr", "program",
               step="trace", language="olympuspr", unit="equations",
-              reader=readers.read_olympuspr,
-              description="the staged-out program (trace)"),
+              reader=readers.read_olympuspr),
     StageSpec("stablehlo", "StableHLO · lowered program", "StableHLO", "program",
-              step="lower", language="stablehlo", reader=readers.read_stablehlo,
-              description="the lowered program, with source locations (lower)"),
+              step="lower", language="stablehlo", reader=readers.read_stablehlo),
     StageSpec("hlo", "HLO · compiler input", "HLO", "program", step="lower",
-              language="hlo", unit="instructions", text=_hlo_text,
-              description="the HLO the compiler takes, before optimization"),
+              language="hlo", unit="instructions", text=_hlo_text),
     StageSpec("compiled", "Compiled HLO · after optimization", "compiled", "program",
-              step="compile", language="hlo", unit="instructions", reader=readers.read_compiled_hlo,
-              description="the HLO the compiler made: fused, laid out, scheduled"),
+              step="compile", language="hlo", unit="instructions",
+              reader=readers.read_compiled_hlo),
     StageSpec("partitioned", "HLO after SPMD partitioning", "partitioned", "program",
               step="compile", language="hlo", unit="instructions", default=False,
-              reader=partitioning.read_partitioned_hlo,
-              description="the per-device program after sharding propagation and SPMD "
-                          "partitioning, with the collectives it inserted (an extra "
-                          "compile with XLA's dumps; shown when asked for)"),
-    StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile",
-              description="the compiler's cost estimates before and after optimization"),
-    StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile",
-              description="arguments, outputs, temporaries, aliasing, code and peak"),
+              reader=partitioning.read_partitioned_hlo),
+    StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile"),
+    StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile"),
 )
 
 _BY_NAME = {s.name: s for s in STAGES}
@@ -116,8 +105,6 @@ class UnknownStage(KeyError, ValueError):
 
     def __str__(self) -> str:
         return str(self.args[0])
-
-
 
 
 def names() -> tuple[str, ...]:
@@ -142,6 +129,11 @@ def stage(name: str) -> StageSpec:
     except (KeyError, TypeError):
         raise UnknownStage(f"Unknown stage {name!r}; choose from {', '.join(names())}.") \
             from None
+
+
+def program_stages() -> tuple[StageSpec, ...]:
+    """The stages that are program texts, in order."""
+    return tuple(s for s in STAGES if s.kind == "program")
 
 
 def provenance_stages() -> tuple[StageSpec, ...]:

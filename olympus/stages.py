@@ -199,6 +199,7 @@ class _UserSignature:
     """
     fun_name: str
     args_info: Any
+    in_avals: Any          # the tree of argument types, shaped like args_info
     out_tree: Any = None   # a thunk giving the result pytree, where JAX's differs
 
 
@@ -252,9 +253,7 @@ class Traced:
     @property
     def in_avals(self):
         """Tree of input types."""
-        if self._signature:
-            return tree_util.tree_map(lambda a: a._aval, self._signature.args_info)
-        return self._jax.in_avals
+        return self._signature.in_avals if self._signature else self._jax.in_avals
 
     @property
     def out_info(self):

@@ -46,7 +46,7 @@ from olympus_jupyter.staging.specialization import Specialization, arg_names, ex
 from olympus_jupyter.staging.cache import StageCache
 
 #: The lowered program's forms (StableHLO, HLO): one shown at a time, by a toggle.
-_LOWERED = tuple(s for s in stage_registry.STAGES if s.kind == "program" and s.step == "lower")
+_LOWERED = tuple(s for s in stage_registry.program_stages() if s.step == "lower")
 _STYLE = {"description_width": "initial"}
 _ERROR_STYLE = "color:var(--jp-error-color1,#c00)"
 

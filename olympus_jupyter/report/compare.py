@@ -29,7 +29,7 @@ MEDIA_TYPE = "application/vnd.olympus.diff+json"
 SCHEMA = "olympus.diff"
 VERSION = 1
 #: The program stages, whose texts are compared line by line.
-TEXT_STAGES = tuple(s.name for s in stage_registry.STAGES if s.kind == "program")
+TEXT_STAGES = tuple(s.name for s in stage_registry.program_stages())
 #: Unchanged lines kept around each change; longer unchanged runs fold.
 CONTEXT = 3
 

@@ -116,7 +116,7 @@ class StageReport:
         """
         spec = stage_registry.stage(stage)
         if spec.kind != "program":
-            programs = [s.name for s in stage_registry.STAGES if s.kind == "program"]
+            programs = [s.name for s in stage_registry.program_stages()]
             raise KeyError(f"{stage!r} is not a program stage; choose from "
                            f"{', '.join(programs)}.")
         if not spec.linked:

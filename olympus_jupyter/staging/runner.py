@@ -143,13 +143,14 @@ def _refuse_unknown_platforms(requested) -> None:
     knows here, so that a typo is an error rather than a lowering for nothing. The
     core lowers for any name JAX accepts:
     ``olympus.jit(f).trace(x).lower(lowering_platforms=('myplugin',))``."""
-    known = _platforms.known_platforms()
-    for name in requested or ():
-        if name not in known:
-            raise StagingError(
-                f"Unknown lowering platform {name!r}. Choose among {', '.join(known)}; "
-                f"to lower for a plugin that is not installed here, use "
-                f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},)).")
+    unknown = _platforms.unknown_platforms(requested)
+    if unknown:
+        name = unknown[0]
+        raise StagingError(
+            f"Unknown lowering platform {name!r}. Choose among "
+            f"{', '.join(_platforms.known_platforms())}; to lower for a plugin that is "
+            f"not installed here, use "
+            f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},)).")
 
 
 @dataclasses.dataclass(frozen=True)
