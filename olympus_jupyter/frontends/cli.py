@@ -17,7 +17,7 @@ import sys
 
 from olympus import stage_registry
 from olympus.specs import SpecError, parse_spec
-from olympus_jupyter.frontends.options import stage_list
+from olympus_jupyter.frontends.options import seconds, stage_list
 
 
 class CliError(Exception):
@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="an argument as DTYPE[DIMS], e.g. 'f32[16,16]' or 'i32[]'; in order")
     rep.add_argument("--platform", help="lower for these platforms, e.g. tpu or cpu,tpu")
     rep.add_argument("--no-debug-info", dest="debug_info", action="store_false")
+    rep.add_argument("--timeout", type=seconds, metavar="SECONDS",
+                     help="stop staging after this long (a function that hangs while traced)")
     for command in (rep, sub.add_parser("demo", help="report on a built-in example")):
         command.add_argument("--stages", type=stage_list, default=stage_registry.default_names(),
                              metavar="LIST",
@@ -119,18 +121,18 @@ def main(argv=None) -> int:
             raise CliError(f"folder {out_dir} does not exist")
         if args.command == "demo":
             fun, fargs = demo_function()
-            platform, debug_info = None, True
+            platform, debug_info, timeout = None, True, None
         else:
             fun = load_function(args.target)
             try:
                 fargs = tuple(parse_spec(s) for s in args.arg)
             except SpecError as e:
                 raise CliError(str(e)) from None
-            platform, debug_info = args.platform, args.debug_info
+            platform, debug_info, timeout = args.platform, args.debug_info, args.timeout
         from olympus_jupyter.frontends.inspection import inspect
         try:
             report = inspect(fun, *fargs, platform=platform, debug_info=debug_info,
-                             stages=args.stages, cache=None)
+                             stages=args.stages, timeout=timeout, cache=None)
         except ValueError as e:
             raise CliError(str(e)) from None
         report.save(args.output)

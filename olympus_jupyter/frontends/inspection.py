@@ -24,7 +24,7 @@ import numpy as np
 from olympus import stage_registry
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.stage_report import StageReport, build_report
-from olympus_jupyter.staging.runner import StagingError, run_stages
+from olympus_jupyter.staging.runner import StagingError, run_stages, timed_out
 
 
 class ReportCache(LRU):
@@ -117,12 +117,15 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             static_argnames: str | Sequence[str] | None = None,
             stages: Sequence[str] | None = None, debug_info: bool = True,
             compiler_options: Mapping[str, Any] | None = None, full: bool = False,
+            timeout: float | None = None,
             cache: ReportCache | None = default_cache, **kwargs: Any) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
     Keyword arguments not named here are passed to the function. A failure in a
     stage does not raise: the report shows it (``report.failure``). Bad options
-    raise ``ValueError``.
+    raise ``ValueError``. ``timeout`` (seconds) stops staging that takes longer (a
+    function that hangs while it is traced): the report shows where it was stopped,
+    and is not cached.
     """
     stages = _stage_names(stages)
     platforms = (platform,) if isinstance(platform, str) else platform
@@ -148,9 +151,10 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
                      static_argnames=_tuple(static_argnames), platforms=platforms,
                      compiler_options=compiler_options,
                      lower=any(s in stages for s in stage_registry.made_by("lower")),
-                     compile=any(s in stages for s in stage_registry.made_by("compile")))
+                     compile=any(s in stages for s in stage_registry.made_by("compile")),
+                     timeout=timeout)
     report = build_report(run, stages=stages, debug_info=debug_info, full=full)
-    if cache is not None:
+    if cache is not None and not timed_out(run):
         cache.put(key, report)
     return report
 

@@ -84,7 +84,8 @@ class OlympusMagics(Magics):
                              static_argnames=options.static_argnames, stages=options.stages,
                              debug_info=options.debug_info,
                              compiler_options=dict(options.compiler_options),
-                             full=options.full, cache=self.cache, **kwargs)
+                             full=options.full, timeout=options.timeout, cache=self.cache,
+                             **kwargs)
         except (StagingError, ValueError, TypeError) as e:
             raise UsageError(str(e)) from None
         if options.save:

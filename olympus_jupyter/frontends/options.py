@@ -17,6 +17,7 @@ import shlex
 
 from olympus import stage_registry
 from olympus.platforms import KNOWN_PLATFORMS
+from olympus_jupyter.staging.time_limit import check_timeout
 
 
 class OptionError(ValueError):
@@ -36,6 +37,7 @@ class ReportOptions:
     name: str | None = None
     full: bool = False
     interactive: bool = False
+    timeout: float | None = None
 
     @property
     def needs_compile(self) -> bool:
@@ -138,7 +140,19 @@ def build_parser(prog: str = "%olympus_lower") -> argparse.ArgumentParser:
                         "and options, and watch every stage change")
     p.add_argument("--full", action="store_true",
                    help="show stage texts in full, however long (default: long texts are capped)")
+    p.add_argument("--timeout", type=seconds, metavar="SECONDS",
+                   help="stop staging after this long (a function that hangs while traced); "
+                        "the report shows the line it was stopped at")
     return p
+
+
+def seconds(text: str) -> float:
+    """A ``--timeout`` value: a positive number of seconds."""
+    try:
+        return check_timeout(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--timeout takes a positive number of seconds, got {text!r}") from None
 
 
 def _to_options(ns: argparse.Namespace) -> ReportOptions:
@@ -150,7 +164,7 @@ def _to_options(ns: argparse.Namespace) -> ReportOptions:
         platforms=ns.platforms, static_argnums=ns.static_argnums,
         static_argnames=ns.static_argnames, stages=ns.stages, debug_info=ns.debug_info,
         compiler_options=tuple(ns.compiler_options), save=ns.save, name=ns.name,
-        full=ns.full, interactive=ns.interactive)
+        full=ns.full, interactive=ns.interactive, timeout=ns.timeout)
 
 
 def parse_options(text: str) -> ReportOptions:

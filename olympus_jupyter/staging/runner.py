@@ -27,6 +27,8 @@ from olympus import platforms as _platforms
 from olympus import stage_registry
 from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
+from olympus_jupyter.staging.time_limit import (StageTimeout, cannot_limit, check_timeout,
+                                                time_limit)
 
 STEPS = stage_registry.STEPS
 
@@ -210,13 +212,23 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
                *, static_argnums=None, static_argnames=None,
                platforms: Sequence[str] | None = None,
                compiler_options: Mapping[str, Any] | None = None,
-               lower: bool = True, compile: bool = True) -> StagedRun:
+               lower: bool = True, compile: bool = True,
+               timeout: float | None = None) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
     ``target`` may be a Python function, an ``olympus.jit``/``jax.jit`` function, or an
     Olympus or JAX ``Traced``/``Lowered``/``Compiled`` (later steps then run from it).
     ``lower=False`` stops after tracing, ``compile=False`` after lowering.
+    ``timeout`` (seconds) stops the steps once that long has passed: the step
+    running then fails with :class:`StageTimeout`, at the line it was stopped
+    (see :mod:`~olympus_jupyter.staging.time_limit` for what can be stopped).
     """
+    try:
+        timeout = check_timeout(timeout)
+    except ValueError as e:
+        raise StagingError(str(e)) from None
+    if timeout is not None and cannot_limit():
+        raise StagingError(cannot_limit())
     try:
         requested = _platforms.normalize_platforms(platforms)
     except _platforms.PlatformError as e:
@@ -232,12 +244,32 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
         if request.args or request.kwargs:
             raise StagingError(
                 f"A {type(target).__name__} is already specialized: pass it without arguments.")
-        return advance(_run_from_stage(target, requested), request)
+        return _advance_within(_run_from_stage(target, requested), request, timeout)
 
     wrapped = as_wrapped(target, static_argnums, static_argnames, request.compiler_options)
     run = StagedRun(name=getattr(wrapped, "__name__", "function"), wrapped=wrapped,
                     fun=wrapped.fun, platforms=requested or (_platforms.local_platform(),))
-    return advance(run, request)
+    return _advance_within(run, request, timeout)
+
+
+def _advance_within(run: StagedRun, request: StageRequest, timeout: float | None) -> StagedRun:
+    """:func:`advance` under a time limit; a limit that runs out between two steps
+    fails the step that would have come next."""
+    try:
+        with time_limit(timeout):
+            return advance(run, request)
+    except StageTimeout as e:
+        held = [run.traced, run.lowered, run.compiled]
+        step = STEPS[min(sum(s is not None for s in held), len(STEPS) - 1)]
+        run.failure = run.failure or failure_of(step, e)
+        return run
+
+
+def timed_out(run_or_report) -> bool:
+    """Whether a run (or a report of one) was stopped by its time limit: such a
+    result says nothing about the program, so it is not kept in a cache."""
+    failure = run_or_report.failure
+    return failure is not None and failure.error_type == StageTimeout.__name__
 
 
 def compile_unavailable(lowered: Lowered) -> str | None:
