@@ -65,6 +65,7 @@ def to_json(report) -> dict[str, Any]:
         "analyses": {"cost": {"lowered": a.cost_lowered, "compiled": a.cost_compiled},
                      "memory": a.memory},
         "provenance": report.provenance.to_json() if report.provenance else None,
+        **({"notes": list(report.notes)} if report.notes else {}),
     }
 
 
@@ -94,4 +95,5 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
         texts=texts,
         analyses=Analyses(cost["lowered"], cost["compiled"], data["analyses"]["memory"]),
         timings=dict(data["timings"]), failure=_failure_from(data["failure"]),
-        unavailable=dict(data["unavailable"]), debug_info=data["debug_info"])
+        unavailable=dict(data["unavailable"]), debug_info=data["debug_info"],
+        notes=tuple(data.get("notes", ())))

@@ -509,7 +509,8 @@ def render_html(report, *, full: bool = False, standalone: bool = False) -> Mark
     uid = "ol" + uuid.uuid4().hex[:8]
     callers = caller_lines(report.provenance)  # once: every section asks
     colors = source_colors(report.provenance, callers)
-    parts = [header(report, uid), failure_box(report)]
+    parts = [header(report, uid), [h("p", {"class": "note"}, n) for n in report.notes],
+             failure_box(report)]
     analyses = {"cost": cost_section, "memory": memory_section}
     for key in report.stages:
         kind = stage_registry.stage(key).kind

@@ -27,6 +27,7 @@ from olympus.provenance import build as build_provenance
 from olympus_jupyter.report import bundle
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.html import render_html
+from olympus_jupyter.report.output_cap import capped_forms
 from olympus_jupyter.report.text import render_text
 from olympus_jupyter.staging.runner import StagedRun, StageFailure, UserFrame, failure_of
 
@@ -52,6 +53,8 @@ class StageReport:
     unavailable: Mapping[str, str] = dataclasses.field(default_factory=dict)
     debug_info: bool = True
     full: bool = False
+    #: What the reader should know about what is shown (e.g. that the output was capped).
+    notes: tuple[str, ...] = ()
     _memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def _memoized(self, key, make):
@@ -81,14 +84,23 @@ class StageReport:
         """The short ``text/plain`` summary."""
         return self._memoized("text", lambda: render_text(self))
 
+    def form(self, mime: str):
+        """One form of the display bundle (uncapped), by its media type."""
+        if mime == MEDIA_TYPE:
+            return self._memoized("json", self.to_json)
+        return {"text/html": self.html, "text/plain": self.text}[mime]()
+
+    def forms(self) -> dict[str, Any]:
+        """The three forms of the display bundle, uncapped."""
+        return {mime: self.form(mime) for mime in (MEDIA_TYPE, "text/html", "text/plain")}
+
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
-        # Displaying a report again (a cached one, say) reuses the forms made the first time.
-        forms = {
-            MEDIA_TYPE: lambda: self._memoized("json", self.to_json),
-            "text/html": self.html,
-            "text/plain": self.text,
-        }
-        return {mime: make() for mime, make in forms.items()
+        # Displaying a report again (a cached one, say) reuses the forms made the first
+        # time. What a notebook keeps is capped (output_cap.MAX_OUTPUT_BYTES) unless
+        # the report is ``full``.
+        forms = self.forms() if self.full else \
+            self._memoized("capped", lambda: capped_forms(self))
+        return {mime: form for mime, form in forms.items()
                 if (include is None or mime in include) and not (exclude and mime in exclude)}
 
     def __repr__(self) -> str:

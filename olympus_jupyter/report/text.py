@@ -49,4 +49,5 @@ def render_text(report) -> str:
             lines.append(f"  {stage}: unavailable ({reason})")
     if report.failure is not None:
         lines.append("  " + report.failure.summary())
+    lines.extend(f"  note: {note}" for note in report.notes)
     return "\n".join(lines)

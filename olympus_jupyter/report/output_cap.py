@@ -1,0 +1,121 @@
+"""What a notebook keeps of a report stays under a size cap.
+
+A notebook saves every output's display bundle (the JSON the viewer reads, the
+static HTML, the text). A program of tens of thousands of operations has stage
+texts of tens of megabytes; saved as they are, they would make the notebook slow
+to open, to save and to send. :func:`capped_forms` keeps the bundle under
+:data:`MAX_OUTPUT_BYTES` by showing the first lines of each stage (and the ops on
+them, with their links to the source), and says so in the report's notes. The
+report object itself keeps everything: ``report.save(path)`` writes all of it,
+and ``inspect(..., full=True)`` (``%olympus_lower --full``) shows it uncapped.
+
+>>> from olympus_jupyter import inspect
+>>> import olympus.numpy as jnp
+>>> def long(x):
+...     for _ in range(200):
+...         x = jnp.sin(x)
+...     return x
+>>> report = inspect(long, 1.0)
+>>> forms = capped_forms(report, limit=60_000)
+>>> output_size(forms) <= 60_000
+True
+>>> "note: This output is capped at 0.06 MB" in forms["text/plain"]
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from olympus import stage_registry
+from olympus.provenance.clip import clip, clip_text, line_count
+from olympus_jupyter.report.data import MEDIA_TYPE
+
+__all__ = ["MAX_OUTPUT_BYTES", "capped_forms", "output_size", "clip_report"]
+
+#: The size a report's display bundle may take in a notebook, all forms together.
+MAX_OUTPUT_BYTES = 5_000_000
+
+#: Rounds of cutting before the smallest form is taken as it is.
+_ROUNDS = 8
+
+
+def output_size(forms: Mapping[str, Any]) -> int:
+    """Bytes the forms take in a saved notebook (JSON for data, UTF-8 for text)."""
+    return sum(len(form.encode("utf-8")) if isinstance(form, str)
+               else len(json.dumps(form, separators=(",", ":")).encode("utf-8"))
+               for form in forms.values())
+
+
+def _stage_lines(report) -> dict[str, int]:
+    """Lines of each program stage text the report holds."""
+    out = {name: line_count(text) for name, text in report.texts.items()}
+    if report.provenance is not None:
+        out.update({name: line_count(stage.text)
+                    for name, stage in report.provenance.stages.items()})
+    return out
+
+
+def clip_report(report, max_lines: int, note: str):
+    """``report`` showing the first ``max_lines`` lines of each stage, with ``note``."""
+    return dataclasses.replace(
+        report,
+        provenance=clip(report.provenance, max_lines) if report.provenance else None,
+        texts={name: clip_text(text, max_lines) for name, text in report.texts.items()},
+        notes=tuple(report.notes) + (note,), _memo={})
+
+
+def _note(limit: int, max_lines: int, lines: Mapping[str, int]) -> str:
+    cut = [f"{stage_registry.stage(name).label} {max_lines:,} of {n:,}"
+           for name, n in lines.items() if n > max_lines]
+    return (f"This output is capped at {limit / 1e6:g} MB so that the notebook stays small: "
+            f"it shows the first lines of each long stage ({'; '.join(cut)} lines) and "
+            f"their ops. The report holds everything: report.save('report.html') writes "
+            f"it all, and inspect(..., full=True) or %olympus_lower --full shows it all "
+            f"here.")
+
+
+#: The shares of the cap for the data the interactive view reads and for the static
+#: HTML (the view of frontends without the extension); the text summary is tiny.
+_SHARES = {MEDIA_TYPE: 0.7, "text/html": 0.3}
+
+
+def _fit(report, mime: str, budget: float, lines: Mapping[str, int], limit: int):
+    """Form ``mime`` of ``report`` with as many first lines of each stage as fit in
+    ``budget`` bytes, and the report it was made from."""
+    form = report.form(mime)
+    size = output_size({mime: form})
+    max_lines = max(lines.values(), default=0)
+    cut = report
+    for _ in range(_ROUNDS):
+        if size <= budget or max_lines == 0:
+            break
+        # Stage texts (and their ops) are most of the size: keep fewer lines in
+        # proportion to how far over the budget the last try was.
+        max_lines = int(max_lines * budget / size * 0.9)
+        cut = clip_report(report, max_lines, _note(limit, max_lines, lines))
+        form = cut.form(mime)
+        size = output_size({mime: form})
+    if size > budget:  # what is left is not stage text: the summary alone
+        cut = dataclasses.replace(
+            report, provenance=None, texts={}, _memo={},
+            notes=(f"This report is too large to show here (over {limit / 1e6:g} MB even "
+                   f"without its stage texts); report.save('report.html') writes it.",))
+        form = cut.form(mime)
+    return form, cut
+
+
+def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
+    """The display forms of ``report``, cut to at most ``limit`` bytes in all
+    where they are larger (see the module's text)."""
+    forms = report.forms()
+    if output_size(forms) <= limit:
+        return forms
+    lines = _stage_lines(report)
+    data, cut = _fit(report, MEDIA_TYPE, limit * _SHARES[MEDIA_TYPE], lines, limit)
+    text = cut.form("text/plain")
+    html, _ = _fit(report, "text/html",
+                   limit * _SHARES["text/html"] - output_size({"text/plain": text}), lines, limit)
+    return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
