@@ -32,6 +32,7 @@ from typing import Any
 from olympus import stage_registry
 from olympus.provenance.clip import clip, clip_text, line_count
 from olympus_jupyter.report.data import MEDIA_TYPE
+from olympus_jupyter.report.html import MAX_LINES
 
 __all__ = ["MAX_OUTPUT_BYTES", "capped_forms", "output_size", "clip_report"]
 
@@ -58,18 +59,20 @@ def _stage_lines(report) -> dict[str, int]:
     return out
 
 
-def clip_report(report, max_lines: int, note: str):
+def clip_report(report, max_lines: int, note: str | None):
     """``report`` showing the first ``max_lines`` lines of each stage, with ``note``."""
     return dataclasses.replace(
         report,
         provenance=clip(report.provenance, max_lines) if report.provenance else None,
         texts={name: clip_text(text, max_lines) for name, text in report.texts.items()},
-        notes=tuple(report.notes) + (note,), _memo={})
+        notes=tuple(report.notes) + ((note,) if note else ()), _memo={})
 
 
-def _note(limit: int, max_lines: int, lines: Mapping[str, int]) -> str:
+def _note(limit: int, max_lines: int, lines: Mapping[str, int]) -> str | None:
     cut = [f"{stage_registry.stage(name).label} {max_lines:,} of {n:,}"
            for name, n in lines.items() if n > max_lines]
+    if not cut:
+        return None
     return (f"This output is capped at {limit / 1e6:g} MB so that the notebook stays small: "
             f"it shows the first lines of each long stage ({'; '.join(cut)} lines) and "
             f"their ops. The report holds everything: report.save('report.html') writes "
@@ -82,13 +85,18 @@ def _note(limit: int, max_lines: int, lines: Mapping[str, int]) -> str:
 _SHARES = {MEDIA_TYPE: 0.7, "text/html": 0.3}
 
 
-def _fit(report, mime: str, budget: float, lines: Mapping[str, int], limit: int):
-    """Form ``mime`` of ``report`` with as many first lines of each stage as fit in
-    ``budget`` bytes, and the report it was made from."""
-    form = report.form(mime)
+def _fit(report, mime: str, budget: float, lines: Mapping[str, int], limit: int,
+         start: int, uncut=None):
+    """Form ``mime`` of ``report`` with as many first lines of each stage (``start``
+    at most) as fit in ``budget`` bytes, and the report it was made from.
+    ``uncut``: the form as made already, uncut, if it was."""
+    max_lines = start
+    if uncut is not None:
+        cut, form = report, uncut
+    else:
+        cut = clip_report(report, max_lines, _note(limit, max_lines, lines))
+        form = cut.form(mime)
     size = output_size({mime: form})
-    max_lines = max(lines.values(), default=0)
-    cut = report
     for _ in range(_ROUNDS):
         if size <= budget or max_lines == 0:
             break
@@ -110,12 +118,19 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], limit: int)
 def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
     """The display forms of ``report``, cut to at most ``limit`` bytes in all
     where they are larger (see the module's text)."""
-    forms = report.forms()
-    if output_size(forms) <= limit:
-        return forms
+    data, text = report.form(MEDIA_TYPE), report.form("text/plain")
+    size = output_size({MEDIA_TYPE: data, "text/plain": text})
+    if size <= limit:  # the HTML is only made in full where it may fit
+        html = report.form("text/html")
+        if size + output_size({"text/html": html}) <= limit:
+            return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
     lines = _stage_lines(report)
-    data, cut = _fit(report, MEDIA_TYPE, limit * _SHARES[MEDIA_TYPE], lines, limit)
+    longest = max(lines.values(), default=0)
+    data, cut = _fit(report, MEDIA_TYPE, limit * _SHARES[MEDIA_TYPE], lines, limit,
+                     longest, uncut=data)
     text = cut.form("text/plain")
+    # The static HTML shows at most MAX_LINES of a stage however much is kept.
     html, _ = _fit(report, "text/html",
-                   limit * _SHARES["text/html"] - output_size({"text/plain": text}), lines, limit)
+                   limit * _SHARES["text/html"] - output_size({"text/plain": text}), lines,
+                   limit, min(longest, MAX_LINES))
     return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
