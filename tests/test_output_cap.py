@@ -97,3 +97,19 @@ def test_clipping_hlo_keeps_fusions_consistent(report):
         assert all(c.caller is None or c.caller < n for c in stage.computations)
         assert all(c.fusion is None or c.fusion < n for c in stage.computations)
         assert all(c.lines[1] <= keep for c in stage.computations)
+
+
+def test_a_line_of_megabytes_is_cut_short_not_the_whole_stage():
+    import numpy as np
+
+    def with_big_constant(x):
+        return x + np.arange(400_000, dtype=np.float32).reshape(x.shape)
+    report = inspect(with_big_constant, jnp.ones((400, 1000)), cache=None)
+    assert max(map(len, report.stage_text("stablehlo").split("\n"))) > 1_000_000
+    forms = capped_forms(report, limit=1_000_000)
+    assert output_size(forms) <= 1_000_000
+    cut = StageReport.from_json(json.loads(json.dumps(forms[MEDIA_TYPE])))
+    text = cut.stage_text("stablehlo")
+    assert line_count(text) == line_count(report.stage_text("stablehlo"))  # every line
+    assert "more characters)" in text
+    assert "the first 5,000 characters of lines longer than that" in forms["text/plain"]

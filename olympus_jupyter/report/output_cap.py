@@ -30,14 +30,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from olympus import stage_registry
-from olympus.provenance.clip import clip, clip_text, line_count
+from olympus.provenance.clip import clip, clip_text, line_count, longest_line
 from olympus_jupyter.report.data import MEDIA_TYPE
 from olympus_jupyter.report.html import MAX_LINES
 
-__all__ = ["MAX_OUTPUT_BYTES", "capped_forms", "output_size", "clip_report"]
+__all__ = ["MAX_OUTPUT_BYTES", "MAX_LINE_CHARS", "capped_forms", "output_size",
+           "clip_report"]
 
 #: The size a report's display bundle may take in a notebook, all forms together.
 MAX_OUTPUT_BYTES = 5_000_000
+
+#: Characters of one line shown where the output is capped (a large constant prints
+#: as one line of megabytes).
+MAX_LINE_CHARS = 5_000
 
 #: Rounds of cutting before the smallest form is taken as it is.
 _ROUNDS = 8
@@ -50,12 +55,11 @@ def output_size(forms: Mapping[str, Any]) -> int:
                for form in forms.values())
 
 
-def _stage_lines(report) -> dict[str, int]:
-    """Lines of each program stage text the report holds."""
-    out = {name: line_count(text) for name, text in report.texts.items()}
+def _stage_texts(report) -> dict[str, str]:
+    """Each program stage text the report holds."""
+    out = dict(report.texts)
     if report.provenance is not None:
-        out.update({name: line_count(stage.text)
-                    for name, stage in report.provenance.stages.items()})
+        out.update({name: stage.text for name, stage in report.provenance.stages.items()})
     return out
 
 
@@ -63,19 +67,25 @@ def clip_report(report, max_lines: int, note: str | None):
     """``report`` showing the first ``max_lines`` lines of each stage, with ``note``."""
     return dataclasses.replace(
         report,
-        provenance=clip(report.provenance, max_lines) if report.provenance else None,
-        texts={name: clip_text(text, max_lines) for name, text in report.texts.items()},
+        provenance=clip(report.provenance, max_lines, MAX_LINE_CHARS)
+        if report.provenance else None,
+        texts={name: clip_text(text, max_lines, MAX_LINE_CHARS)
+               for name, text in report.texts.items()},
         notes=tuple(report.notes) + ((note,) if note else ()), _memo={})
 
 
-def _note(limit: int, max_lines: int, lines: Mapping[str, int]) -> str | None:
+def _note(limit: int, max_lines: int, lines: Mapping[str, int], widest: int) -> str:
     cut = [f"{stage_registry.stage(name).label} {max_lines:,} of {n:,}"
            for name, n in lines.items() if n > max_lines]
-    if not cut:
-        return None
+    shown = []
+    if cut:
+        shown.append(f"the first lines of each long stage ({'; '.join(cut)} lines) and "
+                     f"their ops")
+    if widest > MAX_LINE_CHARS:
+        shown.append(f"the first {MAX_LINE_CHARS:,} characters of lines longer than that "
+                     f"(the longest has {widest:,})")
     return (f"This output is capped at {limit / 1e6:g} MB so that the notebook stays small: "
-            f"it shows the first lines of each long stage ({'; '.join(cut)} lines) and "
-            f"their ops. The report holds everything: report.save('report.html') writes "
+            f"it shows {' and '.join(shown) or 'what fits'}. The report holds everything: report.save('report.html') writes "
             f"it all, and inspect(..., full=True) or %olympus_lower --full shows it all "
             f"here.")
 
@@ -85,25 +95,27 @@ def _note(limit: int, max_lines: int, lines: Mapping[str, int]) -> str | None:
 _SHARES = {MEDIA_TYPE: 0.7, "text/html": 0.3}
 
 
-def _fit(report, mime: str, budget: float, lines: Mapping[str, int], limit: int,
-         start: int, uncut=None):
+def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int,
+         limit: int, start: int, uncut=None):
     """Form ``mime`` of ``report`` with as many first lines of each stage (``start``
     at most) as fit in ``budget`` bytes, and the report it was made from.
     ``uncut``: the form as made already, uncut, if it was."""
     max_lines = start
+    cut, form = report, uncut
     if uncut is not None:
-        cut, form = report, uncut
-    else:
-        cut = clip_report(report, max_lines, _note(limit, max_lines, lines))
+        size = output_size({mime: form})
+    if uncut is None or (size > budget and widest > MAX_LINE_CHARS):
+        # First every line, long lines cut short; then fewer lines.
+        cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
         form = cut.form(mime)
-    size = output_size({mime: form})
+        size = output_size({mime: form})
     for _ in range(_ROUNDS):
         if size <= budget or max_lines == 0:
             break
         # Stage texts (and their ops) are most of the size: keep fewer lines in
         # proportion to how far over the budget the last try was.
         max_lines = int(max_lines * budget / size * 0.9)
-        cut = clip_report(report, max_lines, _note(limit, max_lines, lines))
+        cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
         form = cut.form(mime)
         size = output_size({mime: form})
     if size > budget:  # what is left is not stage text: the summary alone
@@ -124,13 +136,15 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
         html = report.form("text/html")
         if size + output_size({"text/html": html}) <= limit:
             return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
-    lines = _stage_lines(report)
+    texts = _stage_texts(report)
+    lines = {name: line_count(text) for name, text in texts.items()}
+    widest = max(map(longest_line, texts.values()), default=0)
     longest = max(lines.values(), default=0)
-    data, cut = _fit(report, MEDIA_TYPE, limit * _SHARES[MEDIA_TYPE], lines, limit,
+    data, cut = _fit(report, MEDIA_TYPE, limit * _SHARES[MEDIA_TYPE], lines, widest, limit,
                      longest, uncut=data)
     text = cut.form("text/plain")
     # The static HTML shows at most MAX_LINES of a stage however much is kept.
     html, _ = _fit(report, "text/html",
                    limit * _SHARES["text/html"] - output_size({"text/plain": text}), lines,
-                   limit, min(longest, MAX_LINES))
+                   widest, limit, min(longest, MAX_LINES))
     return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
