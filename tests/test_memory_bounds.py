@@ -54,3 +54,25 @@ def test_the_inspectors_history_is_bounded_in_entries_and_bytes():
         small.editors[1].value = f"f32[{rows},4]"
     assert 1 <= len(small.history) <= 3
     assert sum(e.size for e in small.history) <= 3 * one + one  # within one entry's slack
+
+
+def test_what_jax_keeps_for_a_specialization_goes_when_the_stage_cache_lets_it_go():
+    """JAX's caches hold every trace, lowering and executable of a function while the
+    function lives; an inspector keeps its function alive, so each specialization is
+    staged through a function of its own that dies with the cache's entry."""
+    from olympus_jupyter.staging.cache import StageCache
+    from olympus_jupyter.staging.specialization import Specialization
+
+    def f(x):
+        return jnp.sin(x) * 2
+    cache = StageCache(f, size=2)
+    staged = []
+    for n in range(1, 5):
+        x = jnp.ones(n)
+        spec = Specialization.of(cache.wrapped.fun, (x,))
+        run = cache.stage(spec, (x,))
+        assert run.compiled is not None and run.name == "f"
+        staged.append(weakref.ref(run.wrapped.fun))
+        del run
+    gc.collect()
+    assert [ref() is None for ref in staged] == [True, True, False, False]

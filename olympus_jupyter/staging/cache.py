@@ -16,10 +16,12 @@ trace (and everything after it); a change of lowering platforms, a new lowering
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olympus import platforms as _platforms
+from olympus.stages import Wrapped
 
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.staging.specialization import Specialization
@@ -33,9 +35,10 @@ class StageCache:
     def __init__(self, fun, *, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = (), size: int = 16):
         self.fun = fun
-        self.wrapped = as_wrapped(fun, tuple(static_argnums) or None,
-                                  tuple(static_argnames) or None)
+        self._static = (tuple(static_argnums) or None, tuple(static_argnames) or None)
+        self.wrapped = as_wrapped(fun, *self._static)
         self._tables = {step: LRU(size) for step in STEPS}
+        self._wrappers = LRU(size)
         self.counts = {"trace": 0, "lower": 0, "compile": 0}
 
     def _step(self, step: str, table: LRU, key, make, run: StagedRun):
@@ -50,6 +53,19 @@ class StageCache:
             table.put(key, (value, run.timings[step]))
         return value
 
+    def _wrapper(self, key) -> Wrapped:
+        """The jit function that stages specialization ``key``: for a plain function, one
+        of its own, so that what JAX keeps for it (JAX's caches hold every trace,
+        lowering and executable of a function while the function lives) goes when
+        this cache lets go of the specialization; a jit function is staged as given."""
+        if self.wrapped.fun is not self.fun:
+            return self.wrapped
+        wrapped = self._wrappers.get(key)
+        if wrapped is None:
+            wrapped = as_wrapped(_own_function(self.fun), *self._static)
+            self._wrappers.put(key, wrapped)
+        return wrapped
+
     def stage(self, spec: Specialization, args: Sequence[Any],
               kwargs: Mapping[str, Any] | None = None, *, lower: bool = True,
               compile: bool = True) -> StagedRun:
@@ -58,7 +74,7 @@ class StageCache:
                                dict(spec.compiler_options),
                                "compile" if compile and lower else "lower" if lower else "trace")
         run = StagedRun(name=getattr(self.wrapped, "__name__", "function"),
-                        wrapped=self.wrapped, fun=self.wrapped.fun,
+                        wrapped=self._wrapper(spec.args), fun=self.wrapped.fun,
                         platforms=spec.platforms or (_platforms.local_platform(),))
         # A step's key holds everything it depends on: a later step's, the earlier's too.
         keys = {"trace": spec.args}
@@ -69,3 +85,12 @@ class StageCache:
             return self._step(step, self._tables[step], keys[step], make, run)
 
         return advance(run, request, timed=cached)
+
+
+def _own_function(fun):
+    """A function that calls ``fun`` and reads as it (name, signature, source), but
+    is an object of its own for JAX's caches."""
+    @functools.wraps(fun)
+    def staged(*args, **kwargs):
+        return fun(*args, **kwargs)
+    return staged
