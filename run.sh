@@ -50,7 +50,7 @@ make_venv() {
 
 # A fingerprint of what an install depends on: skip installing when it is unchanged.
 fingerprint() {
-    { cat pyproject.toml package.json yarn.lock; find src style -type f | LC_ALL=C sort | xargs cat; } \
+    { cat pyproject.toml package.json yarn.lock olympus_jupyter/report/bundle.schema.json; find src style scripts -type f | LC_ALL=C sort | xargs cat; } \
         | sha256sum | cut -d' ' -f1
 }
 

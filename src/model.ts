@@ -9,8 +9,12 @@
  * report's `stage_table`: a stage the registry gains needs no change here unless it
  * needs a new kind of view.
  *
+ * Every report is first checked against the published schema (`schema.ts`); the
+ * readers here check what the schema cannot express.
+ *
  * Only types and small readers live here: no DOM, no CodeMirror.
  */
+import { schemaProblem } from './schema';
 
 export const STAGES_MIME = 'application/vnd.olympus.stages+json';
 export const DIFF_MIME = 'application/vnd.olympus.diff+json';
@@ -580,12 +584,15 @@ function v1StageTable(stages: unknown): IStageInfo[] {
 }
 
 /**
- * Checks the parts of a report the views rely on, and fills in what older or
- * partial documents leave out; a version 1 report is read into the shape of
- * version 2. Raises `ContractError` for another schema, an unknown version or a
- * malformed stage table. The data is not changed.
+ * Checks a report against the published schema, then what the schema cannot
+ * express (the stage table against `stages`, op indices against their stage), and
+ * fills in what older documents leave out; a version 1 report is read into the
+ * shape of version 2. Raises `ContractError` for another schema, an unknown
+ * version, data the schema refuses (naming the field by its JSON path, prefixed
+ * with `at` for a report inside a larger document) or a malformed stage table. The
+ * data is not changed.
  */
-export function readReport(data: unknown): IReport {
+export function readReport(data: unknown, at = ''): IReport {
   if (!isObject(data)) {
     throw new ContractError('Not an Olympus report: expected a JSON object.');
   }
@@ -612,6 +619,10 @@ export function readReport(data: unknown): IReport {
         'The report embeds a provenance model this viewer cannot read (expected schema "olympus.provenance", version 1 or 2).'
       );
     }
+  }
+  const problem = schemaProblem(data, at);
+  if (problem !== null) {
+    throw new ContractError(problem);
   }
   const texts = version === 1 ? {} : stringMap(data.texts);
   if (version === 1 && typeof data.hlo_text === 'string') {
@@ -707,8 +718,8 @@ export function readDiff(data: unknown): IDiff {
     schema: 'olympus.diff',
     version: 1,
     labels: [labels[0] ?? 'before', labels[1] ?? 'after'],
-    before: readReport(data.before),
-    after: readReport(data.after)
+    before: readReport(data.before, '/before'),
+    after: readReport(data.after, '/after')
   };
 }
 

@@ -2,6 +2,7 @@
 through the registry alone (``partitioned``) renders and links, version 1 bundles of
 saved notebooks still render, and stages or data this viewer does not know are said so."""
 import copy
+import json
 
 import nbformat
 import pytest
@@ -109,23 +110,28 @@ def unknown_nb(notebooks_dir):
     data = olympus_jupyter.inspect(model, jnp.ones((4, 4)),
                                    stages=("source", "compiled", "partitioned")).to_json()
     newer = copy.deepcopy(data)
-    # Stages a newer registry might add: an analysis, a program in an unknown language,
-    # a kind of view this viewer does not have.
-    newer["stages"] += ["roofline", "mlir", "timeline"]
+    # Stages a newer registry might add within the schema: an analysis, a program in
+    # a language this viewer does not highlight.
+    newer["stages"] += ["roofline", "mlir"]
     newer["stage_table"] += [
         {"name": "roofline", "title": "Roofline analysis", "label": "roofline",
          "kind": "analysis", "step": "compile", "language": None, "unit": "ops",
          "linked": False},
         {"name": "mlir", "title": "Some MLIR dialect", "label": "MLIR", "kind": "program",
-         "step": "lower", "language": "no-such-language", "unit": "ops", "linked": False},
-        {"name": "timeline", "title": "Timeline", "label": "timeline", "kind": "timeline",
-         "step": None, "language": None, "unit": "events", "linked": False},
+         "step": "lower", "language": "nosuchlanguage", "unit": "ops", "linked": False},
     ]
     newer["texts"]["mlir"] = "module @m {\n  func.func @main() {\n  }\n}"
+    # A kind of view the schema does not list (it lists source, program, analysis):
+    # refused, as the Python side refuses it, until a new report version adds it.
+    new_kind = copy.deepcopy(data)
+    new_kind["stages"] += ["timeline"]
+    new_kind["stage_table"] += [
+        {"name": "timeline", "title": "Timeline", "label": "timeline", "kind": "timeline",
+         "step": None, "language": None, "unit": "events", "linked": False}]
     malformed = copy.deepcopy(data)
     malformed["stage_table"][1]["linked"] = "yes"
     return saved_outputs_notebook(notebooks_dir / "unknown.ipynb",
-                                  [data, newer, malformed]).name
+                                  [data, newer, new_kind, malformed]).name
 
 
 def test_a_stage_added_through_the_registry_renders_and_links(page, lab, sharded_nb):
@@ -188,7 +194,7 @@ def test_stages_this_viewer_does_not_know_are_said_so(page, lab, unknown_nb):
     open_notebook(page, lab, unknown_nb)
     page.wait_for_function(
         "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
-        ".length === 3", timeout=60_000)
+        ".length === 4", timeout=60_000)
     # A one-device program has no partitioned stage: the report says why.
     one = viewer(page, 0)
     side_by_side(one)
@@ -198,18 +204,20 @@ def test_stages_this_viewer_does_not_know_are_said_so(page, lab, unknown_nb):
     newer = viewer(page, 1)
     side_by_side(newer)
     tabs = newer.locator('[role="tab"]').all_inner_texts()
-    assert tabs == ["source", "compiled", "partitioned", "roofline", "MLIR", "timeline"]
-    for stage in ("roofline", "timeline"):
-        box = newer.locator(f'[data-stage-panel="{stage}"] [data-olympus-unsupported]')
-        assert "does not know how to show it" in box.inner_text()
+    assert tabs == ["source", "compiled", "partitioned", "roofline", "MLIR"]
+    box = newer.locator('[data-stage-panel="roofline"] [data-olympus-unsupported]')
+    assert "does not know how to show it" in box.inner_text()
     mlir = newer.locator('[data-stage-panel="mlir"]')
     assert mlir.locator(".olympus-panel-title").inner_text() == "Some MLIR dialect"
     assert "func.func @main" in mlir.locator(".cm-content").inner_text()
     newer.locator('[data-stage-panel="roofline"]').scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts_dir() / "unknown-stages.png"))
-    # A malformed stage table: an error box that says what is wrong.
-    error = viewer(page, 2).locator("[data-olympus-error]")
-    assert '"linked"' in error.inner_text() and '"compiled"' in error.inner_text()
+    # A kind the schema does not list, a malformed stage table: an error box that
+    # names the field and says what is wrong.
+    error = viewer(page, 2).locator("[data-olympus-error]").inner_text()
+    assert "/stage_table/3/kind" in error and '"source", "program", "analysis"' in error
+    error = viewer(page, 3).locator("[data-olympus-error]").inner_text()
+    assert "/stage_table/1/linked: must be boolean (got string)" in error
 
 
 def test_a_diff_of_a_version_1_and_a_version_2_report(page, lab, mixed_diff_nb):
@@ -281,3 +289,51 @@ def test_a_line_number_from_the_data_cannot_size_a_table(page, lab, long_span_nb
     start = page.evaluate("() => performance.now()")
     assert page.evaluate("() => 1 + 1") == 2
     assert page.evaluate("() => performance.now()") - start < 1000
+
+
+@pytest.fixture(scope="module")
+def off_schema_nb(notebooks_dir):
+    """Reports that the viewer's own checks of the stage table and op indices let
+    through, and the published schema refuses: a wrong type deep in the call stacks, a
+    title over its size limit, a key no stage name can be. Python refuses each too."""
+    from olympus_jupyter.report.validate import BundleError, check_bundle
+    data = olympus_jupyter.inspect(model, jnp.ones((4, 4))).to_json()
+    deep = copy.deepcopy(data)
+    deep["provenance"]["frames"][1][1] = "5"  # a line number, as a string
+    long_title = copy.deepcopy(data)
+    long_title["stage_table"][2]["title"] = "StableHLO " * 30  # 300 characters; 256 at most
+    bad_key = copy.deepcopy(data)
+    bad_key["timings"]["<img src=x onerror=window.__pwned=1>"] = 1.0
+    for bundle in (deep, long_title, bad_key):
+        with pytest.raises(BundleError):
+            check_bundle(bundle)
+    return saved_outputs_notebook(notebooks_dir / "off_schema.ipynb",
+                                  [deep, long_title, bad_key]).name
+
+
+def test_a_bundle_the_schema_refuses_is_refused_naming_the_field(page, lab, off_schema_nb):
+    open_notebook(page, lab, off_schema_nb)
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
+        ".length === 3", timeout=60_000)
+    expected = [("/provenance/frames/1/1", "must be integer"),
+                ("/stage_table/2/title", "256 characters"),
+                ("/timings", "<img src=x onerror=window.__pwned=1>")]
+    for n, (path, what) in enumerate(expected):
+        root = viewer(page, n)
+        error = root.locator("[data-olympus-error]")
+        assert error.count() == 1, f"report {n} was not refused"
+        text = error.inner_text()
+        assert text.startswith("Not a readable Olympus report: "), text
+        assert path in text and what in text, text
+        # One message, as text; nothing from the bundle is rendered.
+        assert error.evaluate("e => e.children.length") == 0
+        assert root.locator('[role="tab"], [role="tabpanel"], .cm-editor').count() == 0
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("[data-olympus-viewer] img").count() == 0
+    start = page.evaluate("() => performance.now()")
+    assert page.evaluate("() => 1 + 1") == 2  # the tab still answers, at once
+    assert page.evaluate("() => performance.now()") - start < 1000
+    page.locator(".jp-Cell").nth(1).click()
+    assert "jp-mod-selected" in page.locator(".jp-Cell").nth(1).get_attribute("class")
+
