@@ -37,6 +37,18 @@ export function header(report: IReport): HTMLElement {
   );
 }
 
+/** The report's notes (e.g. that the output was capped), as text; null if none. */
+export function notesBox(report: IReport): HTMLElement | null {
+  if (!report.notes.length) {
+    return null;
+  }
+  return h(
+    'div',
+    { class: 'olympus-notes' },
+    ...report.notes.map(n => h('p', { class: 'olympus-note' }, n))
+  );
+}
+
 /** The step that raised, the exception, and the user's frame. */
 export function failureBox(report: IReport): HTMLElement | null {
   const f = report.failure;

@@ -448,6 +448,8 @@ export interface IReport {
   timings: { [step: string]: number };
   failure: IFailure | null;
   unavailable: { [stage: string]: string };
+  /** What the reader should know about what is shown (e.g. the output was capped). */
+  notes: string[];
   /** Stage → text, for program stages that are not linked (`hlo`). */
   texts: { [stage: string]: string };
   analyses: {
@@ -643,6 +645,7 @@ export function readReport(data: unknown, at = ''): IReport {
       ? (data.failure as unknown as IFailure)
       : null,
     unavailable: stringMap(data.unavailable),
+    notes: Array.isArray(data.notes) ? data.notes.map(String) : [],
     texts,
     analyses: {
       cost: {

@@ -20,6 +20,7 @@ import { h } from './dom';
 import {
   errorBox,
   failureBox,
+  notesBox,
   header,
   unavailableBox,
   unsupportedBox
@@ -165,6 +166,10 @@ export class StagesViewer extends Widget implements IRenderMime.IRenderer {
     }
 
     this.node.appendChild(header(report));
+    const notes = notesBox(report);
+    if (notes) {
+      this.node.appendChild(notes);
+    }
     const failure = failureBox(report);
     if (failure) {
       this.node.appendChild(failure);

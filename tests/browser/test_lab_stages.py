@@ -337,3 +337,33 @@ def test_a_bundle_the_schema_refuses_is_refused_naming_the_field(page, lab, off_
     page.locator(".jp-Cell").nth(1).click()
     assert "jp-mod-selected" in page.locator(".jp-Cell").nth(1).get_attribute("class")
 
+
+def long_model(x):
+    for _ in range(300):
+        x = jnp.tanh(x) * 1.5 + jnp.sin(x)
+    return x
+
+
+@pytest.fixture(scope="module")
+def capped_nb(notebooks_dir):
+    from olympus_jupyter.report.output_cap import capped_forms
+    report = olympus_jupyter.inspect(long_model, jnp.ones((4, 4)), cache=None)
+    data = capped_forms(report, limit=250_000)[MIME]
+    assert data["notes"]
+    return saved_outputs_notebook(notebooks_dir / "capped.ipynb",
+                                  [json.loads(json.dumps(data))]).name
+
+
+def test_a_capped_report_says_what_it_left_out_and_still_links(page, lab, capped_nb):
+    open_notebook(page, lab, capped_nb)
+    root = viewer(page)
+    note = root.locator(".olympus-notes .olympus-note")
+    note.wait_for()
+    assert "capped at 0.25 MB" in note.inner_text() and "report.save" in note.inner_text()
+    assert root.locator("[data-olympus-error]").count() == 0
+    side_by_side(root)
+    line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.tanh(x)")
+    line.click()
+    linked = root.locator('[data-stage-panel="olympuspr"] .cm-line.olympus-linked')
+    linked.first.wait_for()
+    assert any("tanh" in t for t in linked.all_inner_texts())
