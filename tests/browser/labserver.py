@@ -65,6 +65,10 @@ class Server:
             d = tmp / name.lower()
             d.mkdir(exist_ok=True)
             env[name] = str(d)
+        # Notebook trust of its own: signing a test notebook never touches the user's
+        # signature database (nbformat.sign.NotebookNotary(**server.notary) signs).
+        self.notary = {"db_file": str(tmp / "nbsignatures.db"),
+                       "secret_file": str(tmp / "notebook_secret")}
         self.log = open(tmp / f"{app}-server.log", "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "jupyter", app, "--no-browser", "--allow-root",
@@ -74,6 +78,7 @@ class Server:
              "--JupyterNotebookApp.expose_app_in_browser=True", "--ServerApp.port_retries=0",
              # Kernels on Unix sockets, as in notebook_runner: no port races.
              "--KernelManager.transport=ipc", f"--KernelManager.ip={tmp}/kernel",
+             *(f"--NotebookNotary.{k}={v}" for k, v in self.notary.items()),
              *extra_args],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
         self._wait()
