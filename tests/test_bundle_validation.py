@@ -98,3 +98,12 @@ def test_out_of_range_indices_the_schema_cannot_see_are_refused(bundle):
     data = spoil(bundle, ("provenance", "lines", 0, "ops", "olympuspr"), "0-99999999")
     with pytest.raises(ValueError, match="op index 99999999 is out of range"):
         StageReport.from_json(data)
+
+
+def test_a_valid_bundle_without_a_peak_memory_figure_still_reads_and_shows():
+    from olympus_jupyter import inspect
+    data = json.loads(json.dumps(inspect(lambda x: x + 1, 1.0, cache=None).to_json()))
+    del data["analyses"]["memory"]["peak_memory_in_bytes"]
+    report = StageReport.from_json(data)
+    assert "peak memory" not in report.text()
+    assert report._repr_mimebundle_()["text/plain"]

@@ -39,8 +39,9 @@ def render_text(report) -> str:
     cost = report.analyses.cost_compiled or report.analyses.cost_lowered
     if cost and "flops" in cost:
         facts.append(f"flops {cost['flops']:g}")
-    if report.analyses.memory:
-        facts.append(f"peak memory {format_bytes(report.analyses.memory['peak_memory_in_bytes'])}")
+    peak = (report.analyses.memory or {}).get("peak_memory_in_bytes")
+    if peak is not None:
+        facts.append(f"peak memory {format_bytes(peak)}")
     if facts:
         lines.append("  " + " · ".join(facts))
     for stage, reason in report.unavailable.items():
