@@ -76,3 +76,12 @@ def test_what_jax_keeps_for_a_specialization_goes_when_the_stage_cache_lets_it_g
         del run
     gc.collect()
     assert [ref() is None for ref in staged] == [True, True, False, False]
+
+
+def test_the_inspector_history_keeps_no_rendered_forms():
+    from olympus_jupyter.frontends.inspector import Inspector
+    ins = Inspector(lambda x: jnp.sin(x) * 2, jnp.ones(3))
+    ins.editors[-1].value = "f32[5]"
+    assert len(ins.history) == 2
+    assert all(entry.report._memo == {} for entry in ins.history)
+    assert ins.history[-1].report.provenance is ins.report.provenance  # data shared, not copied

@@ -355,6 +355,10 @@ class Inspector(W.VBox):
         self.why.value = concat(h("b", None, head), items)
 
     def _remember(self, spec: Specialization, report: StageReport):
+        # The history keeps a report's data, not the forms it was displayed in (its
+        # JSON, HTML and text are many times the size of its program texts): a
+        # comparison renders afresh.
+        report = dataclasses.replace(report, _memo={})
         label = spec.describe()
         if spec.platforms:
             label += f" · {', '.join(spec.platforms)}"
