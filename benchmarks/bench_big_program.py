@@ -75,8 +75,9 @@ def main() -> int:
           f"{'ok' if ratio <= BUDGET else 'OVER BUDGET'}")
     full = output_size(report.forms())
     notes = report._repr_mimebundle_()[MEDIA_TYPE].get("notes", [])
+    verdict = "ok" if size <= MAX_OUTPUT_BYTES else "OVER BUDGET"
     print(f"saved output {size / 1e6:.2f} MB (uncapped it would be {full / 1e6:.1f} MB; "
-          f"budget <= {MAX_OUTPUT_BYTES / 1e6:g} MB) {'ok' if size <= MAX_OUTPUT_BYTES else 'OVER BUDGET'}")
+          f"budget <= {MAX_OUTPUT_BYTES / 1e6:g} MB) {verdict}")
     print(f"note shown: {notes[-1][:120] + '...' if notes else '(none)'}")
     return 0 if ratio <= BUDGET and size <= MAX_OUTPUT_BYTES else 1
 

@@ -70,7 +70,8 @@ def clip_stage(stage: Stage, max_lines: int, max_chars: int | None = None) -> St
     most) and the ops that start there."""
     if line_count(stage.text) <= max_lines:
         text = clip_text(stage.text, max_lines, max_chars)
-        return stage if text is stage.text else dataclasses.replace(stage, text=text)
+        # clip_text only shortens: an unchanged length is the stage as it was.
+        return stage if len(text) == len(stage.text) else dataclasses.replace(stage, text=text)
     count = len(stage.ops)
     for op in stage.ops:
         if op.lines is not None and op.lines[0] > max_lines:

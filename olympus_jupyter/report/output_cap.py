@@ -85,9 +85,9 @@ def _note(limit: int, max_lines: int, lines: Mapping[str, int], widest: int) -> 
         shown.append(f"the first {MAX_LINE_CHARS:,} characters of lines longer than that "
                      f"(the longest has {widest:,})")
     return (f"This output is capped at {limit / 1e6:g} MB so that the notebook stays small: "
-            f"it shows {' and '.join(shown) or 'what fits'}. The report holds everything: report.save('report.html') writes "
-            f"it all, and inspect(..., full=True) or %olympus_lower --full shows it all "
-            f"here.")
+            f"it shows {' and '.join(shown) or 'what fits'}. The report holds everything: "
+            f"report.save('report.html') writes it all, and inspect(..., full=True) or "
+            f"%olympus_lower --full shows it all here.")
 
 
 #: The shares of the cap for the data the interactive view reads and for the static

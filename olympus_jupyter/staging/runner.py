@@ -197,12 +197,16 @@ def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None) -
     return run.compiled is not None
 
 
+def _steps_taken(run: StagedRun) -> int:
+    """How many steps ``run`` holds the result of: the index of the next step."""
+    held = [run.traced, run.lowered, run.compiled]
+    return max((k + 1 for k, stage in enumerate(held) if stage is not None), default=0)
+
+
 def advance(run: StagedRun, request: StageRequest, *, timed=None) -> StagedRun:
     """Takes the steps ``request`` asks for that ``run`` does not hold yet, in order,
     stopping at the first that fails."""
-    held = [run.traced, run.lowered, run.compiled]
-    start = max((k + 1 for k, stage in enumerate(held) if stage is not None), default=0)
-    for step in request.steps()[start:]:
+    for step in request.steps()[_steps_taken(run):]:
         if not next_step(run, step, request, timed=timed):
             break
     return run
@@ -259,8 +263,7 @@ def _advance_within(run: StagedRun, request: StageRequest, timeout: float | None
         with time_limit(timeout):
             return advance(run, request)
     except StageTimeout as e:
-        held = [run.traced, run.lowered, run.compiled]
-        step = STEPS[min(sum(s is not None for s in held), len(STEPS) - 1)]
+        step = STEPS[min(_steps_taken(run), len(STEPS) - 1)]
         run.failure = run.failure or failure_of(step, e)
         return run
 
