@@ -243,7 +243,7 @@ class Exported:
         with jax_compat.make_ir_context():
             module = jax_compat.read_portable_artifact(
                 self._jax.mlir_module_serialized)
-            text = naming.module_text(naming.olympus_module(module), debug_info=debug_info)
+            text = naming.module_text(naming.olympus_operation(module), debug_info=debug_info)
         return _rename_symbols(text)
 
     # Calling ----------------------------------------------------------------

@@ -390,7 +390,7 @@ class Lowered(_Signature):
 
     def _module(self):
         if self._olympus_module is None:
-            self._olympus_module = naming.olympus_module(self._jax.compiler_ir("stablehlo"))
+            self._olympus_module = naming.olympus_operation(self._jax.compiler_ir("stablehlo"))
         return self._olympus_module
 
     def compiler_ir(self, dialect: str | None = None):

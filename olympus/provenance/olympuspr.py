@@ -135,12 +135,25 @@ def print_with_spans(closed) -> tuple[str, _Walk, list[tuple[int, int] | None]]:
     return naming.rename_param_names(text), walk, _spans(source_map, len(walk.eqns))
 
 
+def _short_type(aval, known: dict) -> str:
+    """``aval.str_short(short_dtypes=True)``, printed once per distinct aval."""
+    try:
+        text = known.get(aval)
+    except TypeError:   # an aval that cannot be hashed
+        return aval.str_short(short_dtypes=True)
+    if text is None:
+        text = known[aval] = aval.str_short(short_dtypes=True)
+    return text
+
+
 def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> Stage:
     """The olympuspr stage of a ``ClosedJaxpr`` (or ``Jaxpr``): every equation,
     with primitive, output types, line span, source location and name stack."""
     text, walk, spans = print_with_spans(closed)
     own_frames: dict[int, tuple] = {}
     stacks: list[tuple] = []    # each equation's full user call stack
+    interned: dict[int, int | None] = {}    # id of a stack -> its index in the table
+    types: dict = {}                         # aval -> its short text
     ops = []
     for k, eqn in enumerate(walk.eqns):
         info = eqn.source_info
@@ -154,10 +167,12 @@ def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> S
         parent = walk.parents[k]
         stack = own if parent is None else compose(own, stacks[parent])
         stacks.append(stack)
-        loc = table.intern(stack)
+        loc = interned.get(id(stack), -1)
+        if loc == -1:
+            loc = interned[id(stack)] = table.intern(stack)
         ops.append(Op(
             name, k, eqn.primitive.name,
-            tuple(v.aval.str_short(short_dtypes=True) for v in eqn.outvars),
+            tuple(_short_type(v.aval, types) for v in eqn.outvars),
             spans[k], loc, str(info.name_stack) if info.name_stack.stack else "", parent))
     notes = ()
     if any(s is None for s in spans):

@@ -8,8 +8,8 @@ Operations are walked with jaxlib's MLIR bindings; locations are decoded from
 To learn which text line each operation is printed on, a copy of the module
 gets a marker location per operation (``loc("olympus.op.7")``) and is printed
 with debug info: MLIR prints an operation's location at the end of its last
-line. Taking out the location alias lines leaves the text of ``as_text()`` line
-for line (checked: same number of lines, and each marked line reads the same up
+line. Printed in local scope (no alias lines), or else with the location alias
+lines taken out, that print is the text of ``as_text()`` line for line (checked: same number of lines, and each marked line reads the same up
 to its location). An operation with regions starts on the line after the
 operation before it in its block (or, first in its block, ``n - 1`` lines above
 its last line, ``n`` being the number of lines it prints as); operations the
@@ -39,7 +39,7 @@ from olympus.provenance.sources import RawFrame, SourceTable, compose
 __all__ = ["stablehlo_stage", "decode_location"]
 
 _MARKER = "olympus.op."
-_ALIAS = re.compile(r'^(#loc\d*) = loc\("olympus\.op\.(\d+)"\)$')
+_ALIAS = re.compile(r'^(#loc\d*) = loc\("olympus\.op\.(\d+)"\)$', re.MULTILINE)
 _SHARDING_ATTRS = ("mhlo.sharding", "sdy.sharding", "sharding")
 
 
@@ -105,51 +105,65 @@ def _line_count(op) -> int:
 
 
 def _last_lines(root, ops: list, plain_lines: list[str]) -> tuple[list[int | None], str | None]:
-    """Marks every op, prints with debug info and reads back each op's last line."""
+    """Marks every op, prints with debug info and reads back each op's last line.
+
+    The print in local scope writes each marker where it belongs (no alias lines)
+    and is the faster one; where it does not read as the text line for line
+    (aliases of attributes or types that the text uses), the print with aliases
+    is read instead.
+    """
     with root.context:
         for k, op in enumerate(ops):
             op.location = ir.Location.name(f"{_MARKER}{k}")
-    buf = io.StringIO()
-    root.print(file=buf, enable_debug_info=True, assume_verified=True)
-    aliases: dict[str, int] = {}
-    body: list[str] = []
-    for line in buf.getvalue().split("\n"):
-        if line.startswith("#loc"):
-            m = _ALIAS.match(line)
-            if m:
-                aliases[m.group(1)] = int(m.group(2))
-        else:
-            body.append(line)
+    result = None
+    for local in (True, False):
+        buf = io.StringIO()
+        root.print(file=buf, enable_debug_info=True, assume_verified=True,
+                   use_local_scope=local)
+        result = _read_marks(buf.getvalue(), len(ops), plain_lines)
+        if result[1] is None:
+            break
+    return result
+
+
+def _read_marks(printed: str, count: int, plain_lines: list[str]
+                ) -> tuple[list[int | None], str | None]:
+    """Each marked op's last line in a debug print, and a note if the print does
+    not read as the text, line for line, up to the locations."""
+    # Alias lines (`#loc7 = loc("olympus.op.7")`), if any, follow the body.
+    aliases = {m.group(1): int(m.group(2)) for m in _ALIAS.finditer(printed)}
+    body = [line for line in printed.split("\n") if not line.startswith("#loc")]
     while body and not body[-1]:
         body.pop()
-    last: list[int | None] = [None] * len(ops)
+    last: list[int | None] = [None] * count
     if len(body) != len(plain_lines):
         return last, (f"the debug print has {len(body)} lines, the text "
                       f"{len(plain_lines)}: operation lines are unknown")
     differ = 0
+    marker = '"' + _MARKER
+    skip = len(marker)
     for lineno, line in enumerate(body, start=1):
-        if not line.endswith(")"):
+        if line[-1:] != ")":
             continue
         at = line.rfind(" loc(")
         if at < 0:
             continue
         token = line[at + 5:-1]
-        if token.startswith("#loc"):
+        if token[:4] == "#loc":
             k = aliases.get(token)
-        elif token.startswith('"' + _MARKER):
-            k = int(token[len(_MARKER) + 1:-1])
+        elif token[:skip] == marker:
+            k = int(token[skip:-1])
         else:
-            k = None
+            continue
         if k is not None:
             last[k] = lineno
             # Up to its location, an op's last line reads as in the plain text.
             if line[:at] != plain_lines[lineno - 1]:
                 differ += 1
-    note = None
     if differ:
-        note = (f"{differ} line(s) of the debug print differ from the text beyond "
-                f"their locations; some operation lines may be off")
-    return last, note
+        return last, (f"{differ} line(s) of the debug print differ from the text "
+                      f"beyond their locations; some operation lines may be off")
+    return last, None
 
 
 @dataclasses.dataclass(slots=True)
@@ -226,6 +240,7 @@ def _walk(root, table: SourceTable) -> _Walk:
     operations = walk.operations
     index_of = {op: k for k, op in enumerate(ops)}
     decoded: dict = {}          # location attribute -> (name stack, user frames)
+    type_texts: dict = {}       # MLIR type -> its text (printed once)
     last_in_block: dict = {}    # block -> its latest op so far
     for k, op in enumerate(ops):
         parent = None if k == 0 else index_of.get(op.parent)
@@ -248,8 +263,10 @@ def _walk(root, table: SourceTable) -> _Walk:
             if has_regions:
                 prev_sibling = last_in_block.get(block)
             last_in_block[block] = k
+        types = tuple(type_texts.get(t) or type_texts.setdefault(t, str(t))
+                      for t in op.results.types)
         operations.append(_Operation(
-            op_name, tuple(str(r.type) for r in op.results), name_stack, parent,
+            op_name, types, name_stack, parent,
             _sharding_of(attrs) if len(attrs) else None, has_regions, frames, function,
             prev_sibling))
     return walk
@@ -299,7 +316,16 @@ def _locations(walk: _Walk, table: SourceTable) -> list[int | None]:
         stacks[k] = full
         return full
 
-    return [table.intern(stack(k)) for k in range(len(operations))]
+    # Ops of one line share their stack (the same tuple): intern each stack once.
+    interned: dict[int, int | None] = {}
+    out = []
+    for k in range(len(operations)):
+        full = stack(k)
+        i = interned.get(id(full), -1)
+        if i == -1:
+            i = interned[id(full)] = table.intern(full)
+        out.append(i)
+    return out
 
 
 def _spans(walk: _Walk, last: list[int | None],

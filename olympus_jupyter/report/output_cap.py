@@ -130,18 +130,26 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int
 def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
     """The display forms of ``report``, cut to at most ``limit`` bytes in all
     where they are larger (see the module's text)."""
-    data, text = report.form(MEDIA_TYPE), report.form("text/plain")
-    size = output_size({MEDIA_TYPE: data, "text/plain": text})
-    if size <= limit:  # the HTML is only made in full where it may fit
-        html = report.form("text/html")
-        if size + output_size({"text/html": html}) <= limit:
-            return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
     texts = _stage_texts(report)
+    # The data form holds every stage text: where they alone are over its share,
+    # it is not made uncut (at 50,000 equations that is a second or two saved).
+    text_bytes = sum(map(len, texts.values()))
+    budget = limit * _SHARES[MEDIA_TYPE]
+    data = None
+    if text_bytes <= budget:
+        data, text = report.form(MEDIA_TYPE), report.form("text/plain")
+        size = output_size({MEDIA_TYPE: data, "text/plain": text})
+        if size <= limit:  # the HTML is only made in full where it may fit
+            html = report.form("text/html")
+            if size + output_size({"text/html": html}) <= limit:
+                return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
     lines = {name: line_count(text) for name, text in texts.items()}
     widest = max(map(longest_line, texts.values()), default=0)
     longest = max(lines.values(), default=0)
-    data, cut = _fit(report, MEDIA_TYPE, limit * _SHARES[MEDIA_TYPE], lines, widest, limit,
-                     longest, uncut=data)
+    start = longest
+    if data is None:  # the first try keeps lines in proportion to the share
+        start = max(1, int(longest * budget / text_bytes * 0.9))
+    data, cut = _fit(report, MEDIA_TYPE, budget, lines, widest, limit, start, uncut=data)
     text = cut.form("text/plain")
     # The static HTML shows at most MAX_LINES of a stage however much is kept.
     html, _ = _fit(report, "text/html",
