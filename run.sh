@@ -30,22 +30,15 @@ env_python() {
     elif [ -n "${CONDA_PREFIX:-}" ] && [ -x "$CONDA_PREFIX/bin/python" ]; then
         echo "$CONDA_PREFIX/bin/python"
     else
-        make_venv .venv "$(command -v python3 || true)"
+        make_venv .venv "$(command -v python3 || true)" || exit 1
         echo "$PWD/.venv/bin/python"
     fi
 }
 
-# make_venv DIR PYTHON: a virtual environment with pip, made once.
+# make_venv DIR PYTHON: a virtual environment with pip, made once (also where the
+# system's Python has no ensurepip, as on a stock Debian or Ubuntu).
 make_venv() {
-    local dir=$1 python=$2
-    [ -x "$dir/bin/python" ] && return 0
-    if [ -z "$python" ]; then
-        echo "run.sh: no python3 found; install Python 3.11 or later." >&2
-        exit 1
-    fi
-    say "creating $dir with $("$python" --version 2>&1)" >&2
-    "$python" -m venv "$dir" >&2
-    "$dir/bin/python" -m pip install -q --upgrade pip >&2
+    bash scripts/make-venv.sh "$@"
 }
 
 # A fingerprint of what an install depends on: skip installing when it is unchanged.

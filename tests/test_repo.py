@@ -79,3 +79,47 @@ def test_jax_internals_are_used_in_one_module_only():
                     or re.search(r"\._(lowering|executable|params|no_kwargs)\b", code):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert offenders == []
+
+
+def test_a_python_without_ensurepip_still_gets_a_virtual_environment(tmp_path):
+    """Debian and Ubuntu ship python3 without ensurepip (python3-venv adds it): there
+    `python3 -m venv` fails after leaving a half-made environment. run.sh's
+    make-venv.sh makes it without pip and fetches pip, changing nothing else."""
+    real = sys.executable
+    fake = tmp_path / "bin" / "python3"
+    fake.parent.mkdir()
+    fake.write_text(f"""#!/bin/sh
+# python3 as Debian ships it without python3-venv
+if [ "$1" = -m ] && [ "$2" = venv ] && [ "$3" != --without-pip ]; then
+    "{real}" -m venv --without-pip "$3"
+    echo "The virtual environment was not created successfully because ensurepip is not" >&2
+    echo "available.  On Debian/Ubuntu systems, you need to install the python3-venv" >&2
+    exit 1
+fi
+exec "{real}" "$@"
+""")
+    fake.chmod(0o755)
+    venv = tmp_path / "venv"
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    assert proc.returncode == 0, proc.stderr
+    assert "no ensurepip" in proc.stderr and "from PyPI" in proc.stderr
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"],
+                         capture_output=True, text=True)
+    assert pip.returncode == 0 and str(venv) in pip.stdout
+    # Made once: a second call finds it and does nothing.
+    again = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and again.stderr == ""
+
+
+def test_make_venv_says_why_when_no_environment_can_be_made(tmp_path):
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho 'No module named venv' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"),
+                           str(tmp_path / "venv"), str(fake)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "No module named venv" in proc.stderr and "cannot make a virtual environment" in proc.stderr
