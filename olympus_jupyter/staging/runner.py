@@ -217,7 +217,7 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
                platforms: Sequence[str] | None = None,
                compiler_options: Mapping[str, Any] | None = None,
                lower: bool = True, compile: bool = True,
-               timeout: float | None = None) -> StagedRun:
+               timeout: float | None = None, progress=None) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
     ``target`` may be a Python function, an ``olympus.jit``/``jax.jit`` function, or an
@@ -226,6 +226,8 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
     ``timeout`` (seconds) stops the steps once that long has passed: the step
     running then fails with :class:`StageTimeout`, at the line it was stopped
     (see :mod:`~olympus_jupyter.staging.time_limit` for what can be stopped).
+    ``progress`` (a :class:`~olympus_jupyter.staging.progress.Progress`) is told
+    when each step starts.
     """
     try:
         timeout = check_timeout(timeout)
@@ -248,20 +250,26 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
         if request.args or request.kwargs:
             raise StagingError(
                 f"A {type(target).__name__} is already specialized: pass it without arguments.")
-        return _advance_within(_run_from_stage(target, requested), request, timeout)
+        return _advance_within(_run_from_stage(target, requested), request, timeout, progress)
 
     wrapped = as_wrapped(target, static_argnums, static_argnames, request.compiler_options)
     run = StagedRun(name=getattr(wrapped, "__name__", "function"), wrapped=wrapped,
                     fun=wrapped.fun, platforms=requested or (_platforms.local_platform(),))
-    return _advance_within(run, request, timeout)
+    return _advance_within(run, request, timeout, progress)
 
 
-def _advance_within(run: StagedRun, request: StageRequest, timeout: float | None) -> StagedRun:
+def _advance_within(run: StagedRun, request: StageRequest, timeout: float | None,
+                    progress=None) -> StagedRun:
     """:func:`advance` under a time limit; a limit that runs out between two steps
     fails the step that would have come next."""
+    timed = None
+    if progress is not None:
+        def timed(run, step, make):
+            progress.step(step)
+            return _timed(run, step, make)
     try:
         with time_limit(timeout):
-            return advance(run, request)
+            return advance(run, request, timed=timed)
     except StageTimeout as e:
         step = STEPS[min(_steps_taken(run), len(STEPS) - 1)]
         run.failure = run.failure or failure_of(step, e)
