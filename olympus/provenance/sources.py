@@ -16,6 +16,8 @@ run user code (IPython, pytest...) are not the user's: they are left out.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import linecache
 import os
 import sys
@@ -40,10 +42,13 @@ RawFrame = tuple[str, int, int, int, int, str]
 
 
 def _package_dir(module_name: str) -> str | None:
+    """The folder of a loaded package, or the file of a loaded single-file module."""
     module = sys.modules.get(module_name)
     path = getattr(module, "__file__", None)
-    if not path or not hasattr(module, "__path__"):  # a package's own folder only
+    if not path:
         return None
+    if not hasattr(module, "__path__"):
+        return os.path.abspath(path)
     return os.path.dirname(os.path.abspath(path)) + os.sep
 
 
@@ -56,7 +61,17 @@ def tool_prefixes() -> tuple[str, ...]:
         d = _package_dir(name)
         if d is not None:
             dirs.append(d)
-    return tuple(dirs)
+    if "ipykernel" in sys.modules:
+        # A kernel's first frame: the module that `python -m ipykernel_launcher`
+        # ran as __main__ (which IPython then replaced, so it is found by name).
+        dirs.append(_launcher_file())
+    return tuple(d for d in dirs if d)
+
+
+@functools.lru_cache(maxsize=1)
+def _launcher_file() -> str | None:
+    spec = importlib.util.find_spec("ipykernel_launcher")
+    return os.path.abspath(spec.origin) if spec is not None and spec.origin else None
 
 
 def is_user_file(path: str, exclude: Sequence[str] | None = None) -> bool:

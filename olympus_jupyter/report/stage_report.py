@@ -24,7 +24,7 @@ from typing import Any
 from olympus import stage_registry
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
-from olympus_jupyter.report import bundle
+from olympus_jupyter.report import bundle, cells
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.output_cap import capped_forms
@@ -237,11 +237,29 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
         memory=(lambda m: m.as_dict() if m else None)(
             failures.attempt("memory", compiled.memory_analysis)) if compiled else None,
     )
+    provenance, failure = _as_cells(provenance, failures.failure)
     return StageReport(
         name=run.name, platforms=tuple(run.platforms), stages=stages,
         provenance=provenance, texts=texts, analyses=analyses,
-        timings=dict(run.timings), failure=failures.failure, unavailable=unavailable,
+        timings=dict(run.timings), failure=failure, unavailable=unavailable,
         debug_info=debug_info, full=full)
+
+
+def _as_cells(provenance, failure: StageFailure | None):
+    """The provenance and failure with notebook cells shown as typed, labelled
+    ``In [n]`` (:mod:`~olympus_jupyter.report.cells`)."""
+    paths = [f.path for f in provenance.files] if provenance is not None else []
+    paths += [fr.file for fr in failure.frames] if failure is not None else []
+    found = cells.notebook_cells(paths)
+    if not found:
+        return provenance, failure
+    if provenance is not None:
+        provenance = dataclasses.replace(
+            provenance, files=tuple(cells.relabel(f, found) for f in provenance.files))
+    if failure is not None:
+        failure = dataclasses.replace(failure, frames=tuple(
+            cells.relabel_frame(fr, found) for fr in failure.frames))
+    return provenance, failure
 
 
 __all__ = ["StageReport", "Analyses", "build_report", "MEDIA_TYPE", "SCHEMA", "VERSION",
