@@ -1,14 +1,14 @@
 /**
  * The analyses panels (stages of kind `analysis`), by the analysis's name: cost
- * (before vs after optimization) and memory (a table and a chart of its
- * breakdown); an analysis this viewer does not know gets a note saying so. They
- * do not take part in line linking.
+ * (before vs after optimization, each figure named for people, with a legend)
+ * and memory (a table and a chart of its breakdown); an analysis this viewer does
+ * not know gets a note saying so. They do not take part in line linking.
  */
 import { h } from './dom';
 import { unsupportedBox } from './header';
 import { IReport, IStageInfo } from './model';
 import { IPanelView } from './panel';
-import { costTable, memoryChart, memoryTable } from './tables';
+import { costLegendBox, costTable, memoryChart, memoryTable } from './tables';
 
 export class AnalysisView implements IPanelView {
   constructor(
@@ -28,7 +28,12 @@ export class AnalysisView implements IPanelView {
     this._built = true;
     if (this.stage === 'cost') {
       this.parent.appendChild(
-        h('div', { class: 'olympus-table-wrap' }, costTable(this.report))
+        h(
+          'div',
+          { class: 'olympus-table-wrap' },
+          costTable(this.report),
+          costLegendBox(this.report)
+        )
       );
     } else if (this.stage !== 'memory') {
       this.parent.appendChild(unsupportedBox(this.info));

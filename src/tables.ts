@@ -2,16 +2,17 @@
  * The analyses as tables: cost before vs after optimization, and memory with a
  * bar chart of its breakdown. Pure functions from report data to DOM (text only).
  */
+import {
+  COMPILED_NOTE,
+  LOWERED_NOTE,
+  STAGES_NOTE,
+  compareCostKeys,
+  costLegend,
+  describeCost,
+  formatCost
+} from './costnames';
 import { h, svg } from './dom';
 import { IReport, formatBytes } from './model';
-
-const COST_FIRST = [
-  'flops',
-  'transcendentals',
-  'bytes accessed',
-  'optimal_seconds',
-  'utilization'
-];
 
 /** `1234` → `1,234`; `0.5` → `0.5`; missing → `—`. */
 export function formatNumber(v: number | null | undefined): string {
@@ -36,25 +37,14 @@ export function change(
   return `${pct >= 0 ? '+' : ''}${pct}%`;
 }
 
-function costKeys(...tables: ({ [k: string]: number } | null)[]): string[] {
-  const keys = new Set<string>();
-  for (const t of tables) {
-    Object.keys(t ?? {}).forEach(k => keys.add(k));
-  }
-  const rank = (k: string) => {
-    const i = COST_FIRST.indexOf(k);
-    return i < 0 ? COST_FIRST.length : i;
-  };
-  return [...keys].sort(
-    (a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)
-  );
-}
+/** A column heading, with what it means on hover. */
+type Heading = string | [string, string];
 
 function table(
   name: string,
   caption: string,
-  head: string[],
-  rows: (string | Node)[][]
+  head: Heading[],
+  rows: ((string | Node)[] | HTMLTableRowElement)[]
 ): HTMLTableElement {
   return h(
     'table',
@@ -63,43 +53,93 @@ function table(
     h(
       'thead',
       null,
-      h('tr', null, ...head.map(c => h('th', { scope: 'col' }, c)))
+      h(
+        'tr',
+        null,
+        ...head.map(c =>
+          typeof c === 'string'
+            ? h('th', { scope: 'col' }, c)
+            : h('th', { scope: 'col', title: c[1] }, c[0])
+        )
+      )
     ),
     h(
       'tbody',
       null,
-      ...rows.map(([first, ...rest]) =>
-        h(
-          'tr',
-          null,
-          h('th', { scope: 'row' }, first),
-          ...rest.map(c => h('td', null, c))
-        )
+      ...rows.map(row =>
+        Array.isArray(row)
+          ? h(
+              'tr',
+              null,
+              h('th', { scope: 'row' }, row[0]),
+              ...row.slice(1).map(c => h('td', null, c))
+            )
+          : row
       )
     )
   );
 }
 
-/** Cost estimates before (lowered) and after (compiled) optimization, with the change. */
+function costKeys(report: IReport): string[] {
+  const { lowered, compiled } = report.analyses.cost;
+  const keys = new Set([
+    ...Object.keys(lowered ?? {}),
+    ...Object.keys(compiled ?? {})
+  ]);
+  return [...keys].sort(compareCostKeys);
+}
+
+/**
+ * Cost estimates before (lowered) and after (compiled) optimization, with the
+ * change: each figure named for people with its unit, XLA's key beside it (small),
+ * and what it counts on hover.
+ */
 export function costTable(report: IReport): HTMLTableElement {
   const before = report.analyses.cost.lowered ?? {};
   const after = report.analyses.cost.compiled ?? {};
-  const rows = costKeys(before, after).map(k => [
-    k,
-    formatNumber(before[k]),
-    formatNumber(after[k]),
-    change(before[k], after[k])
-  ]);
+  const rows = costKeys(report).map(k => {
+    const name = describeCost(k);
+    return h(
+      'tr',
+      { 'data-key': k },
+      h(
+        'th',
+        { scope: 'row', title: `${name.explanation}\nXLA key: ${k}` },
+        name.label,
+        name.known
+          ? h('small', { class: 'olympus-meta' }, ' ', h('code', null, k))
+          : null
+      ),
+      h('td', null, formatCost(before[k], name.unit)),
+      h('td', null, formatCost(after[k], name.unit)),
+      h('td', null, change(before[k], after[k]))
+    );
+  });
   return table(
     'cost',
     'The compiler’s cost estimates',
     [
-      'metric',
-      'before optimization (lowered)',
-      'after optimization (compiled)',
+      'figure',
+      ['before optimization (lowered)', LOWERED_NOTE],
+      ['after optimization (compiled)', COMPILED_NOTE],
       'change'
     ],
     rows
+  );
+}
+
+/**
+ * What the cost table shows, visible under it (no hover needed): lowered versus
+ * compiled, and one line per kind of figure.
+ */
+export function costLegendBox(report: IReport): HTMLElement {
+  return h(
+    'div',
+    { class: 'olympus-notes', 'data-olympus-legend': 'cost' },
+    h('p', null, STAGES_NOTE),
+    ...costLegend(costKeys(report)).map(([label, text]) =>
+      h('p', null, h('b', null, label), ': ', text)
+    )
   );
 }
 

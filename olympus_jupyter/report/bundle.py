@@ -5,7 +5,10 @@ This is the contract with the JupyterLab extension; its schema is documented in
 bundle carries its own stage table (name, title, label, kind, language, unit,
 whether its ops link to source) from :mod:`olympus.stage_registry`, so that a
 viewer shows any stage the registry has without knowing it in advance. Version 1
-bundles, from saved notebooks of earlier releases, still read.
+bundles, from saved notebooks of earlier releases, still read. The cost figures
+carry their names for people (``analyses.cost.names``: label, unit, explanation,
+from :mod:`.cost_names`); readers name the keys themselves, so bundles without
+them read as well.
 
 >>> from olympus_jupyter import inspect
 >>> data = to_json(inspect(lambda x: x + 1, 1.0))
@@ -24,6 +27,7 @@ from typing import Any
 from olympus import stage_registry
 from olympus.provenance import Provenance
 
+from olympus_jupyter.report import cost_names
 from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.validate import check_bundle
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
@@ -47,6 +51,10 @@ def _failure_from(d) -> StageFailure | None:
                               for u in d.get("frames", ())))
 
 
+def _copy(figures: Mapping[str, float] | None) -> dict[str, float] | None:
+    return None if figures is None else dict(figures)
+
+
 def to_json(report) -> dict[str, Any]:
     """A :class:`~olympus_jupyter.report.StageReport` as JSON-ready data."""
     a = report.analyses
@@ -62,8 +70,14 @@ def to_json(report) -> dict[str, Any]:
         "failure": _failure_json(report.failure),
         "unavailable": dict(report.unavailable),
         "texts": dict(report.texts),
-        "analyses": {"cost": {"lowered": a.cost_lowered, "compiled": a.cost_compiled},
-                     "memory": a.memory},
+        # Copies: what a caller does to the data is not done to the report.
+        "analyses": {"cost": {"lowered": _copy(a.cost_lowered),
+                              "compiled": _copy(a.cost_compiled),
+                              # For viewers: each key named for people (cost_names.py)
+                              "names": cost_names.names_json(a.cost_lowered,
+                                                             a.cost_compiled),
+                              "note": cost_names.STAGES_NOTE},
+                     "memory": _copy(a.memory)},
         "provenance": report.provenance.to_json() if report.provenance else None,
         **({"notes": list(report.notes)} if report.notes else {}),
     }

@@ -27,6 +27,7 @@ from olympus.provenance import Provenance, Stage
 from olympus_jupyter.highlight.render import highlight_lines
 from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, concat, fragment, h, join,
                                            tags, template)
+from olympus_jupyter.report import cost_names
 from olympus_jupyter.report.text import format_bytes
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
@@ -405,17 +406,6 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
                     [extra, body, _capped_note(len(lines), min(limit, len(lines)), key)], meta)
 
 
-_COST_FIRST = ("flops", "transcendentals", "bytes accessed", "optimal_seconds", "utilization")
-
-
-def _fmt_number(v) -> str:
-    if v is None:
-        return "—"
-    if float(v).is_integer():
-        return f"{int(v):,}"
-    return f"{v:,.4g}"
-
-
 def _table(cls: str, head: Sequence[str], rows: list[Markup]) -> Markup:
     return h("table", {"class": cls},
              h("thead", None, h("tr", None, [h("th", None, x) for x in head])),
@@ -428,20 +418,33 @@ def cost_section(report, uid: str) -> Pieces:
         return _unavailable(uid, "cost", report.unavailable.get(
             "cost", "this backend reports no cost analysis"))
     before, after = a.cost_lowered or {}, a.cost_compiled or {}
-    keys = sorted(set(before) | set(after),
-                  key=lambda k: (k not in _COST_FIRST,
-                                 _COST_FIRST.index(k) if k in _COST_FIRST else 0, k))
+    keys = sorted(set(before) | set(after), key=cost_names.sort_key)
     rows = []
     for k in keys:
+        name = cost_names.describe(k)
         b, c = before.get(k), after.get(k)
         change = ""
         if b not in (None, 0) and c is not None:
             change = f"{(c - b) / b * 100:+.0f}%"
-        rows.append(h("tr", None, h("th", None, k), h("td", None, _fmt_number(b)),
-                      h("td", None, _fmt_number(c)), h("td", None, change)))
-    table = _table("tab", ("metric", "before optimization (lowered)",
-                           "after optimization (compiled)", "change"), rows)
-    return _section(uid, "cost", stage_registry.stage("cost").title, table)
+        # The label for people, XLA's key beside it (small) for experts, and what the
+        # figure counts on hover (and in the legend under the table).
+        raw = h("span", {"class": "meta key"}, " ", h("code", None, k)) if name.known else None
+        rows.append(h("tr", {"data-key": k},
+                      h("th", {"title": f"{name.explanation}\nXLA key: {k}"}, name.label, raw),
+                      h("td", None, name.format(b)), h("td", None, name.format(c)),
+                      h("td", None, change)))
+    head = h("thead", None, h("tr", None, h("th", None, "figure"),
+                              h("th", {"title": cost_names.LOWERED_NOTE},
+                                "before optimization (lowered)"),
+                              h("th", {"title": cost_names.COMPILED_NOTE},
+                                "after optimization (compiled)"),
+                              h("th", None, "change")))
+    table = h("table", {"class": "tab cost"}, head, h("tbody", None, rows))
+    legend = h("div", {"class": "note legend"},
+               [h("p", None, h("b", None, label), ": ", text)
+                for label, text in cost_names.legend(keys)])
+    return _section(uid, "cost", stage_registry.stage("cost").title,
+                    [table, h("p", {"class": "note"}, cost_names.STAGES_NOTE), legend])
 
 
 _MEMORY_ROWS = (

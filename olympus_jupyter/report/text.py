@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from olympus import stage_registry
 
+from olympus_jupyter.report import cost_names
+
 
 def format_bytes(n: float) -> str:
     """``1536`` -> ``'1.5 KiB'``."""
@@ -19,6 +21,53 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"
+
+
+#: Cost figures the summary lists (the headline ones come first); the rest are counted.
+MAX_COST_LINES = 8
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def cost_lines(lowered, compiled, limit: int = MAX_COST_LINES) -> list[str]:
+    """XLA's cost figures named for people, before → after optimization (or the one
+    of the two there is), each with its unit and XLA's key in brackets; ``[]`` when
+    there are none.
+
+    >>> print("\\n".join(cost_lines({"flops": 192.0, "bytes accessed0{}": 2048.0},
+    ...                              {"flops": 192.0, "bytes accessed0{}": 1024.0})))
+      cost, XLA's estimate before → after optimization (lowered → compiled):
+        floating-point operations  192 flops          → 192 flops          [flops]
+        bytes read from operand 0  2.0 KiB (2,048 B)  → 1.0 KiB (1,024 B)  [bytes accessed0{}]
+    >>> print("\\n".join(cost_lines({"utilization1{}": 2.0}, None)))
+      cost, XLA's estimate before optimization (lowered):
+        utilization of operand 1  2  [utilization1{}]
+    """
+    columns = [t for t in (lowered, compiled) if t is not None]
+    keys = sorted({k for t in columns for k in t}, key=cost_names.sort_key)
+    if not keys:
+        return []
+    rows = []
+    for key in keys[:limit]:
+        name = cost_names.describe(key)
+        rows.append([_printable(name.label), *(name.format(t.get(key)) for t in columns),
+                     f"[{_printable(key)}]" if name.known else ""])
+    widths = [min(max(len(r[i]) for r in rows), 40) for i in range(len(rows[0]) - 1)]
+    if lowered is not None and compiled is not None:
+        title = "before → after optimization (lowered → compiled)"
+    else:
+        title = "before optimization (lowered)" if lowered is not None else \
+            "after optimization (compiled)"
+    out = [f"  cost, XLA's estimate {title}:"]
+    for row in rows:
+        cells = [f"{c:<{w}}" for c, w in zip(row, widths)]
+        out.append(("    " + "  ".join(cells[:2]) + "".join(f"  → {c}" for c in cells[2:])
+                    + f"  {row[-1]}").rstrip())
+    if len(keys) > limit:
+        out.append(f"    … and {len(keys) - limit} more: report.html() names every figure")
+    return out
 
 
 def render_text(report) -> str:
@@ -35,15 +84,10 @@ def render_text(report) -> str:
         lines.append("  " + " · ".join(counts))
     if report.timings:
         lines.append("  " + " · ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items()))
-    facts = []
-    cost = report.analyses.cost_compiled or report.analyses.cost_lowered
-    if cost and "flops" in cost:
-        facts.append(f"flops {cost['flops']:g}")
     peak = (report.analyses.memory or {}).get("peak_memory_in_bytes")
     if peak is not None:
-        facts.append(f"peak memory {format_bytes(peak)}")
-    if facts:
-        lines.append("  " + " · ".join(facts))
+        lines.append(f"  peak memory {format_bytes(peak)}")
+    lines.extend(cost_lines(report.analyses.cost_lowered, report.analyses.cost_compiled))
     for stage, reason in report.unavailable.items():
         if stage in report.stages and stage_registry.stage(stage).step == "compile" \
                 and stage_registry.stage(stage).kind == "program":

@@ -367,3 +367,80 @@ def test_a_capped_report_says_what_it_left_out_and_still_links(page, lab, capped
     linked = root.locator('[data-stage-panel="olympuspr"] .cm-line.olympus-linked')
     linked.first.wait_for()
     assert any("tanh" in t for t in linked.all_inner_texts())
+
+
+def matmul_and_tuple(a, b):
+    y = jnp.sin(a @ b)
+    return y * 2, {"total": jnp.sum(y), "cos": jnp.cos(a)}
+
+
+#: Cost keys a bundle may hold beyond what XLA gave here: a tuple element's, one no
+#: release names, and markup (which must stay text).
+EXTRA_COST = {"bytes accessedout{1}": 2048.0, "a figure of a future XLA": 7.0,
+              "<img src=x onerror=window.__pwned=1>": 1.0}
+
+
+@pytest.fixture(scope="module")
+def cost_nb(notebooks_dir):
+    import numpy as np
+    data = olympus_jupyter.inspect(matmul_and_tuple, np.ones((4, 8), np.float32),
+                                   np.ones((8, 3), np.float32), cache=None).to_json()
+    data = json.loads(json.dumps(data))
+    assert data["analyses"]["cost"]["lowered"], "this backend reports no cost analysis"
+    data["analyses"]["cost"]["lowered"].update(EXTRA_COST)
+    # A bundle written before the names were: the view names the keys itself.
+    old = copy.deepcopy(data)
+    del old["analyses"]["cost"]["names"], old["analyses"]["cost"]["note"]
+    return saved_outputs_notebook(notebooks_dir / "cost.ipynb", [data, old]).name, data
+
+
+def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, cost_nb):
+    from olympus_jupyter.report.cost_names import STAGES_NOTE, describe
+    name, data = cost_nb
+    open_notebook(page, lab, name)
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
+        ".length === 2", timeout=60_000)
+    lowered = data["analyses"]["cost"]["lowered"]
+    compiled = data["analyses"]["cost"]["compiled"] or {}
+    for n in (0, 1):
+        root = viewer(page, n)
+        if root.get_attribute("data-layout") != "tabs":
+            root.locator('button[data-olympus-action="layout"]').click()
+        root.locator('[role="tab"][data-stage="cost"]').click()
+        table = root.locator('table[data-olympus-table="cost"]')
+        table.wait_for()
+        rows = table.locator("tbody tr")
+        keys = [rows.nth(i).get_attribute("data-key") for i in range(rows.count())]
+        assert set(keys) == set(lowered) | set(compiled)
+        for i, key in enumerate(keys):
+            expected = describe(key)
+            th = rows.nth(i).locator("th")
+            text, title = th.inner_text(), th.get_attribute("title")
+            # The label for people, XLA's key beside it, what it counts on hover: as
+            # the Python forms say it.
+            assert text.startswith(expected.label), (key, text)
+            assert title == f"{expected.explanation}\nXLA key: {key}", (key, title)
+            if expected.known:
+                assert expected.label != key and text.endswith(key)
+                assert th.locator("code").inner_text() == key
+            cells = rows.nth(i).locator("td").all_inner_texts()
+            for value, cell in ((lowered.get(key), cells[0]), (compiled.get(key), cells[1])):
+                if value is None or float(value).is_integer():
+                    assert cell == expected.format(value), (key, cell)
+        row = table.locator('tr[data-key="bytes accessed0{}"] th')
+        row.hover()  # what a user does; the browser's tooltip is the title
+        assert "not argument 0 of the function" in row.get_attribute("title")
+        assert table.locator('tr[data-key="bytes accessedout{1}"] th').inner_text().startswith(
+            "bytes written to results, tuple element {1}")
+        assert "2.0 KiB (2,048 B)" in table.inner_text()
+        heads = table.locator("thead th")
+        assert "before any of its optimization passes" in heads.nth(1).get_attribute("title")
+        assert "fusion" in heads.nth(2).get_attribute("title")
+        # Without hovering: the legend under the table.
+        legend = root.locator('[data-olympus-legend="cost"]')
+        assert STAGES_NOTE in legend.inner_text()
+        assert "bytes read from operand N" in legend.locator("b").all_inner_texts()
+    page.screenshot(path=str(artifacts_dir() / "cost-names.png"))
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("[data-olympus-viewer] img").count() == 0
