@@ -15,10 +15,10 @@ import { MergeView } from '@codemirror/merge';
 import { syntaxHighlighting } from '@codemirror/language';
 import { EditorState, Extension } from '@codemirror/state';
 import { EditorView, lineNumbers } from '@codemirror/view';
-import { jupyterTheme } from '@jupyterlab/codemirror';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
+import { editorTheme } from './host';
 import { h } from './dom';
 import { errorBox, unsupportedBox } from './header';
 import { stageLanguage } from './languages';
@@ -178,7 +178,7 @@ function sideExtensions(stage: IStageInfo, label: string): Extension[] {
       'aria-readonly': 'true'
     }),
     lineNumbers(),
-    jupyterTheme,
+    editorTheme,
     syntaxHighlighting(stageHighlightStyle),
     stageLanguage(stage.language)
   ];

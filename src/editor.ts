@@ -1,8 +1,9 @@
 /**
- * The read-only CodeMirror 6 view every text panel uses, built from JupyterLab's
- * shared CodeMirror (its theme, highlight style, search keys): line numbers,
- * folding, search, a keyboard focus line, and line decorations computed for the
- * visible lines only (so a 100k-line text costs no more than its first screen).
+ * The read-only CodeMirror 6 view every text panel uses, with the host's theme,
+ * highlight style and search keys (`host.ts`: JupyterLab's shared CodeMirror, or
+ * CodeMirror's own in the standalone bundle): line numbers, folding, search, a
+ * keyboard focus line, and line decorations computed for the visible lines only
+ * (so a 100k-line text costs no more than its first screen).
  */
 import {
   codeFolding,
@@ -27,7 +28,7 @@ import {
   keymap,
   lineNumbers
 } from '@codemirror/view';
-import { EditorExtensionRegistry, jupyterTheme } from '@jupyterlab/codemirror';
+import { editorTheme, searchKeys } from './host';
 import { stageHighlightStyle } from './languages/tokens';
 
 /** What a view shows on each line (1-based). */
@@ -186,19 +187,6 @@ function pageLines(view: EditorView): number {
     1,
     Math.floor(view.scrollDOM.clientHeight / view.defaultLineHeight) - 1
   );
-}
-
-/** JupyterLab's CodeMirror search keys (Mod-f, F3, Mod-g, Escape), from its shared copy. */
-function searchKeys(): Extension {
-  try {
-    const factory = EditorExtensionRegistry.getDefaultExtensions().find(
-      f => f.name === 'searchWithCM'
-    );
-    const ext = factory?.factory({ inline: false } as any);
-    return ext ? ext.instance(true as any) : [];
-  } catch {
-    return [];
-  }
 }
 
 let _searchKeys: Extension | null = null;
@@ -384,7 +372,7 @@ export function createTextView(o: ITextViewOptions): EditorView {
       keymap.of(foldKeymap),
       keys(o),
       focusLine,
-      jupyterTheme,
+      editorTheme,
       syntaxHighlighting(stageHighlightStyle),
       o.language,
       decorations(o.decorator),

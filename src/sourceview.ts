@@ -16,8 +16,8 @@ import {
   EditorView,
   WidgetType
 } from '@codemirror/view';
-import { EditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { createTextView, refreshDecorations, revealLine } from './editor';
+import { pythonLanguage } from './host';
 import { ISelection, LinkHub } from './hub';
 import { LinkIndex, SourceKey, sourceKey } from './links';
 import { IStageInfo } from './model';
@@ -134,27 +134,6 @@ function notes(headers: Map<number, string>): Extension {
     update: value => value,
     provide: f => EditorView.decorations.from(f)
   });
-}
-
-let _python: Promise<Extension | null> | null = null;
-
-/** Python highlighting from JupyterLab's shared language registry (loaded once). */
-function python(): Promise<Extension | null> {
-  if (!_python) {
-    _python = (async () => {
-      try {
-        const registry = new EditorLanguageRegistry();
-        EditorLanguageRegistry.getDefaultLanguages().forEach(l =>
-          registry.addLanguage(l)
-        );
-        const lang = await registry.getLanguage('python');
-        return lang?.support ?? null;
-      } catch {
-        return null;
-      }
-    })();
-  }
-  return _python;
 }
 
 /** `sin, mul ×2, …`: the op names of a list, counted. */
@@ -300,7 +279,7 @@ export class SourceView implements IPanelView {
       onEscape: () => this.o.hub.clear(),
       extensions: [notes(doc.headers)]
     });
-    void python().then(support => {
+    void pythonLanguage().then(support => {
       if (support && this._view === view) {
         view.dispatch({ effects: language.reconfigure(support) });
       }

@@ -123,7 +123,8 @@ def hostile_json(report) -> dict:
 def test_a_report_from_hostile_json_renders_inert(report):
     back = StageReport.from_json(hostile_json(report))
     assert back.stages[-1] == "partitioned"  # "not_a_stage" is left out
-    for page in (back.html(), back.html(full=True, standalone=True)):
+    # (The interactive page's scripts, its data and loader: tests/test_standalone_view.py.)
+    for page in (back.html(), back.html(full=True, standalone=True, interactive=False)):
         parsed = assert_inert(page, SCRIPT + HOSTILE, f"{HOSTILE}:7", f"Not available: {HOSTILE}.",
                               f"x = '{HOSTILE}'  # {SCRIPT}", f"// {HOSTILE}", f"host {IMG}")
         assert parsed.tags.count("details") > 7  # the whole report, not an empty page

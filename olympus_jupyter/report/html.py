@@ -507,8 +507,10 @@ _PAGE_STYLE = Markup("body{margin:1.5rem;background:var(--ol-page,#fff)}"
                      "@media (prefers-color-scheme: dark){body{background:#0d1117}}")
 
 
-def render_html(report, *, full: bool = False, standalone: bool = False) -> Markup:
-    """The report as one ``<div>`` of static HTML (a whole page when ``standalone``)."""
+def render_html(report, *, full: bool = False, standalone: bool = False,
+                after: Markup | None = None) -> Markup:
+    """The report as one ``<div>`` of static HTML (a whole page when ``standalone``),
+    then ``after`` (the interactive view's data and loader, :mod:`.interactive`)."""
     uid = "ol" + uuid.uuid4().hex[:8]
     callers = caller_lines(report.provenance)  # once: every section asks
     colors = source_colors(report.provenance, callers)
@@ -526,11 +528,12 @@ def render_html(report, *, full: bool = False, standalone: bool = False) -> Mark
     body = h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
              h("style", None, Markup(STYLE)), parts)
     if not standalone:
-        return body
+        return concat(body, after) if after else body
     head = h("head", None, h("meta", {"charset": "utf-8"}),
              h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
              h("title", None, f"Olympus report: {report.name}"), h("style", None, _PAGE_STYLE))
-    return concat(Markup("<!DOCTYPE html>"), h("html", {"lang": "en"}, head, h("body", None, body)))
+    return concat(Markup("<!DOCTYPE html>"),
+                  h("html", {"lang": "en"}, head, h("body", None, body, after)))
 
 
 def _palette() -> str:

@@ -1,7 +1,8 @@
 """What a notebook keeps of a report stays under a size cap.
 
-A notebook saves every output's display bundle (the JSON the viewer reads, the
-static HTML, the text). A program of tens of thousands of operations has stage
+A notebook saves every output's display bundle (the JSON the viewer reads; the
+HTML: static, then that JSON again and the interactive view's script, see
+:mod:`.interactive`; the text). A program of tens of thousands of operations has stage
 texts of tens of megabytes; saved as they are, they would make the notebook slow
 to open, to save and to send. :func:`capped_forms` keeps the bundle under
 :data:`MAX_OUTPUT_BYTES` by showing the first lines of each stage (and the ops on
@@ -33,6 +34,8 @@ from olympus import stage_registry
 from olympus.provenance.clip import clip, clip_text, line_count, longest_line
 from olympus_jupyter.report.data import MEDIA_TYPE
 from olympus_jupyter.report.html import MAX_LINES
+from olympus_jupyter.report.interactive import live_tail, tail_size
+from olympus_jupyter.report.markup import Markup
 
 __all__ = ["MAX_OUTPUT_BYTES", "MAX_LINE_CHARS", "capped_forms", "output_size",
            "clip_report"]
@@ -74,6 +77,11 @@ def clip_report(report, max_lines: int, note: str | None):
         notes=tuple(report.notes) + ((note,) if note else ()), _memo={})
 
 
+def _shown_bytes(text: str) -> int:
+    """Bytes of ``text`` with its lines cut to :data:`MAX_LINE_CHARS` characters."""
+    return sum(min(len(line), MAX_LINE_CHARS) for line in text.split("\n"))
+
+
 def _note(limit: int, max_lines: int, lines: Mapping[str, int], widest: int) -> str:
     cut = [f"{stage_registry.stage(name).label} {max_lines:,} of {n:,}"
            for name, n in lines.items() if n > max_lines]
@@ -90,25 +98,49 @@ def _note(limit: int, max_lines: int, lines: Mapping[str, int], widest: int) -> 
             f"%olympus_lower --full shows it all here.")
 
 
-#: The shares of the cap for the data the interactive view reads and for the static
-#: HTML (the view of frontends without the extension); the text summary is tiny.
-_SHARES = {MEDIA_TYPE: 0.7, "text/html": 0.3}
+#: The static HTML alone (``report.html()``): the ``text/html`` form is that, then the
+#: data again and the interactive view (:mod:`.interactive`), where it fits.
+_STATIC = "static html"
+
+#: The shares of the cap, less the interactive view's script, for the data the
+#: interactive views read (the data form, and its copy in the HTML form) and for the
+#: static HTML (what frontends show where no script runs); the text summary is tiny.
+_SHARES = {MEDIA_TYPE: 0.7, _STATIC: 0.3}
+
+#: The HTML form carries the interactive view where its script takes at most this
+#: share of the cap (the script is ~0.2 MB; the default cap is 5 MB).
+_VIEW_SHARE = 0.25
+
+
+def _form(report, mime: str):
+    return report.html() if mime == _STATIC else report.form(mime)
+
+
+def _size(report, mime: str, form, live: bool) -> int:
+    """Bytes of ``form``; for the data, of both its copies where ``live``: the data
+    form, and the JSON island in the HTML (measured on the JSON text the island is
+    made from, so that it is serialized once)."""
+    if mime == MEDIA_TYPE:
+        data_text = report.to_json_text()
+        return len(data_text) + (tail_size(data_text) - tail_size("") if live else 0)
+    return output_size({mime: form})
 
 
 def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int,
-         limit: int, start: int, uncut=None):
+         limit: int, start: int, uncut=None, live: bool = False):
     """Form ``mime`` of ``report`` with as many first lines of each stage (``start``
     at most) as fit in ``budget`` bytes, and the report it was made from.
-    ``uncut``: the form as made already, uncut, if it was."""
+    ``uncut``: the form as made already, uncut, if it was. ``live``: the HTML form
+    carries the data too (see :func:`_size`)."""
     max_lines = start
     cut, form = report, uncut
     if uncut is not None:
-        size = output_size({mime: form})
+        size = _size(report, mime, form, live)
     if uncut is None or (size > budget and widest > MAX_LINE_CHARS):
         # First every line, long lines cut short; then fewer lines.
         cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
-        form = cut.form(mime)
-        size = output_size({mime: form})
+        form = _form(cut, mime)
+        size = _size(cut, mime, form, live)
     for _ in range(_ROUNDS):
         if size <= budget or max_lines == 0:
             break
@@ -116,14 +148,14 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int
         # proportion to how far over the budget the last try was.
         max_lines = int(max_lines * budget / size * 0.9)
         cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
-        form = cut.form(mime)
-        size = output_size({mime: form})
+        form = _form(cut, mime)
+        size = _size(cut, mime, form, live)
     if size > budget:  # what is left is not stage text: the summary alone
         cut = dataclasses.replace(
             report, provenance=None, texts={}, _memo={},
             notes=(f"This report is too large to show here (over {limit / 1e6:g} MB even "
                    f"without its stage texts); report.save('report.html') writes it.",))
-        form = cut.form(mime)
+        form = _form(cut, mime)
     return form, cut
 
 
@@ -131,28 +163,38 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
     """The display forms of ``report``, cut to at most ``limit`` bytes in all
     where they are larger (see the module's text)."""
     texts = _stage_texts(report)
+    # The interactive view's script, in the HTML form where it takes a small share.
+    view = tail_size("")
+    live = 0 < view <= limit * _VIEW_SHARE
+    room = limit - view if live else limit
     # The data form holds every stage text: where they alone are over its share,
     # it is not made uncut (at 50,000 equations that is a second or two saved).
-    text_bytes = sum(map(len, texts.values()))
-    budget = limit * _SHARES[MEDIA_TYPE]
+    text_bytes = sum(map(len, texts.values())) * (2 if live else 1)
+    budget = room * _SHARES[MEDIA_TYPE]
     data = None
     if text_bytes <= budget:
         data, text = report.form(MEDIA_TYPE), report.form("text/plain")
-        size = output_size({MEDIA_TYPE: data, "text/plain": text})
-        if size <= limit:  # the HTML is only made in full where it may fit
-            html = report.form("text/html")
-            if size + output_size({"text/html": html}) <= limit:
+        size = _size(report, MEDIA_TYPE, data, live) + output_size({"text/plain": text})
+        if size + (view if live else 0) <= limit:  # the HTML is made only where it may fit
+            static = report.html()
+            if size + (view if live else 0) + output_size({"text/html": static}) <= limit:
+                html = report.form("text/html") if live else static
                 return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
     lines = {name: line_count(text) for name, text in texts.items()}
     widest = max(map(longest_line, texts.values()), default=0)
     longest = max(lines.values(), default=0)
     start = longest
     if data is None:  # the first try keeps lines in proportion to the share
-        start = max(1, int(longest * budget / text_bytes * 0.9))
-    data, cut = _fit(report, MEDIA_TYPE, budget, lines, widest, limit, start, uncut=data)
+        if widest > MAX_LINE_CHARS:  # of the texts as shown: long lines cut short
+            text_bytes = sum(map(_shown_bytes, texts.values())) * (2 if live else 1)
+        start = max(1, min(longest, int(longest * budget / text_bytes * 0.9)))
+    data, cut = _fit(report, MEDIA_TYPE, budget, lines, widest, limit, start, uncut=data,
+                     live=live)
     text = cut.form("text/plain")
     # The static HTML shows at most MAX_LINES of a stage however much is kept.
-    html, _ = _fit(report, "text/html",
-                   limit * _SHARES["text/html"] - output_size({"text/plain": text}), lines,
+    html, _ = _fit(report, _STATIC,
+                   room * _SHARES[_STATIC] - output_size({"text/plain": text}), lines,
                    widest, limit, min(longest, MAX_LINES))
+    if live:  # then the data as cut for the data form, and the view
+        html = Markup(html + live_tail(cut.to_json_text()))
     return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}

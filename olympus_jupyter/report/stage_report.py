@@ -6,7 +6,9 @@ per-stage timings, and whatever could not be made (a failure, or stages that
 cannot exist on this machine). Its display bundle has three forms:
 
 - ``application/vnd.olympus.stages+json``: the data (schema in ``docs/report.md``);
-- ``text/html``: static, self-contained HTML, readable with no script and no kernel;
+- ``text/html``: static, self-contained HTML, readable with no script and no kernel,
+  followed by the data and the interactive view, which replaces it wherever output
+  scripts run (:mod:`.interactive`);
 - ``text/plain``: a short summary.
 
 >>> from olympus_jupyter.staging import run_stages
@@ -17,6 +19,7 @@ cannot exist on this machine). Its display bundle has three forms:
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Mapping, MutableMapping
 from typing import Any
@@ -27,6 +30,8 @@ from olympus.provenance import build as build_provenance
 from olympus_jupyter.report import bundle, cells
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.html import render_html
+from olympus_jupyter.report.interactive import live_tail
+from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report.output_cap import capped_forms
 from olympus_jupyter.report.text import render_text
 from olympus_jupyter.staging.runner import StagedRun, StageFailure, UserFrame, failure_of
@@ -40,7 +45,8 @@ class StageReport:
     ``stages`` are the registry's stage names it shows, in order
     (:mod:`olympus.stage_registry`); ``texts`` the program texts that are not part
     of the provenance model (the HLO the compiler takes, ``hlo``).
-    ``save(path)`` writes a standalone HTML file that works offline.
+    ``save(path)`` writes a standalone HTML page that works offline, interactive
+    in any browser.
     """
     name: str
     platforms: tuple[str, ...]
@@ -74,11 +80,30 @@ class StageReport:
         """Reads a report back from :meth:`to_json` data (this version or version 1)."""
         return cls(**bundle.fields_from_json(data))
 
-    def html(self, *, full: bool | None = None, standalone: bool = False) -> str:
-        """The static HTML form; ``full=True`` lifts the cap on long stage texts."""
+    def to_json_text(self) -> str:
+        """:meth:`to_json` as compact JSON text (ASCII), made once: what a notebook
+        saves of the data, measured by the output cap and embedded in the HTML."""
+        return self._memoized("json-text", lambda: json.dumps(
+            self.form(MEDIA_TYPE), separators=(",", ":")))
+
+    def html(self, *, full: bool | None = None, standalone: bool = False,
+             interactive: bool | None = None) -> str:
+        """The HTML form: static HTML, readable with no script; ``full=True`` lifts
+        the cap on long stage texts. ``interactive`` (the default for a
+        ``standalone`` page) adds the report's data and the interactive view, which
+        takes the static HTML's place where scripts run (see :mod:`.interactive`).
+        """
         full = self.full if full is None else full
-        return self._memoized(("html", full, standalone),
-                              lambda: render_html(self, full=full, standalone=standalone))
+        interactive = standalone if interactive is None else interactive
+        if not interactive:
+            return self._memoized(("html", full, standalone),
+                                  lambda: render_html(self, full=full, standalone=standalone))
+        if not standalone:  # the static fragment, made once, then the view
+            return self._memoized(("live", full), lambda: Markup(
+                self.html(full=full) + live_tail(self.to_json_text())))
+        return self._memoized(("live-page", full), lambda: render_html(
+            self, full=full, standalone=True,
+            after=live_tail(self.to_json_text())))
 
     def text(self) -> str:
         """The short ``text/plain`` summary."""
@@ -88,7 +113,9 @@ class StageReport:
         """One form of the display bundle (uncapped), by its media type."""
         if mime == MEDIA_TYPE:
             return self._memoized("json", self.to_json)
-        return {"text/html": self.html, "text/plain": self.text}[mime]()
+        if mime == "text/html":
+            return self.html(interactive=True)
+        return {"text/plain": self.text}[mime]()
 
     def forms(self) -> dict[str, Any]:
         """The three forms of the display bundle, uncapped."""
@@ -106,8 +133,11 @@ class StageReport:
     def __repr__(self) -> str:
         return self.text()
 
-    def save(self, path: str | os.PathLike, *, full: bool = True) -> str:
-        """Writes a standalone HTML report (works offline); returns the path written."""
+    def save(self, path: str | os.PathLike, *, full: bool = True,
+             interactive: bool = True) -> str:
+        """Writes a standalone HTML report; returns the path written. The page works
+        offline, and is interactive in any browser: it carries the report's data and
+        the interactive view (``interactive=False`` writes the static HTML alone)."""
         path = os.fspath(path)
         if not path.endswith((".html", ".htm")):
             raise ValueError(f"save() writes HTML: give a path ending in .html, got {path!r}.")
@@ -115,7 +145,7 @@ class StageReport:
         if not os.path.isdir(directory):
             raise FileNotFoundError(f"Cannot save to {path!r}: folder {directory!r} does not exist.")
         with open(path, "w", encoding="utf-8") as out:
-            out.write(self.html(full=full, standalone=True))
+            out.write(self.html(full=full, standalone=True, interactive=interactive))
         return path
 
     # -- reading it -------------------------------------------------------------------

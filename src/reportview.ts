@@ -1,0 +1,470 @@
+/**
+ * A stage report, live, in a plain DOM node: the report as panels (the source,
+ * each stage text, the analyses) laid out side by side or as tabs, with a
+ * toolbar, a failure box, and the views linked through one hub. It needs no
+ * JupyterLab: the JupyterLab renderer (`viewer.ts`) wraps it in a Lumino widget,
+ * and the standalone bundle (`standalone.ts`) mounts it on a node of any page.
+ *
+ * DOM hooks (for tests and styles): the root `div.olympus-viewer` (its host marks
+ * it: `[data-olympus-viewer]` in JupyterLab, `[data-olympus-live]` in a page) with
+ * `data-layout` and, once the first panel has painted, `data-olympus-rendered`;
+ * `button[data-olympus-action=layout]`; tabs `[role=tab][data-stage]`; panels
+ * `[role=tabpanel][data-stage-panel][data-stage-kind]`; `[data-olympus-unavailable]`;
+ * `[data-olympus-unsupported]` (a stage this viewer has no view for); `[data-olympus-failure]`.
+ *
+ * The stages, their order, titles, labels, languages and units are the report's
+ * stage table's (see `readReport`): each panel's view follows its stage's kind.
+ */
+import { AnalysisView } from './analysisview';
+import { h } from './dom';
+import {
+  errorBox,
+  failureBox,
+  notesBox,
+  header,
+  unavailableBox,
+  unsupportedBox
+} from './header';
+import { ISelection, LinkHub } from './hub';
+import { LinkIndex } from './links';
+import { LinkStatus } from './linkstatus';
+import {
+  ContractError,
+  IReport,
+  IStageInfo,
+  formatMs,
+  linkedStages,
+  readReport,
+  sourceStage,
+  stageText,
+  unavailableReason
+} from './model';
+import { IPanelView } from './panel';
+import {
+  Layout,
+  loadHidden,
+  loadLayout,
+  saveHidden,
+  saveLayout
+} from './prefs';
+import { SourceView } from './sourceview';
+import { StageView } from './stageview';
+import { TabList } from './tabs';
+import { Toolbar } from './toolbar';
+
+let nextId = 0;
+
+/** A User Timing mark, for benchmarks (`performance.getEntriesByName('olympus:first-paint')`). */
+function mark(name: string): void {
+  try {
+    performance.mark(name);
+  } catch {
+    // no User Timing here
+  }
+}
+
+interface IPanel {
+  stage: IStageInfo;
+  node: HTMLElement;
+  body: HTMLElement;
+  heading: HTMLElement;
+  view: IPanelView | null;
+}
+
+/** A stage report, live: every op of every stage tied to the source line that made it. */
+export class ReportView {
+  /** Shows reports in `node` (its content is the view's from now on). */
+  constructor(readonly node: HTMLElement) {
+    this.node.classList.add('olympus-viewer');
+    // Keys pressed in the report are the report's (arrows, Enter, Escape), not the notebook's.
+    this.node.setAttribute('data-lm-suppress-shortcuts', 'true');
+    // Escape anywhere in the report (unless an editor's search panel took it) clears the highlight.
+    this.node.addEventListener('keydown', e => {
+      const hub = this._hub;
+      if (
+        e.key === 'Escape' &&
+        !e.defaultPrevented &&
+        hub &&
+        hub.current.source !== null
+      ) {
+        hub.clear();
+        e.preventDefault();
+      }
+    });
+  }
+
+  /**
+   * Shows the report `data` (a bundle as JSON data, checked here): the views of
+   * the panels on screen are built at once if the node is in the page, else when
+   * `shown()` is called.
+   */
+  render(data: unknown): void {
+    mark('olympus:render-start');
+    this._reset();
+    let report: IReport;
+    try {
+      report = readReport(data);
+    } catch (err) {
+      const message =
+        err instanceof ContractError
+          ? err.message
+          : `Cannot show this report: ${err}`;
+      this.node.appendChild(errorBox(message));
+      this._markPainted();
+      return;
+    }
+    this._build(report);
+    mark('olympus:built');
+    if (this.node.isConnected) {
+      this._showVisible();
+    }
+  }
+
+  /** The node was put in the page or shown: builds the views now on screen. */
+  shown(): void {
+    this._showVisible();
+  }
+
+  dispose(): void {
+    this._reset();
+  }
+
+  private _reset(): void {
+    for (const p of this._panels.values()) {
+      p.view?.dispose();
+    }
+    this._panels.clear();
+    this._hub = null;
+    this._links = null;
+    this._tabs = null;
+    this._status = null;
+    this.node.textContent = '';
+    delete this.node.dataset.olympusRendered;
+    this._painted = false;
+  }
+
+  private _build(report: IReport): void {
+    const id = `olympus-${++nextId}`;
+    const hub = new LinkHub();
+    this._hub = hub;
+    const links = report.provenance ? new LinkIndex(report.provenance) : null;
+    this._links = links;
+    const table = report.stage_table;
+    const stages = table.map(s => s.name);
+    this._linked = linkedStages(report);
+    this._mode = loadLayout();
+    this._hidden = new Set([...loadHidden()].filter(s => stages.includes(s)));
+    if (stages.every(s => this._hidden.has(s))) {
+      this._hidden.clear();
+    }
+
+    this.node.appendChild(header(report));
+    const notes = notesBox(report);
+    if (notes) {
+      this.node.appendChild(notes);
+    }
+    const failure = failureBox(report);
+    if (failure) {
+      this.node.appendChild(failure);
+    }
+
+    const toolbar = new Toolbar({
+      stages: table.map(s => ({ stage: s.name, label: s.label })),
+      layout: this._mode,
+      hidden: this._hidden,
+      onLayout: layout => this._setLayout(layout),
+      onToggle: (stage, shown) => this._toggle(stage, shown)
+    });
+    this.node.appendChild(toolbar.node);
+
+    this._tabs = new TabList({
+      label: `Stages of ${report.name}`,
+      items: table.map((s, i) => ({
+        stage: s.name,
+        label: s.label,
+        id: `${id}-tab-${i}`,
+        controls: `${id}-panel-${i}`
+      })),
+      onSelect: stage => this._select(stage)
+    });
+    this.node.appendChild(this._tabs.node);
+
+    this._status = new LinkStatus(
+      links,
+      this._linked,
+      () => this._visibleStages(),
+      stage => this._go(stage),
+      () => hub.clear()
+    );
+    if (links && sourceStage(report) !== null) {
+      this.node.appendChild(this._status.node);
+    }
+
+    const grid = h('div', { class: 'olympus-panels' });
+    this.node.appendChild(grid);
+    table.forEach((stage, i) => {
+      const panel = this._panel(report, links, stage, id, i);
+      this._panels.set(stage.name, panel);
+      grid.appendChild(panel.node);
+    });
+
+    hub.changed.connect((_, sel) => this._apply(sel));
+    hub.showRequested.connect((_, stage) => {
+      if (
+        this._mode === 'tabs' &&
+        this._panels.has(stage) &&
+        !this._hidden.has(stage)
+      ) {
+        const focusWasInside = this.node.contains(document.activeElement);
+        this._select(stage);
+        if (focusWasInside) {
+          this._panels.get(stage)?.view?.focus();
+        }
+      }
+    });
+
+    const first = stages.find(s => !this._hidden.has(s)) ?? stages[0];
+    this._selected = first ?? null;
+    this._applyLayout();
+  }
+
+  private _panel(
+    report: IReport,
+    links: LinkIndex | null,
+    stage: IStageInfo,
+    id: string,
+    index: number
+  ): IPanel {
+    const headingId = `${id}-heading-${index}`;
+    const heading = h(
+      'h3',
+      { class: 'olympus-panel-title', id: headingId },
+      stage.title
+    );
+    const meta = h(
+      'span',
+      { class: 'olympus-panel-meta' },
+      this._meta(report, stage)
+    );
+    const body = h('div', { class: 'olympus-panel-body' });
+    const node = h(
+      'section',
+      {
+        class: 'olympus-panel',
+        role: 'tabpanel',
+        id: `${id}-panel-${index}`,
+        'data-stage-panel': stage.name,
+        'data-stage-kind': stage.kind,
+        'aria-labelledby': `${id}-tab-${index}`
+      },
+      h('div', { class: 'olympus-panel-head' }, heading, meta),
+      body
+    );
+    const panel: IPanel = { stage, node, body, heading, view: null };
+    const reason = unavailableReason(report, stage);
+    if (reason !== null) {
+      body.appendChild(unavailableBox(stage, reason));
+      return panel;
+    }
+    const painted = () => this._markPainted();
+    switch (stage.kind) {
+      case 'source':
+        panel.view = links
+          ? new SourceView({
+              stage: stage.name,
+              links,
+              linked: this._linked,
+              hub: this._hub!,
+              label: `Source of ${report.name}`,
+              parent: body,
+              onPainted: painted
+            })
+          : null;
+        break;
+      case 'analysis':
+        panel.view = new AnalysisView(stage, report, body);
+        break;
+      case 'program':
+        panel.view = new StageView({
+          stage: stage.name,
+          language: stage.language,
+          text: stageText(report, stage) ?? '',
+          index: stage.linked && links ? links.stage(stage.name) : null,
+          hub: this._hub!,
+          sourceStage: sourceStage(report),
+          debugInfo: report.debug_info,
+          label: `${stage.title} of ${report.name}`,
+          parent: body,
+          onPainted: painted
+        });
+        break;
+      default:
+        body.appendChild(unsupportedBox(stage));
+    }
+    return panel;
+  }
+
+  /** `8 equations · 13 lines · trace 20.5 ms` */
+  private _meta(report: IReport, stage: IStageInfo): string {
+    const parts: string[] = [];
+    const prov = report.provenance;
+    if (stage.kind === 'source' && prov && prov.function.file !== null) {
+      const file = prov.files[prov.function.file];
+      if (file) {
+        parts.push(
+          `${prov.function.name} · ${file.path.split(/[\\/]/).pop()}:${prov.function.first_line}`
+        );
+      }
+    }
+    if (stage.kind !== 'program') {
+      return parts.join(' · ');
+    }
+    const st = stage.linked && prov ? prov.stages[stage.name] : undefined;
+    if (st) {
+      parts.push(`${st.ops.count.toLocaleString('en-US')} ${stage.unit}`);
+    }
+    const text = stageText(report, stage);
+    if (text !== null) {
+      let n = 1;
+      for (
+        let i = text.indexOf('\n');
+        i >= 0 && i < text.length - 1;
+        i = text.indexOf('\n', i + 1)
+      ) {
+        n++;
+      }
+      parts.push(`${n.toLocaleString('en-US')} lines`);
+      // The time of the step that made it (not for a stage it could not make).
+      const step = stage.step;
+      if (step && report.timings[step] !== undefined) {
+        parts.push(`${step} ${formatMs(report.timings[step])}`);
+      }
+    }
+    return parts.join(' · ');
+  }
+
+  private _visibleStages(): string[] {
+    return [...this._panels.keys()].filter(s => !this._hidden.has(s));
+  }
+
+  private _setLayout(layout: Layout): void {
+    this._mode = layout;
+    saveLayout(layout);
+    this._applyLayout();
+  }
+
+  private _toggle(stage: string, shown: boolean): void {
+    if (shown) {
+      this._hidden.delete(stage);
+    } else {
+      this._hidden.add(stage);
+    }
+    saveHidden(this._hidden);
+    this._applyLayout();
+  }
+
+  private _select(stage: string): void {
+    this._selected = stage;
+    this._applyLayout();
+  }
+
+  /** Go to a stage from the status line: its tab, or its panel's editor. */
+  private _go(stage: string): void {
+    if (this._mode === 'tabs') {
+      this._select(stage);
+    }
+    this._panels.get(stage)?.view?.focus();
+  }
+
+  private _applyLayout(): void {
+    const tabs = this._tabs;
+    if (!tabs) {
+      return;
+    }
+    const side = this._mode === 'side-by-side';
+    this.node.dataset.layout = this._mode;
+    const visible = this._visibleStages();
+    if (this._selected === null || !visible.includes(this._selected)) {
+      this._selected = visible[0] ?? null;
+    }
+    tabs.node.hidden = side;
+    for (const [stage, panel] of this._panels) {
+      tabs.setHidden(stage, this._hidden.has(stage));
+      const shown = side ? !this._hidden.has(stage) : stage === this._selected;
+      panel.node.hidden = !shown;
+      panel.node.setAttribute(
+        'aria-labelledby',
+        side ? panel.heading.id : `${panel.node.id.replace('-panel-', '-tab-')}`
+      );
+    }
+    if (this._selected) {
+      tabs.select(this._selected);
+    }
+    this.node.classList.toggle('olympus-side-by-side', side);
+    if (this.node.isConnected) {
+      this._showVisible();
+    }
+  }
+
+  /** Builds the views of the panels now on screen (the others wait until shown). */
+  private _showVisible(): void {
+    let any = false;
+    for (const panel of this._panels.values()) {
+      if (!panel.node.hidden && panel.view) {
+        panel.view.show();
+        any =
+          any ||
+          panel.view instanceof StageView ||
+          panel.view instanceof SourceView;
+      }
+    }
+    if (!any) {
+      requestAnimationFrame(() => this._markPainted());
+    }
+  }
+
+  private _apply(sel: ISelection): void {
+    for (const panel of this._panels.values()) {
+      panel.view?.apply(sel);
+    }
+    this._status?.update(sel);
+    const ops =
+      sel.source && this._links ? this._links.opsOf(sel.source) : undefined;
+    for (const stage of this._linked) {
+      const lit = (ops?.[stage.name]?.length ?? 0) > 0;
+      this._tabs?.setMarked(
+        stage.name,
+        lit && !!this._panels.get(stage.name)?.view
+      );
+    }
+  }
+
+  private _markPainted(): void {
+    if (!this._painted) {
+      this._painted = true;
+      this.node.dataset.olympusRendered = '1';
+      mark('olympus:rendered');
+      try {
+        performance.measure(
+          'olympus:first-paint',
+          'olympus:render-start',
+          'olympus:rendered'
+        );
+      } catch {
+        // no start mark (cleared by the page): nothing to measure
+      }
+    }
+  }
+
+  private _hub: LinkHub | null = null;
+  private _links: LinkIndex | null = null;
+  private _tabs: TabList | null = null;
+  private _status: LinkStatus | null = null;
+  private _panels = new Map<string, IPanel>();
+  /** The report's linked stages, in order. */
+  private _linked: IStageInfo[] = [];
+  private _mode: Layout = 'tabs';
+  private _hidden = new Set<string>();
+  private _selected: string | null = null;
+  private _painted = false;
+}

@@ -1,0 +1,276 @@
+"""The interactive view outside the JupyterLab extension, in a real browser.
+
+The page ``report.save()`` writes, opened from ``file://`` with no network, and a
+notebook in a JupyterLab whose Olympus extension is disabled (as in any frontend
+that shows a report's ``text/html`` form: Colab, VS Code, the classic notebook):
+where scripts run, the report is the extension's live view, linked both ways;
+where they do not (an untrusted notebook), it is the static HTML, and nothing from
+the report runs anywhere.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from unittest import mock
+
+import pytest
+
+import olympus.numpy as jnp
+import olympus_jupyter
+from olympus_jupyter.report import interactive
+
+from labserver import Server, artifacts_dir, run_all_cells, write_notebook
+
+pytestmark = pytest.mark.skipif(
+    interactive.viewer() is None,
+    reason="the view is not built (jlpm build:standalone; the package build makes it)")
+
+#: Markup that would end the data's script element and run its own.
+BREAKOUT = "</script><script>window.__pwned=1</script><!--<script>"
+
+LIVE = "[data-olympus-live][data-olympus-rendered]"
+
+
+def pwned(page) -> bool:
+    return page.evaluate("() => window.__pwned !== undefined")
+
+
+def set_layout(root, layout):
+    if root.get_attribute("data-layout") != layout:
+        root.locator('button[data-olympus-action="layout"]').click()
+    assert root.get_attribute("data-layout") == layout
+
+
+def assert_linked_both_ways(root, source_line: str, ops, back: tuple[str, str]):
+    """Clicking ``source_line`` lights its ops in every stage (``ops``: stage → a text
+    of one of them); clicking the op ``back`` (stage, text) leads to its line."""
+    set_layout(root, "side-by-side")
+    line = root.locator('[data-stage-panel="source"] .cm-line', has_text=source_line).first
+    line.click()
+    assert "olympus-active" in line.get_attribute("class")
+    for stage, text in ops:
+        linked = root.locator(f'[data-stage-panel="{stage}"] .cm-line.olympus-linked')
+        linked.first.wait_for()
+        assert any(text in t for t in linked.all_inner_texts()), (stage, linked.all_inner_texts())
+    stage, text = back
+    root.locator(f'[data-stage-panel="{stage}"] .cm-line', has_text=text).first.click()
+    active = root.locator('[data-stage-panel="source"] .cm-line.olympus-active')
+    active.wait_for()
+    return active.inner_text()
+
+
+# -- the page report.save() writes ----------------------------------------------------
+
+def model(x):
+    y = jnp.sin(x)
+    z = y * 2
+    return jnp.tanh(z @ z.T)
+
+
+def hostile(x):
+    """</script><script>window.__pwned=1</script><!--<script>
+    <img src=x onerror="window.__pwned=1">"""
+    label = "</script><script>window.__pwned=1</script>"
+    return jnp.cos(x) * len(label)
+
+
+hostile.__name__ = hostile.__qualname__ = BREAKOUT
+
+
+@pytest.fixture(scope="module")
+def saved_pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pages")
+    return {
+        "model": olympus_jupyter.inspect(model, jnp.ones((4, 4)), cache=None)
+        .save(folder / "model.html"),
+        "hostile": olympus_jupyter.inspect(hostile, jnp.ones(3), cache=None)
+        .save(folder / "hostile.html"),
+    }
+
+
+def open_offline(page, path):
+    """Opens a saved page from file://, with every request other than the file refused."""
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+               else route.abort())
+    url = pathlib.Path(path).as_uri()
+    page.goto(url)
+    root = page.locator(LIVE)
+    root.wait_for()
+    return root, requests, url
+
+
+def test_a_saved_page_is_the_live_view_linked_both_ways(page, saved_pages):
+    root, requests, url = open_offline(page, saved_pages["model"])
+    # The view took the static report's place; its scripts are gone.
+    assert page.locator(".olympus-report[data-olympus-live]").count() == 1
+    assert not page.locator(".olympus-report > details.stage").first.is_visible()
+    assert page.evaluate("() => document.scripts.length") == 0
+    line = assert_linked_both_ways(
+        root, "y = jnp.sin(x)",
+        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
+        ("stablehlo", "stablehlo.tanh"))
+    assert "jnp.tanh" in line
+    page.keyboard.press("Escape")
+    assert root.locator(".cm-line.olympus-linked").count() == 0
+    page.screenshot(path=str(artifacts_dir() / "standalone-saved-page.png"))
+    assert requests == [url]                              # nothing else was asked for
+    # The analyses are there too.
+    set_layout(root, "tabs")
+    root.locator('[role="tab"][data-stage="memory"]').click()
+    assert root.locator('[data-stage-panel="memory"]').is_visible()
+
+
+def test_a_hostile_saved_page_shows_the_markup_as_text(page, saved_pages):
+    root, requests, url = open_offline(page, saved_pages["hostile"])
+    assert not pwned(page)
+    assert BREAKOUT in root.locator(".olympus-name").inner_text()
+    assert 'label = "</script><script>window.__pwned=1</script>"' in \
+        root.locator('[data-stage-panel="source"] .cm-content').inner_text()
+    assert_linked_both_ways(root, "jnp.cos(x)", [("stablehlo", "stablehlo.cosine")],
+                            ("stablehlo", "stablehlo.cosine"))
+    assert not pwned(page)
+    # (CodeMirror's widget buffers are images with no source: they load nothing.)
+    assert page.evaluate("() => document.querySelectorAll('script, img[src], iframe').length") == 0
+    assert requests == [url]
+
+
+def test_the_static_page_shows_where_scripts_do_not_run(browser, saved_pages):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(pathlib.Path(saved_pages["model"]).as_uri())
+        assert page.locator(".olympus-report > details.stage").first.is_visible()
+        assert "y = jnp.sin(x)" in page.locator(".olympus-report").inner_text()
+        assert page.locator("[data-olympus-live]").count() == 0
+    finally:
+        context.close()
+
+
+# -- frontends that insert an output their own way --------------------------------------
+
+#: How frontends put an HTML output in the page and run its scripts: JupyterLab and
+#: Notebook 7 (innerHTML, then each script replaced by a copy in place), VS Code
+#: (a parsed fragment, whose scripts run when inserted), the classic notebook
+#: (jQuery: innerHTML, then each JavaScript script's text run in a copy in <head>).
+INSERT = {
+    "copy-in-place": """(html) => { const out = document.createElement('div');
+        document.body.appendChild(out); out.innerHTML = html;
+        for (const old of [...out.querySelectorAll('script')]) {
+          if (!old.parentNode) continue;
+          const s = document.createElement('script');
+          for (const a of old.attributes) s.setAttribute(a.name, a.value);
+          s.textContent = old.textContent; old.replaceWith(s);
+        } }""",
+    "fragment": """(html) => { const out = document.createElement('div');
+        document.body.appendChild(out);
+        out.appendChild(document.createRange().createContextualFragment(html)); }""",
+    "copy-in-head": """(html) => { const out = document.createElement('div');
+        document.body.appendChild(out); out.innerHTML = html;
+        for (const old of [...out.querySelectorAll('script')]) {
+          if (old.type && old.type !== 'text/javascript') continue;
+          const s = document.createElement('script'); s.text = old.textContent;
+          document.head.appendChild(s).parentNode.removeChild(s);
+        } }""",
+}
+
+
+@pytest.mark.parametrize("how", list(INSERT))
+def test_every_way_of_running_an_outputs_scripts_shows_the_view(page, how):
+    report = olympus_jupyter.inspect(model, jnp.ones((4, 4)), cache=None)
+    other = olympus_jupyter.inspect(hostile, jnp.ones(3), cache=None)
+    page.set_content("<!DOCTYPE html><html><head></head><body></body></html>")
+    # Two outputs of one report (a report displayed twice) and another report.
+    for html in (report.form("text/html"), report.form("text/html"), other.form("text/html")):
+        page.evaluate(INSERT[how], html)
+    page.wait_for_function("() => document.querySelectorAll("
+                           f"'{LIVE}').length === 3")
+    assert page.evaluate("() => Object.keys(window.__olympusViewers).length") == 1
+    assert page.locator(".olympus-report:not([data-olympus-live])").count() == 0
+    assert not pwned(page)
+    roots = page.locator(LIVE)
+    line = assert_linked_both_ways(roots.nth(1), "y = jnp.sin(x)",
+                                   [("stablehlo", "stablehlo.sine")],
+                                   ("stablehlo", "stablehlo.tanh"))
+    assert "jnp.tanh" in line
+    # Each view is linked on its own.
+    assert roots.nth(0).locator(".cm-line.olympus-linked").count() == 0
+    assert BREAKOUT in roots.nth(2).locator(".olympus-name").inner_text()
+    assert not pwned(page)
+
+
+# -- a notebook in JupyterLab with the extension disabled -----------------------------
+
+SETUP = ("import olympus, olympus.numpy as jnp\n"
+         "import olympus_jupyter\n"
+         "%load_ext olympus_jupyter")
+MODEL = ('def f(x):\n'
+         '    """</script><script>window.__pwned=1</script><!--<script>"""\n'
+         '    y = jnp.sin(x)\n'
+         '    z = y * 2\n'
+         '    return jnp.tanh(z @ z.T)\n'
+         'f.__name__ = "f</script><script>window.__pwned=1</script>"\n'
+         'x = jnp.ones((4, 4))')
+SHOW = "%olympus_lower f(x)"
+
+
+@pytest.fixture(scope="module")
+def lab_without_olympus(notebooks_dir, tmp_path_factory):
+    """A JupyterLab whose Olympus extension is disabled, in a config dir of its own."""
+    tmp = tmp_path_factory.mktemp("lab-without-olympus")
+    config = tmp / "config"
+    config.mkdir()
+    env = {"JUPYTER_CONFIG_DIR": str(config)}
+    proc = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "disable",
+                           "--level=user", "olympus-jupyter"],
+                          env={**os.environ, **env}, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    page_config = json.loads((config / "labconfig" / "page_config.json").read_text())
+    assert page_config["disabledExtensions"]["olympus-jupyter"] is True
+    with mock.patch.dict(os.environ, env):  # the server's environment only
+        server = Server("lab", notebooks_dir, tmp)
+    yield server
+    server.stop()
+
+
+def test_the_html_output_is_the_live_view_where_the_extension_is_off(page, lab_without_olympus,
+                                                                     notebooks_dir):
+    name = write_notebook(notebooks_dir / "no-extension.ipynb", [SETUP, MODEL, SHOW],
+                          execute=False).name
+    run_all_cells(page, lab_without_olympus, f"lab/tree/{name}?reset")
+    root = page.locator(f'.jp-OutputArea-output[data-mime-type="text/html"] {LIVE}')
+    root.wait_for(timeout=120_000)
+    assert page.locator("[data-olympus-viewer]").count() == 0  # no extension here
+    assert not pwned(page)
+    line = assert_linked_both_ways(
+        root, "y = jnp.sin(x)",
+        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
+        ("stablehlo", "stablehlo.tanh"))
+    assert "jnp.tanh" in line
+    assert "f</script><script>window.__pwned=1</script>" in \
+        root.locator(".olympus-name").inner_text()
+    page.screenshot(path=str(artifacts_dir() / "standalone-lab-without-extension.png"))
+    assert not pwned(page)
+    assert page.locator(".jp-OutputArea script").count() == 0
+
+
+def test_an_untrusted_notebook_shows_the_static_html_and_runs_nothing(page, lab_without_olympus,
+                                                                      notebooks_dir):
+    name = write_notebook(notebooks_dir / "no-extension-saved.ipynb", [SETUP, MODEL, SHOW]).name
+    page.goto(lab_without_olympus.page_url(f"lab/tree/{name}?reset"))
+    static = page.locator('.jp-OutputArea-output[data-mime-type="text/html"] .olympus-report')
+    static.wait_for(timeout=60_000)
+    assert page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2).trusted") is False
+    page.wait_for_timeout(1000)  # time for any script to have run
+    assert page.locator("[data-olympus-live]").count() == 0
+    assert page.locator(".jp-OutputArea script").count() == 0  # the sanitizer took them
+    assert "y = jnp.sin(x)" in static.inner_text()
+    assert "f</script><script>window.__pwned=1</script>" in static.inner_text()
+    assert not pwned(page)
+    page.screenshot(path=str(artifacts_dir() / "standalone-lab-untrusted.png"))
