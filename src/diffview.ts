@@ -38,7 +38,8 @@ import {
   unavailableReason
 } from './model';
 import { buildSourceDoc } from './sourceview';
-import { change, formatNumber, memoryRows } from './tables';
+import { costKeys, costName, formatCost } from './costnames';
+import { change, memoryRows } from './tables';
 import { TabList } from './tabs';
 
 let nextId = 0;
@@ -97,6 +98,9 @@ function diffText(report: IReport, stage: IStageInfo): string | null {
   return stageText(report, row);
 }
 
+const own = (o: object, k: string) =>
+  Object.prototype.hasOwnProperty.call(o, k);
+
 /** Two reports' analyses, metric by metric. */
 function compareTable(diff: IDiff, stage: 'cost' | 'memory'): HTMLTableElement {
   const [a, b] = diff.labels;
@@ -110,13 +114,18 @@ function compareTable(diff: IDiff, stage: 'cost' | 'memory'): HTMLTableElement {
       diff.after.analyses.cost.compiled ??
       diff.after.analyses.cost.lowered ??
       {};
-    const keys = [...new Set([...Object.keys(ca), ...Object.keys(cb)])].sort();
+    const keys = [
+      ...new Set([...costKeys(diff.before), ...costKeys(diff.after)])
+    ].filter(k => own(ca, k) || own(cb, k));
     for (const k of keys) {
+      const name = diff.before.analyses.cost.names.has(k)
+        ? costName(diff.before, k)
+        : costName(diff.after, k);
       rows.push([
-        k,
-        formatNumber(ca[k]),
-        formatNumber(cb[k]),
-        change(ca[k], cb[k])
+        name.label,
+        formatCost(own(ca, k) ? ca[k] : null, name.unit),
+        formatCost(own(cb, k) ? cb[k] : null, name.unit),
+        change(own(ca, k) ? ca[k] : undefined, own(cb, k) ? cb[k] : undefined)
       ]);
     }
   } else {

@@ -436,6 +436,18 @@ export interface IFailure {
   }[];
 }
 
+/** A cost figure named for people (from the bundle: `analyses.cost.names`). */
+export interface ICostName {
+  /** The figure named for people. */
+  label: string;
+  /** `flops`, `ops`, `bytes`, `seconds` or '' (a plain number). */
+  unit: string;
+  /** What it counts, in a sentence or two. */
+  explanation: string;
+  /** The label with `N` for the operand: the legend's entry. */
+  family: string;
+}
+
 export interface IReport {
   schema: 'olympus.stages';
   /** The version the document was written in (1 is read into the shape of 2). */
@@ -456,6 +468,13 @@ export interface IReport {
     cost: {
       lowered: { [metric: string]: number } | null;
       compiled: { [metric: string]: number } | null;
+      /** Each key named for people, in table order (empty for older bundles). */
+      names: Map<string, ICostName>;
+      /** `[family, explanation]` per kind of figure shown. */
+      legend: [string, string][];
+      /** What the lowered and compiled figures are ('' for older bundles). */
+      note: string;
+      columns: { lowered: string; compiled: string };
     };
     memory: { [key: string]: number } | null;
   };
@@ -585,6 +604,58 @@ function v1StageTable(stages: unknown): IStageInfo[] {
   return rows;
 }
 
+/** The names the bundle gives the cost figures (`analyses.cost`): text only. */
+function readCostNames(
+  cost: Record<string, unknown>
+): Pick<IReport['analyses']['cost'], 'names' | 'legend' | 'note' | 'columns'> {
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  const names = new Map<string, ICostName>();
+  if (isObject(cost.names)) {
+    for (const [key, n] of Object.entries(cost.names)) {
+      if (isObject(n)) {
+        names.set(key, {
+          label: text(n.label) || key,
+          unit: text(n.unit),
+          explanation: text(n.explanation),
+          family: text(n.family) || key
+        });
+      }
+    }
+  }
+  const legend = Array.isArray(cost.legend)
+    ? cost.legend
+        .filter(e => Array.isArray(e) && e.length === 2)
+        .map(e => [text(e[0]), text(e[1])] as [string, string])
+    : [];
+  // Table order: the bundle's `order` (JSON object keys may have been sorted).
+  if (Array.isArray(cost.order)) {
+    const ordered = new Map<string, ICostName>();
+    for (const key of cost.order) {
+      const name = typeof key === 'string' ? names.get(key) : undefined;
+      if (name) {
+        ordered.set(key as string, name);
+      }
+    }
+    for (const [key, name] of names) {
+      if (!ordered.has(key)) {
+        ordered.set(key, name);
+      }
+    }
+    names.clear();
+    ordered.forEach((v, k) => names.set(k, v));
+  }
+  const columns = isObject(cost.columns) ? cost.columns : {};
+  return {
+    names,
+    legend,
+    note: text(cost.note),
+    columns: {
+      lowered: text(columns.lowered),
+      compiled: text(columns.compiled)
+    }
+  };
+}
+
 /**
  * Checks a report against the published schema, then what the schema cannot
  * express (the stage table against `stages`, op indices against their stage), and
@@ -650,7 +721,8 @@ export function readReport(data: unknown, at = ''): IReport {
     analyses: {
       cost: {
         lowered: isObject(cost.lowered) ? (cost.lowered as any) : null,
-        compiled: isObject(cost.compiled) ? (cost.compiled as any) : null
+        compiled: isObject(cost.compiled) ? (cost.compiled as any) : null,
+        ...readCostNames(cost)
       },
       memory: isObject(analyses.memory) ? (analyses.memory as any) : null
     },

@@ -2,15 +2,7 @@
  * The analyses as tables: cost before vs after optimization, and memory with a
  * bar chart of its breakdown. Pure functions from report data to DOM (text only).
  */
-import {
-  COMPILED_NOTE,
-  LOWERED_NOTE,
-  STAGES_NOTE,
-  compareCostKeys,
-  costLegend,
-  describeCost,
-  formatCost
-} from './costnames';
+import { costKeys, costName, formatCost } from './costnames';
 import { h, svg } from './dom';
 import { IReport, formatBytes } from './model';
 
@@ -80,15 +72,6 @@ function table(
   );
 }
 
-function costKeys(report: IReport): string[] {
-  const { lowered, compiled } = report.analyses.cost;
-  const keys = new Set([
-    ...Object.keys(lowered ?? {}),
-    ...Object.keys(compiled ?? {})
-  ]);
-  return [...keys].sort(compareCostKeys);
-}
-
 /**
  * Cost estimates before (lowered) and after (compiled) optimization, with the
  * change: each figure named for people with its unit, XLA's key beside it (small),
@@ -98,7 +81,7 @@ export function costTable(report: IReport): HTMLTableElement {
   const before = report.analyses.cost.lowered ?? {};
   const after = report.analyses.cost.compiled ?? {};
   const rows = costKeys(report).map(k => {
-    const name = describeCost(k);
+    const name = costName(report, k);
     return h(
       'tr',
       { 'data-key': k },
@@ -120,8 +103,8 @@ export function costTable(report: IReport): HTMLTableElement {
     'The compiler’s cost estimates',
     [
       'figure',
-      ['before optimization (lowered)', LOWERED_NOTE],
-      ['after optimization (compiled)', COMPILED_NOTE],
+      ['before optimization (lowered)', report.analyses.cost.columns.lowered],
+      ['after optimization (compiled)', report.analyses.cost.columns.compiled],
       'change'
     ],
     rows
@@ -136,8 +119,8 @@ export function costLegendBox(report: IReport): HTMLElement {
   return h(
     'div',
     { class: 'olympus-notes', 'data-olympus-legend': 'cost' },
-    h('p', null, STAGES_NOTE),
-    ...costLegend(costKeys(report)).map(([label, text]) =>
+    report.analyses.cost.note ? h('p', null, report.analyses.cost.note) : null,
+    ...report.analyses.cost.legend.map(([label, text]) =>
       h('p', null, h('b', null, label), ': ', text)
     )
   );

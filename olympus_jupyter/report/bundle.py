@@ -74,9 +74,7 @@ def to_json(report) -> dict[str, Any]:
         "analyses": {"cost": {"lowered": _copy(a.cost_lowered),
                               "compiled": _copy(a.cost_compiled),
                               # For viewers: each key named for people (cost_names.py)
-                              "names": cost_names.names_json(a.cost_lowered,
-                                                             a.cost_compiled),
-                              "note": cost_names.STAGES_NOTE},
+                              **cost_names.bundle_json(a.cost_lowered, a.cost_compiled)},
                      "memory": _copy(a.memory)},
         "provenance": report.provenance.to_json() if report.provenance else None,
         **({"notes": list(report.notes)} if report.notes else {}),

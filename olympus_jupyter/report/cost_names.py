@@ -45,8 +45,9 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-__all__ = ["CostName", "describe", "sort_key", "legend", "names_json", "STAGES_NOTE",
+__all__ = ["CostName", "describe", "sort_key", "legend", "names_json", "bundle_json", "STAGES_NOTE",
            "LOWERED_NOTE", "COMPILED_NOTE"]
 
 #: What the two columns of the cost table are.
@@ -235,6 +236,24 @@ def names_json(*tables: Mapping[str, float] | None) -> dict[str, dict[str, str]]
     (``analyses.cost.names``), in table order."""
     keys = {k for t in tables if t for k in t}
     return {k: describe(k).to_json() for k in sorted(keys, key=sort_key)}
+
+
+def bundle_json(*tables: Mapping[str, float] | None) -> dict[str, Any]:
+    """What the bundle carries for viewers beside the figures (``analyses.cost``):
+    the keys' ``names`` and their table ``order``, the ``legend``, the ``note`` on lowered and
+    compiled figures and each column's (``columns``). Viewers show these and name
+    nothing themselves.
+
+    >>> sorted(bundle_json({"flops": 2.0}, None))
+    ['columns', 'legend', 'names', 'note', 'order']
+    >>> bundle_json({"bytes accessed1{}": 8.0}, None)["legend"][0][0]
+    'bytes read from operand N'
+    """
+    names = names_json(*tables)
+    # The order is said apart: a notebook saves JSON objects with their keys sorted.
+    return {"names": names, "order": list(names),
+            "legend": [list(entry) for entry in legend(names)],
+            "note": STAGES_NOTE, "columns": {"lowered": LOWERED_NOTE, "compiled": COMPILED_NOTE}}
 
 
 # -- values with units ----------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 import olympus.numpy as jnp
 import olympus_jupyter
+from olympus_jupyter.report.cost_names import bundle_json
 from labserver import artifacts_dir, open_notebook, write_notebook
 
 MIME = "application/vnd.olympus.stages+json"
@@ -387,14 +388,19 @@ def cost_nb(notebooks_dir):
                                    np.ones((8, 3), np.float32), cache=None).to_json()
     data = json.loads(json.dumps(data))
     assert data["analyses"]["cost"]["lowered"], "this backend reports no cost analysis"
-    data["analyses"]["cost"]["lowered"].update(EXTRA_COST)
-    # A bundle written before the names were: the view names the keys itself.
+    cost = data["analyses"]["cost"]
+    cost["lowered"].update(EXTRA_COST)
+    cost.update(bundle_json(cost["lowered"], cost["compiled"]))  # as Python names them
+    # A bundle written before the names were: the view shows XLA's keys.
     old = copy.deepcopy(data)
-    del old["analyses"]["cost"]["names"], old["analyses"]["cost"]["note"]
+    for field in ("names", "order", "legend", "note", "columns"):
+        del old["analyses"]["cost"][field]
     return saved_outputs_notebook(notebooks_dir / "cost.ipynb", [data, old]).name, data
 
 
 def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, cost_nb):
+    """The view shows the names the bundle carries (it names nothing itself); an
+    older bundle without them shows XLA's keys."""
     from olympus_jupyter.report.cost_names import STAGES_NOTE, describe
     name, data = cost_nb
     open_notebook(page, lab, name)
@@ -413,6 +419,14 @@ def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, co
         rows = table.locator("tbody tr")
         keys = [rows.nth(i).get_attribute("data-key") for i in range(rows.count())]
         assert set(keys) == set(lowered) | set(compiled)
+        if n == 1:  # no names in the bundle: each key as itself, its value shown
+            for i, key in enumerate(keys):
+                th = rows.nth(i).locator("th")
+                assert th.inner_text() == key and f"XLA key: {key}" in th.get_attribute("title")
+                assert th.locator("code").count() == 0
+            assert root.locator('[data-olympus-legend="cost"] b').count() == 0
+            continue
+        assert keys == data["analyses"]["cost"]["order"]  # the bundle's order
         for i, key in enumerate(keys):
             expected = describe(key)
             th = rows.nth(i).locator("th")
