@@ -5,7 +5,10 @@
 #   ./run.sh --headless [OUT]  install, then write a standalone HTML report (no browser needed)
 #   ./run.sh --test [ARGS]     install the test tools, run the test suite (ARGS go to pytest),
 #                              then run it again against the oldest and the newest JAX that
-#                              Olympus supports (OLYMPUS_JAX_ENDS=0 skips that part)
+#                              Olympus supports (OLYMPUS_JAX_ENDS=0 skips that part); then,
+#                              when CI=true or OLYMPUS_BENCH=1 (OLYMPUS_BENCH=0: never), the
+#                              benchmarks in short mode, every budget checked (a budget over
+#                              fails like a test; benchmarks/README.md says more)
 #
 # It installs into the active virtual environment, or else into .venv here (made
 # with python3 on first use), never into the system's Python. OLYMPUS_INSTALL=0
@@ -127,6 +130,12 @@ case "${1:-}" in
         if [ "${OLYMPUS_JAX_ENDS:-1}" != 0 ]; then
             test_against_jax "$JAX_OLDEST" "$JAX_OLDEST_PYTHON" "$@" || failed+=("JAX $JAX_OLDEST")
             test_against_jax "$JAX_NEWEST" "$JAX_NEWEST_PYTHON" "$@" || failed+=("JAX $JAX_NEWEST")
+        fi
+        # The benchmarks after the tests, never beside them (timings need the cores).
+        if [ "${OLYMPUS_BENCH:-}" = 1 ] || { [ "${CI:-}" = true ] && [ "${OLYMPUS_BENCH:-}" != 0 ]; }; then
+            say "benchmarks, short mode (budgets judged on the median of repeats)"
+            "$python" benchmarks/run_all.py --short --json test-artifacts/benchmarks.json \
+                || failed+=("benchmarks (a budget over, or one did not complete: see the table)")
         fi
         if [ ${#failed[@]} -gt 0 ]; then
             echo "run.sh: tests failed with: ${failed[*]}" >&2

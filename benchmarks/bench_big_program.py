@@ -11,7 +11,8 @@ rounds alternate which side goes first; the ratio is the median of the rounds'.
 A child times only the work (trace to report), after its imports and a small
 program that warms both JAX and Olympus up.
 
-Run: python benchmarks/bench_big_program.py [--short]   (--short: one round instead of three)
+Run: python benchmarks/bench_big_program.py [--short] [--json PATH]
+(--short: one round instead of three)
 
 The budget is for 50,000 equations: below that XLA's compile is cheap next to the
 work of reading every op, so the ratio is not comparable.
@@ -23,6 +24,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from _results import Results, name_of, parser
 
 BUDGET = 2.0
 EQUATIONS = 50_000
@@ -77,11 +80,10 @@ def run_child(side: str, equations: int) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--short", action="store_true", help="one round instead of three")
-    parser.add_argument("--child", nargs=2, metavar=("SIDE", "EQUATIONS"),
-                        help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    options = parser(__doc__, "one round instead of three")
+    options.add_argument("--child", nargs=2, metavar=("SIDE", "EQUATIONS"),
+                         help=argparse.SUPPRESS)
+    args = options.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]))))
         return 0
@@ -110,6 +112,14 @@ def main() -> int:
           f"budget <= {MAX_OUTPUT_BYTES / 1e6:g} MB) {verdict}")
     note = last["note"]
     print(f"note shown: {note[:120] + '...' if note else '(none)'}")
+    results = Results(name_of(__file__))
+    results.add(f"{EQUATIONS:,} equations: report + display bundle / JAX trace+lower+compile, "
+                "each in a fresh process", ratio, "x", BUDGET)
+    results.add(f"{EQUATIONS:,} equations: saved output (display bundle, all forms)", size / 1e6,
+                "MB", MAX_OUTPUT_BYTES / 1e6)
+    results.add("report + display bundle", statistics.median(ours), "s")
+    results.add("JAX trace+lower+compile", statistics.median(theirs), "s")
+    results.write(args.json)
     return 0 if ratio <= BUDGET and size <= MAX_OUTPUT_BYTES else 1
 
 

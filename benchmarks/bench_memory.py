@@ -27,7 +27,7 @@ after each edit: what grows then is Olympus's, what does not is JAX's own caches
 (they keep what was made for every specialization of a function while the function
 lives, and the inspector keeps its function alive).
 
-Run: python benchmarks/bench_memory.py [--short]
+Run: python benchmarks/bench_memory.py [--short] [--json PATH]
 """
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
+
+from _results import Results, name_of, parser
 
 PEAK_BUDGET = 2.0       # report's peak RSS / JAX compile's peak RSS
 FLAT_BUDGET = 0.05      # RSS growth from the middle of a loop to its end
@@ -271,7 +273,8 @@ def run_child(name: str, mode: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def flat(what: str, result: dict, n: int, judged: bool = True) -> bool:
+def flat(what: str, result: dict, n: int, judged: bool = True,
+         results: Results | None = None) -> bool:
     readings = {int(k): v for k, v in result["readings"].items()}
     mid, end = readings[n // 2], readings[n]
     growth = (end - mid) / mid
@@ -283,15 +286,17 @@ def flat(what: str, result: dict, n: int, judged: bool = True) -> bool:
           f"{growth * 100:+.2f} % {verdict}")
     print(f"  RSS (MiB) along the loop: {trace}; {result['seconds']:.1f} s"
           + (f"; history kept {result['history']} entries" if "history" in result else ""))
+    if results is not None:
+        results.add(f"RSS growth, {what}, from #{n // 2} to #{n}", growth * 100, "%",
+                    FLAT_BUDGET * 100 if judged else None)
     return ok
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--short", action="store_true", help="fewer iterations, a smaller model")
-    parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=("full", "short"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    options = parser(__doc__, "fewer iterations, a smaller model")
+    options.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
+    options.add_argument("--mode", choices=("full", "short"), help=argparse.SUPPRESS)
+    args = options.parse_args()
     if args.child:
         print(json.dumps(CHILDREN[args.child](args.mode)))
         return 0
@@ -300,6 +305,7 @@ def main() -> int:
     cfg, n = BIG[mode], LOOPS[mode]
     start = time.perf_counter()
     ok = True
+    results = Results(name_of(__file__))
 
     a, b = run_child("jax", mode), run_child("report", mode)
     ratio = b["peak"] / a["peak"]
@@ -317,16 +323,22 @@ def main() -> int:
           f"after import olympus_jupyter (+{b['after_import'] - b['after_jax']:.1f}), "
           f"{b['base']:.1f} MiB with params; report + bundle add {b['peak'] - b['base']:.1f} MiB "
           f"at its peak ({b['seconds']:.2f} s, {b['message'] / 2**20:.1f} MiB display message)")
+    results.add(f"peak RSS, full report of an {model} / JAX compiling it", ratio, "x",
+                PEAK_BUDGET)
+    results.add("peak RSS, Olympus report", b["peak"], "MiB")
+    results.add("peak RSS, JAX compile", a["peak"], "MiB")
 
     kept = f"{BOUNDS[mode] or 32} kept"
     ok &= flat(f"{n} inspections of distinct functions ({kept})",
-               run_child("inspections", mode), n)
-    edits_ok = flat(f"{n} shape edits in one Inspector ({kept})", run_child("edits", mode), n)
+               run_child("inspections", mode), n, results=results)
+    edits_ok = flat(f"{n} shape edits in one Inspector ({kept})", run_child("edits", mode), n,
+                    results=results)
     if not edits_ok:
         flat("  the same edits, jax.clear_caches() after each (what Olympus itself keeps)",
              run_child("edits-cleared", mode), n, judged=False)
     ok &= edits_ok
     print(f"({mode} mode, {time.perf_counter() - start:.0f} s in all)")
+    results.write(args.json)
     return 0 if ok else 1
 
 

@@ -6,7 +6,8 @@ the function and print its olympuspr/jaxpr, StableHLO (with debug info), HLO and
 compiled HLO; the JSON form <= 2x the raw stage texts; re-inspecting an unchanged
 function and signature (cache hit, bundle included) <= 10% of the first time.
 
-Run: python benchmarks/bench_report.py
+Run: python benchmarks/bench_report.py [--short] [--json PATH]
+(--short: the same 15 rounds: the report's budget has the least margin)
 """
 import json
 import statistics
@@ -19,6 +20,8 @@ import numpy as np
 
 from olympus_jupyter import ReportCache, inspect
 from olympus_jupyter.highlight.render import _highlight
+
+from _results import Results, name_of, parser
 
 LAYERS, WIDTH, BATCH = 24, 512, 8
 ROUNDS = 15
@@ -54,6 +57,7 @@ def timed(fn, *args):
 
 
 def main() -> int:
+    args = parser(__doc__, f"the same {ROUNDS} rounds (little margin)").parse_args()
     ws = [jax.ShapeDtypeStruct((WIDTH, WIDTH), np.float32)] * LAYERS
     x = jax.ShapeDtypeStruct((BATCH, WIDTH), np.float32)
     jax_texts(make_mlp(), ws, x), olympus_report(make_mlp(), ws, x, None)  # warm up
@@ -88,6 +92,16 @@ def main() -> int:
           f"(budget <= {BUDGET_REINSPECT:.0%}) {'ok' if reinspect <= BUDGET_REINSPECT else 'OVER BUDGET'}")
     ok = ratio <= BUDGET_REPORT and json_ratio <= BUDGET_JSON and reinspect <= BUDGET_REINSPECT
     print(f"html {len(bundle['text/html']):,} bytes")
+    results = Results(name_of(__file__))
+    results.add(f"full report of a {LAYERS}-layer MLP ({WIDTH} wide), bundle included / JAX "
+                "producing the four stage texts", ratio, "x", BUDGET_REPORT)
+    results.add("JSON form / raw stage texts", json_ratio, "x", BUDGET_JSON)
+    results.add("re-inspecting the same function and signature / the first time",
+                reinspect * 100, "%", BUDGET_REINSPECT * 100)
+    results.add("Olympus report", statistics.median(ours_t) * 1e3, "ms")
+    results.add("JAX stage texts", statistics.median(jax_t) * 1e3, "ms")
+    results.add("re-inspecting", statistics.median(again_t) * 1e3, "ms")
+    results.write(args.json)
     return 0 if ok else 1
 
 

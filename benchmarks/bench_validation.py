@@ -4,7 +4,7 @@ The report of a 24-layer MLP (512 wide) is built from scratch (trace, lower,
 compile, provenance, all forms); then its JSON bundle is validated against the schema, as
 ``StageReport.from_json`` does for a bundle from a saved notebook or a file.
 
-Run: python benchmarks/bench_validation.py
+Run: python benchmarks/bench_validation.py [--short] [--json PATH]   (--short: the same 5 rounds)
 """
 import statistics
 import sys
@@ -15,6 +15,8 @@ import numpy as np
 import olympus.numpy as jnp
 from olympus_jupyter import inspect
 from olympus_jupyter.report.validate import check_bundle
+
+from _results import Results, name_of, parser
 
 BUDGET = 0.05
 LAYERS, WIDTH = 24, 512
@@ -31,6 +33,7 @@ def make_mlp(k):
 
 
 def main() -> int:
+    args = parser(__doc__, "the same (5 rounds are short already)").parse_args()
     params = [(np.ones((WIDTH, WIDTH), np.float32), np.ones(WIDTH, np.float32))
               for _ in range(LAYERS)]
     x = np.ones((8, WIDTH), np.float32)
@@ -49,6 +52,12 @@ def main() -> int:
     print(f"bundle validation: {check * 1e3:.2f} ms vs building the report "
           f"{build * 1e3:.1f} ms: ratio {ratio:.3f} (budget <= {BUDGET}) "
           f"{'ok' if ratio <= BUDGET else 'OVER BUDGET'}")
+    results = Results(name_of(__file__))
+    results.add(f"validating the bundle of a {LAYERS}-layer MLP report / building the report",
+                ratio * 100, "%", BUDGET * 100)
+    results.add("bundle validation", check * 1e3, "ms")
+    results.add("building the report", build * 1e3, "ms")
+    results.write(args.json)
     return 0 if ratio <= BUDGET else 1
 
 
