@@ -102,8 +102,11 @@ def island_and_loader(page: str):
 
 def test_the_html_form_is_the_static_html_then_the_data_and_the_view(report):
     form = report._repr_mimebundle_()["text/html"]
-    static = report.html()
-    assert form.startswith(static)                      # what shows where no script runs
+    # What shows where no script runs: the static HTML, its texts uncoloured (the
+    # view colours them where scripts run).
+    static = report.html(highlight=False)
+    assert form.startswith(static)
+    assert static != report.html()
     assert "<script" not in static
     data, loader = island_and_loader(form)
     assert data == report._repr_mimebundle_()[MEDIA_TYPE]  # the data the extension reads
@@ -116,7 +119,7 @@ def test_the_static_html_reads_where_scripts_are_stripped(report):
     its content; what is left is the static report, whole."""
     form = report.form("text/html")
     stripped = re.sub(r"<script\b[^>]*>.*?</script>", "", form, flags=re.S)
-    assert stripped == report.html()
+    assert stripped == report.html(highlight=False)
     text = Page(stripped).text
     for title in ("Source", "olympuspr", "StableHLO", "Compiled HLO", "y = jnp.sin(x) * 2"):
         assert title in text
@@ -124,7 +127,7 @@ def test_the_static_html_reads_where_scripts_are_stripped(report):
 
 def test_report_data_cannot_end_the_island_or_run(hostile_report):
     form = hostile_report.form("text/html")
-    static = hostile_report.html()
+    static = hostile_report.html(highlight=False)
     # Only the two scripts Olympus writes; the data's markup is text in the static
     # HTML and JSON in the island.
     page = Page(form)

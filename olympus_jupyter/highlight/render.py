@@ -59,6 +59,23 @@ def highlight_lines(text: str, language: str) -> list[str]:
 _ESCAPE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
+def plain_lines(text: str) -> list[str]:
+    """``text`` as escaped HTML lines, not highlighted: what :func:`highlight_lines`
+    gives, without the colours, at a fraction of the cost (for HTML that is only a
+    fallback, such as the static part of a display whose interactive view colours
+    the text itself).
+
+    >>> plain_lines("a < b" + chr(10) + "c")
+    ['a &lt; b', 'c']
+    """
+    if not text:
+        return [""] if text == "" else []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return [line.translate(_ESCAPE) for line in lines]
+
+
 @functools.lru_cache(maxsize=32)
 def _highlight(text: str, language: str) -> tuple[str, ...]:
     lines: list[str] = []

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
 
-from olympus_jupyter.highlight.render import highlight_lines
+from olympus_jupyter.highlight.render import highlight_lines, plain_lines
 from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, concat, fragment, h, join,
                                            tags, template)
 from olympus_jupyter.report import cost_names
@@ -374,16 +374,17 @@ def source_section(report, uid: str, colors, callers) -> Pieces | None:
 
 
 def text_stage_section(report, uid: str, key: str, colors, callers,
-                       full: bool) -> Pieces:
+                       full: bool, highlight: bool = True) -> Pieces:
     model = report.provenance
     spec = stage_registry.stage(key)
     limit = 10**12 if full else MAX_LINES
+    as_html = highlight_lines if highlight else (lambda text, _language: plain_lines(text))
     if not spec.linked:
         text = report.texts.get(key)
         if text is None:
             return _unavailable(uid, key, report.unavailable.get(key, f"not {spec.step}ed"))
         lines = text.rstrip("\n").split("\n")
-        highlighted = highlight_lines("\n".join(lines[:limit]), spec.language)
+        highlighted = as_html("\n".join(lines[:limit]), spec.language)
         body = code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
         return _section(uid, key, spec.title,
                         [body, _capped_note(len(lines), min(limit, len(lines)), key)],
@@ -392,7 +393,7 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
         return _unavailable(uid, key, report.unavailable.get(key, "not made"))
     stage = model.stages[key]
     lines = stage.text.rstrip("\n").split("\n")
-    highlighted = highlight_lines("\n".join(lines[:limit]), spec.language)
+    highlighted = as_html("\n".join(lines[:limit]), spec.language)
     marks = stage_marks(model, stage, key, uid, callers, colors, report.debug_info)
     body = code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
     meta = f"{len(stage.ops):,} {spec.unit} · {len(lines):,} lines"
@@ -508,9 +509,11 @@ _PAGE_STYLE = Markup("body{margin:1.5rem;background:var(--ol-page,#fff)}"
 
 
 def render_html(report, *, full: bool = False, standalone: bool = False,
-                after: Markup | None = None) -> Markup:
+                after: Markup | None = None, highlight: bool = True) -> Markup:
     """The report as one ``<div>`` of static HTML (a whole page when ``standalone``),
-    then ``after`` (the interactive view's data and loader, :mod:`.interactive`)."""
+    then ``after`` (the interactive view's data and loader, :mod:`.interactive`).
+    ``highlight=False`` leaves the stage texts uncoloured (a fallback that the
+    interactive view replaces where scripts run: most of the cost of the HTML)."""
     uid = "ol" + uuid.uuid4().hex[:8]
     callers = caller_lines(report.provenance)  # once: every section asks
     colors = source_colors(report.provenance, callers)
@@ -522,7 +525,8 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
         if kind == "source":
             parts.append(source_section(report, uid, colors, callers))
         elif kind == "program":
-            parts.append(text_stage_section(report, uid, key, colors, callers, full))
+            parts.append(text_stage_section(report, uid, key, colors, callers, full,
+                                            highlight))
         else:
             parts.append(analyses[key](report, uid))
     body = h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},

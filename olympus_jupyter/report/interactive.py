@@ -28,7 +28,7 @@ static HTML alone.
 >>> from olympus_jupyter import inspect
 >>> report = inspect(lambda x: x * 2, 1.0)
 >>> live = report.form("text/html")
->>> live.startswith(report.html()) and (viewer() is None or "data-olympus-loader" in live)
+>>> live.startswith(report.html(highlight=False)) and (viewer() is None or "data-olympus-loader" in live)
 True
 """
 from __future__ import annotations

@@ -112,8 +112,10 @@ _SHARES = {MEDIA_TYPE: 0.7, _STATIC: 0.3}
 _VIEW_SHARE = 0.25
 
 
-def _form(report, mime: str):
-    return report.html() if mime == _STATIC else report.form(mime)
+def _form(report, mime: str, live: bool = False):
+    """A form; the static HTML as the HTML form holds it (uncoloured where the
+    interactive view follows it, as that colours the texts itself)."""
+    return report.html(highlight=not live) if mime == _STATIC else report.form(mime)
 
 
 def _size(report, mime: str, form, live: bool) -> int:
@@ -127,11 +129,12 @@ def _size(report, mime: str, form, live: bool) -> int:
 
 
 def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int,
-         limit: int, start: int, uncut=None, live: bool = False):
+         limit: int, start: int, uncut=None, live: bool = False, static_live: bool = False):
     """Form ``mime`` of ``report`` with as many first lines of each stage (``start``
     at most) as fit in ``budget`` bytes, and the report it was made from.
     ``uncut``: the form as made already, uncut, if it was. ``live``: the HTML form
-    carries the data too (see :func:`_size`)."""
+    carries the data too (see :func:`_size`); ``static_live``: the static HTML is
+    followed by the view (:func:`_form`)."""
     max_lines = start
     cut, form = report, uncut
     if uncut is not None:
@@ -139,7 +142,7 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int
     if uncut is None or (size > budget and widest > MAX_LINE_CHARS):
         # First every line, long lines cut short; then fewer lines.
         cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
-        form = _form(cut, mime)
+        form = _form(cut, mime, static_live)
         size = _size(cut, mime, form, live)
     for _ in range(_ROUNDS):
         if size <= budget or max_lines == 0:
@@ -148,14 +151,14 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int
         # proportion to how far over the budget the last try was.
         max_lines = int(max_lines * budget / size * 0.9)
         cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
-        form = _form(cut, mime)
+        form = _form(cut, mime, static_live)
         size = _size(cut, mime, form, live)
     if size > budget:  # what is left is not stage text: the summary alone
         cut = dataclasses.replace(
             report, provenance=None, texts={}, _memo={},
             notes=(f"This report is too large to show here (over {limit / 1e6:g} MB even "
                    f"without its stage texts); report.save('report.html') writes it.",))
-        form = _form(cut, mime)
+        form = _form(cut, mime, static_live)
     return form, cut
 
 
@@ -176,7 +179,7 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
         data, text = report.form(MEDIA_TYPE), report.form("text/plain")
         size = _size(report, MEDIA_TYPE, data, live) + output_size({"text/plain": text})
         if size + (view if live else 0) <= limit:  # the HTML is made only where it may fit
-            static = report.html()
+            static = report.html(highlight=not live)
             if size + (view if live else 0) + output_size({"text/html": static}) <= limit:
                 html = report.form("text/html") if live else static
                 return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
@@ -194,7 +197,7 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
     # The static HTML shows at most MAX_LINES of a stage however much is kept.
     html, _ = _fit(report, _STATIC,
                    room * _SHARES[_STATIC] - output_size({"text/plain": text}), lines,
-                   widest, limit, min(longest, MAX_LINES))
+                   widest, limit, min(longest, MAX_LINES), static_live=live)
     if live:  # then the data as cut for the data form, and the view
         html = Markup(html + live_tail(cut.to_json_text()))
     return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}

@@ -28,6 +28,7 @@ from olympus import stage_registry
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
 from olympus_jupyter.report import bundle, cells
+from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.interactive import live_tail
@@ -87,23 +88,28 @@ class StageReport:
             self.form(MEDIA_TYPE), separators=(",", ":")))
 
     def html(self, *, full: bool | None = None, standalone: bool = False,
-             interactive: bool | None = None) -> str:
+             interactive: bool | None = None, highlight: bool | None = None) -> str:
         """The HTML form: static HTML, readable with no script; ``full=True`` lifts
         the cap on long stage texts. ``interactive`` (the default for a
         ``standalone`` page) adds the report's data and the interactive view, which
         takes the static HTML's place where scripts run (see :mod:`.interactive`).
+        ``highlight`` colours the stage texts; by default all but a display's
+        (interactive, not standalone): there the view colours them itself and the
+        static HTML is a fallback, which costs a fifth as much uncoloured.
         """
         full = self.full if full is None else full
         interactive = standalone if interactive is None else interactive
+        if highlight is None:
+            highlight = standalone or not interactive or interactive_view.viewer() is None
         if not interactive:
-            return self._memoized(("html", full, standalone),
-                                  lambda: render_html(self, full=full, standalone=standalone))
+            return self._memoized(("html", full, standalone, highlight), lambda: render_html(
+                self, full=full, standalone=standalone, highlight=highlight))
         if not standalone:  # the static fragment, made once, then the view
-            return self._memoized(("live", full), lambda: Markup(
-                self.html(full=full) + live_tail(self.to_json_text())))
-        return self._memoized(("live-page", full), lambda: render_html(
-            self, full=full, standalone=True,
-            after=live_tail(self.to_json_text())))
+            return self._memoized(("live", full, highlight), lambda: Markup(
+                self.html(full=full, highlight=highlight) + live_tail(self.to_json_text())))
+        return self._memoized(("live-page", full, highlight), lambda: render_html(
+            self, full=full, standalone=True, after=live_tail(self.to_json_text()),
+            highlight=highlight))
 
     def text(self) -> str:
         """The short ``text/plain`` summary."""
