@@ -1,0 +1,91 @@
+"""``%olympus_lower`` total vs the plain trace + lower + compile of the same function.
+
+Budget: the magic, from its line to the display message a kernel sends (the report,
+every form of its display bundle, HTML included, and the bundle serialized as the
+kernel serializes it) <= 1.2x ``jax.jit(f).trace(*args).lower().compile()``.
+
+The magic runs in an IPython shell in this process, on a 24-layer MLP (the function
+of bench_report.py), each round on a new function (nothing cached), the sides
+alternating which goes first. The display is caught where the kernel would send it.
+
+Run: python benchmarks/bench_magic.py [--short] [--json PATH]
+"""
+import json
+import statistics
+import sys
+import time
+
+import jax
+import numpy as np
+
+from _results import Results, name_of, parser
+from bench_report import BATCH, LAYERS, WIDTH, make_mlp
+
+BUDGET = 1.2
+
+
+def make_shell():
+    """An IPython shell with Olympus loaded, whose display messages are kept (as a
+    kernel's are sent) instead of printed."""
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    class Kept(DisplayPublisher):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self.sent = []
+
+        def publish(self, data, metadata=None, **kwargs):
+            # What ipykernel does with a display: one JSON message.
+            self.sent.append(json.dumps({"data": data, "metadata": metadata or {}}))
+
+    shell = InteractiveShell.instance(display_pub_class=Kept)
+    # Every form of the bundle, as a notebook frontend asks for them.
+    shell.display_formatter.active_types = [
+        "application/vnd.olympus.stages+json", "text/html", "text/plain"]
+    shell.run_line_magic("load_ext", "olympus_jupyter")
+    return shell
+
+
+def main() -> int:
+    args = parser(__doc__, "9 rounds instead of 15").parse_args()
+    rounds = 9 if args.short else 15
+    shell = make_shell()
+    ws = [jax.ShapeDtypeStruct((WIDTH, WIDTH), np.float32)] * LAYERS
+    x = jax.ShapeDtypeStruct((BATCH, WIDTH), np.float32)
+    shell.user_ns.update(ws=ws, x=x)
+
+    def plain():
+        jax.jit(make_mlp()).trace(ws, x).lower().compile()
+
+    def magic():
+        shell.user_ns["f"] = make_mlp()  # a new function: nothing cached
+        shell.run_line_magic("olympus_lower", "f(ws, x)")
+
+    plain(), magic()  # warm up both
+    ours, theirs, ratios = [], [], []
+    for i in range(rounds):
+        times = {}
+        for side in (("plain", "magic") if i % 2 else ("magic", "plain")):
+            start = time.perf_counter()
+            (plain if side == "plain" else magic)()
+            times[side] = time.perf_counter() - start
+        ours.append(times["magic"])
+        theirs.append(times["plain"])
+        ratios.append(times["magic"] / times["plain"])
+    sent = shell.display_pub.sent[-1]
+    assert "application/vnd.olympus.stages+json" in sent and "text/html" in sent
+    ratio = statistics.median(ratios)
+    print(f"{LAYERS}-layer MLP (width {WIDTH}): %olympus_lower {statistics.median(ours) * 1e3:.1f} ms"
+          f" (display message {len(sent) / 1e3:,.0f} kB), plain trace+lower+compile "
+          f"{statistics.median(theirs) * 1e3:.1f} ms: ratio {ratio:.2f} (budget <= {BUDGET}) "
+          f"{'ok' if ratio <= BUDGET else 'OVER BUDGET'}")
+    results = Results(name_of(__file__))
+    results.add("%olympus_lower total, display message included / plain trace+lower+compile, "
+                f"{LAYERS}-layer MLP", ratio, "x", budget=BUDGET)
+    results.write(args.json)
+    return 0 if results.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
