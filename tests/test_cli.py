@@ -68,6 +68,9 @@ def test_demo(tmp_path):
      "Unknown lowering platform 'tpux'"),
     (["report", "model:layer", "-o", "r.txt"], "ending in .html"),
     (["demo", "-o", "no/such/dir/r.html"], "does not exist"),
+    (["report", "model:layer", "--timeout", "soon", "-o", "r.html"],
+     "argument --timeout: expected a positive number of seconds, got 'soon'"),
+    (["demo", "--stages", "llvm", "-o", "r.html"], "unknown stage 'llvm'; choose from source"),
 ])
 def test_bad_input_is_one_line_and_nonzero(project, args, message):
     proc = run(args, project)

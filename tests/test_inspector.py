@@ -45,6 +45,7 @@ def test_compiler_options_recompile_only(ins):
 def test_platforms_relower_and_say_what_cannot_exist_here(ins):
     made = counts_after(ins, lambda: setattr(ins.platforms, "value", ("tpu",)))
     assert made == {"trace": 0, "lower": 1, "compile": 0}
+    assert "Re-lowered (lower) because" in ins.why.value
     assert "lowered for tpu" in ins.report.unavailable["compiled"]
     made = counts_after(ins, lambda: setattr(ins.platforms, "value", ()))
     assert made == {"trace": 0, "lower": 0, "compile": 0}  # back to a specialization seen
@@ -128,6 +129,58 @@ def test_history_and_compare_with(ins):
     assert "stablehlo" in diff.changed_stages()
 
 
+def test_compare_with_offers_an_entry_after_the_first_change_and_keeps_the_choice(ins):
+    assert ins.compare_with.options == () and ins.compare_button.disabled
+    ins.editors[1].value = "f32[8,4]"
+    # Its options used to be set while nothing was chosen, and ipywidgets then
+    # keeps nothing chosen: the browser showed an empty dropdown, and Compare
+    # said there was nothing to compare with.
+    assert ins.compare_with.index == 0 and ins.compare_with.label.startswith("1. ")
+    assert not ins.compare_button.disabled and not ins.compare_with.disabled
+    assert ins.show_comparison().labels[0] == "w: f32[4,4], x: f32[2,4]"
+    ins.editors[1].value = "f32[16,4]"
+    assert len(ins.compare_with.options) == 2 and ins.compare_with.label.startswith("1. ")
+    ins.compare_with.value = 2  # the user's choice stays through later changes
+    ins.debug_info.value = False
+    ins.editors[1].value = "f32[32,4]"
+    assert ins.compare_with.label == "2. w: f32[4,4], x: f32[8,4]"
+    assert ins.show_comparison().labels == ("w: f32[4,4], x: f32[8,4]",
+                                            "w: f32[4,4], x: f32[32,4]")
+
+
+def test_compare_with_numbers_stay_when_old_entries_go():
+    ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), history_size=3)
+    for rows in (3, 4, 5):
+        ins.editors[1].value = f"f32[{rows},4]"
+    assert [label for label, _ in ins.compare_with.options] == [
+        "2. w: f32[4,4], x: f32[3,4]", "3. w: f32[4,4], x: f32[4,4]"]
+    assert ins.compare_with.value == 3  # the first choice went with its entry: the newest
+
+
+def test_several_choices_are_checkboxes_that_say_what_they_do(ins):
+    import ipywidgets as W
+    from olympus.platforms import KNOWN_PLATFORMS
+
+    def walk(widget):
+        yield widget
+        for child in getattr(widget, "children", ()):
+            yield from walk(child)
+    widgets = list(walk(ins))
+    assert not [w for w in widgets if isinstance(w, (W.SelectMultiple, W.Select))]
+    controls = [w for w in widgets if isinstance(w, (W.Text, W.Checkbox, W.ToggleButtons,
+                                                     W.Dropdown, W.Button))]
+    assert all(c.tooltip or getattr(c, "tooltips", None) for c in controls)
+    assert all(c.description for c in controls)
+    tpu = ins.platforms.boxes[KNOWN_PLATFORMS.index("tpu")]
+    tpu.value = True
+    assert ins.platforms.value == ("tpu",) and ins.report.platforms == ("tpu",)
+    source = next(b for b in ins.stages.boxes if b.description == "source")
+    source.value = False
+    assert ins.stages.value[0] == "olympuspr" and "source" not in ins.report.stages
+    ins.stages.value = ("source", "cost")  # and the boxes follow the value
+    assert [b.description for b in ins.stages.boxes if b.value] == ["source", "cost"]
+
+
 def test_stage_cache_counts():
     cache = StageCache(layer)
     w, x = jnp.ones((4, 4)), jnp.ones((2, 4))
@@ -164,6 +217,12 @@ def test_stepper_runs_on_random_inputs():
         stepper.next_step()
     args, _ = random_inputs(stepper.compiled.args_info)
     np.testing.assert_allclose(stepper.result, np.sum(args[0]), rtol=1e-5)
+
+
+def test_stepper_controls_say_what_they_do():
+    stepper = Stepper(lambda x: x, 1.0)
+    assert stepper.button.tooltip and stepper.restart.tooltip
+    assert len(stepper.inputs.tooltips) == len(stepper.inputs.options)
 
 
 def test_stepper_errors_are_inline():

@@ -3,9 +3,11 @@
     python -m olympus_jupyter report MODULE:FUNCTION --arg 'f32[16,16]' --arg 'i32[]' -o report.html
     python -m olympus_jupyter demo -o report.html
 
-``MODULE`` is imported from the current directory. Bad input gets a one-line
-error and exit status 2; a function that fails to stage still gets a report
-(showing the failure) and exit status 1.
+``MODULE`` is imported from the current directory. Options are checked as the
+magic's and ``inspect``'s are (:mod:`~olympus_jupyter.frontends.options`), before
+anything is imported or staged. Bad input gets a one-line error and exit status
+2; a function that fails to stage still gets a report (showing the failure) and
+exit status 1.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import sys
 
 from olympus import stage_registry
 from olympus.specs import SpecError, parse_spec
-from olympus_jupyter.frontends.options import seconds, stage_list
+from olympus_jupyter.frontends.options import argparse_type
 
 
 class CliError(Exception):
@@ -88,8 +90,16 @@ def demo_function():
     return grad_loss, (params, x, y)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as every other bad input: ``error: ...``, status 2."""
+
+    def error(self, message):
+        print(printable(f"error: {message}. See {self.prog} --help."), file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m olympus_jupyter",
         description="Write a standalone HTML report of what each compilation stage made "
                     "of a function.")
@@ -98,27 +108,26 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("target", metavar="MODULE:FUNCTION")
     rep.add_argument("--arg", action="append", default=[], metavar="SPEC",
                      help="an argument as DTYPE[DIMS], e.g. 'f32[16,16]' or 'i32[]'; in order")
-    rep.add_argument("--platform", help="lower for these platforms, e.g. tpu or cpu,tpu")
-    rep.add_argument("--no-debug-info", dest="debug_info", action="store_false")
-    rep.add_argument("--timeout", type=seconds, metavar="SECONDS",
+    rep.add_argument("--platform", type=argparse_type("platforms"), metavar="NAME[,NAME]",
+                     help="lower for these platforms, e.g. tpu or cpu,tpu")
+    rep.add_argument("--no-debug-info", dest="debug_info", action="store_false",
+                     help="leave out source locations")
+    rep.add_argument("--timeout", type=argparse_type("timeout"), metavar="SECONDS",
                      help="stop staging after this long (a function that hangs while traced)")
     for command in (rep, sub.add_parser("demo", help="report on a built-in example")):
-        command.add_argument("--stages", type=stage_list, default=stage_registry.default_names(),
-                             metavar="LIST",
+        command.add_argument("--stages", type=argparse_type("stages"),
+                             default=stage_registry.default_names(), metavar="LIST",
                              help=f"stages to show, any of {','.join(stage_registry.names())}, "
                                   f"or all (default: {','.join(stage_registry.default_names())})")
-        command.add_argument("-o", "--output", required=True, metavar="REPORT.html")
+        command.add_argument("-o", "--output", required=True, type=argparse_type("save"),
+                             metavar="REPORT.html",
+                             help="the standalone HTML report to write (its folder must exist)")
     return parser
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if not args.output.endswith((".html", ".htm")):
-            raise CliError(f"-o writes HTML: give a path ending in .html, got {args.output!r}")
-        out_dir = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(out_dir):
-            raise CliError(f"folder {out_dir} does not exist")
         if args.command == "demo":
             fun, fargs = demo_function()
             platform, debug_info, timeout = None, True, None

@@ -22,6 +22,7 @@ import jax
 import numpy as np
 
 from olympus import stage_registry
+from olympus_jupyter.frontends.options import ReportOptions, check_cache
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.runner import StagingError, run_stages, timed_out
@@ -36,7 +37,8 @@ class ReportCache(LRU):
     """
 
 
-#: The cache ``inspect`` uses unless given another (``cache=None`` disables caching).
+#: The cache ``inspect`` uses unless given another (``cache=False`` or ``None``
+#: disables caching).
 default_cache = ReportCache()
 
 
@@ -115,22 +117,35 @@ def _is_exported(target) -> bool:
 def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None,
             static_argnums: int | Sequence[int] | None = None,
             static_argnames: str | Sequence[str] | None = None,
-            stages: Sequence[str] | None = None, debug_info: bool = True,
-            compiler_options: Mapping[str, Any] | None = None, full: bool = False,
+            stages: str | Sequence[str] | None = None, debug_info: bool = True,
+            compiler_options: Mapping[str, Any] | str | None = None, full: bool = False,
             timeout: float | None = None,
-            cache: ReportCache | None = default_cache, **kwargs: Any) -> StageReport:
+            cache: ReportCache | bool | None = True, **kwargs: Any) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
     Keyword arguments not named here are passed to the function. A failure in a
-    stage does not raise: the report shows it (``report.failure``). Bad options
-    raise ``ValueError``. ``timeout`` (seconds) stops staging that takes longer (a
-    function that hangs while it is traced): the report shows where it was stopped,
-    and is not cached.
+    stage does not raise: the report shows it (``report.failure``). ``timeout``
+    (seconds) stops staging that takes longer (a function that hangs while it is
+    traced): the report shows where it was stopped, and is not cached.
+
+    Options take what a user would write: ``platform='tpu'``, ``'cpu,tpu'`` or
+    ``('cpu', 'tpu')``; ``static_argnums=1`` or ``(0, 2)``; ``stages='hlo'``,
+    ``['olympuspr', 'hlo']`` or ``'all'``; ``compiler_options={'key': value}`` or
+    ``'key=value, key=value'``; ``cache=True`` (the default cache), ``False`` or
+    ``None`` (no caching), or a :class:`ReportCache`. Anything else raises
+    :class:`~olympus_jupyter.frontends.options.OptionError` (a ``ValueError``;
+    ``OptionTypeError``, also a ``TypeError``, for a wrong type) naming the option,
+    before anything is staged.
+
+    >>> inspect(lambda x: x, 1.0, stages="olympuspr", cache=False).stages
+    ('olympuspr',)
     """
-    stages = _stage_names(stages)
-    platforms = (platform,) if isinstance(platform, str) else platform
-    if isinstance(platforms, tuple) and len(platforms) == 1 and "," in platforms[0]:
-        platforms = tuple(p.strip() for p in platforms[0].split(","))
+    options = ReportOptions(platforms=platform, static_argnums=static_argnums,
+                            static_argnames=static_argnames, stages=stages,
+                            debug_info=debug_info, compiler_options=compiler_options,
+                            full=full, timeout=timeout)
+    cache = check_cache(cache, default_cache)
+    stages = options.stages
     if _is_exported(target):
         if args or kwargs:
             raise StagingError("An exported function is already specialized: "
@@ -139,21 +154,19 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             target, args, kwargs = _exported_target(target)
         except Exception as e:  # noqa: BLE001
             raise StagingError(f"Cannot read the exported function: {e}") from None
-    options = dict(platforms=tuple(platforms) if platforms else None,
-                   static_argnums=static_argnums, static_argnames=static_argnames,
-                   stages=stages, debug_info=debug_info,
-                   compiler_options=dict(compiler_options or {}), full=full)
-    key = signature_key(target, args, kwargs, options) if cache is not None else None
+    key_options = {f: getattr(options, f) for f in (
+        "platforms", "static_argnums", "static_argnames", "stages", "debug_info",
+        "compiler_options", "full")}
+    key = signature_key(target, args, kwargs, key_options) if cache is not None else None
     found = cache.get(key) if cache is not None else None
     if found is not None:
         return found
-    run = run_stages(target, args, kwargs, static_argnums=_tuple(static_argnums),
-                     static_argnames=_tuple(static_argnames), platforms=platforms,
-                     compiler_options=compiler_options,
+    run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
+                     static_argnames=options.static_argnames, platforms=options.platforms,
+                     compiler_options=dict(options.compiler_options),
                      lower=any(s in stages for s in stage_registry.made_by("lower")),
-                     compile=any(s in stages for s in stage_registry.made_by("compile")),
-                     timeout=timeout)
-    report = build_report(run, stages=stages, debug_info=debug_info, full=full)
+                     compile=options.needs_compile, timeout=options.timeout)
+    report = build_report(run, stages=stages, debug_info=options.debug_info, full=options.full)
     if cache is not None and not timed_out(run):
         cache.put(key, report)
     return report
@@ -170,27 +183,6 @@ def stage_bundle(stage, include=None, exclude=None) -> dict:
     stages = tuple(s.name for s in stage_registry.STAGES
                    if s.default and (s.step is None or s.step in made))
     return inspect(stage, stages=stages)._repr_mimebundle_(include=include, exclude=exclude)
-
-
-def _stage_names(stages) -> tuple[str, ...]:
-    """The registry's stages named (in the registry's order), ``"all"`` for every one,
-    its defaults for ``None``; ``ValueError`` naming the choices for others."""
-    if stages is None:
-        return stage_registry.default_names()
-    if stages == "all":
-        return stage_registry.names()
-    stages = (stages,) if isinstance(stages, str) else tuple(stages)
-    for s in stages:
-        stage_registry.stage(s)  # UnknownStage (a ValueError) names the choices
-    return tuple(s for s in stage_registry.names() if s in stages)
-
-
-def _tuple(v):
-    if v is None:
-        return None
-    if isinstance(v, (str, int)):
-        return (v,)
-    return tuple(v)
 
 
 __all__ = ["inspect", "ReportCache", "default_cache", "signature_key", "stage_bundle"]

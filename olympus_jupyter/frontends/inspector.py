@@ -32,6 +32,7 @@ from typing import Any
 
 import ipywidgets as W
 import jax
+import traitlets
 from IPython.display import clear_output, display
 
 from olympus.platforms import KNOWN_PLATFORMS
@@ -40,7 +41,7 @@ from olympus.specs import SpecError, format_spec, parse_spec
 from olympus_jupyter.report.compare import compare
 from olympus_jupyter.report.markup import Markup, concat, h
 from olympus import stage_registry
-from olympus_jupyter.frontends.options import parse_compiler_option
+from olympus_jupyter.frontends.options import OptionError, ReportOptions, check_option
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
 from olympus_jupyter.staging.cache import StageCache
@@ -48,6 +49,10 @@ from olympus_jupyter.staging.cache import StageCache
 #: The lowered program's forms (StableHLO, HLO): one shown at a time, by a toggle.
 _LOWERED = tuple(s for s in stage_registry.program_stages() if s.step == "lower")
 _STYLE = {"description_width": "initial"}
+#: The width of the labels of the option rows ("platforms", "stages", "lowered as"...),
+#: so that the rows line up as a form.
+_LABEL_WIDTH = "9em"
+_ROW_STYLE = {"description_width": _LABEL_WIDTH}
 _ERROR_STYLE = "color:var(--jp-error-color1,#c00)"
 
 
@@ -62,10 +67,12 @@ def _error(text: str) -> Markup:
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """One specialization seen, and its report."""
+    """One specialization seen, and its report; ``number`` counts the
+    specializations seen (1 for the first), and stays when older ones are dropped."""
     label: str
     spec: Specialization
     report: StageReport
+    number: int = 0
 
     @property
     def size(self) -> int:
@@ -83,6 +90,67 @@ class _Leaf:
     path: str
     example: Any
     static: bool
+
+
+class Choices(W.HBox):
+    """A labelled row of checkboxes, one per choice: ``value`` is the tuple of the
+    names ticked, in the row's order.
+
+    It stands where a multi-select list box would, which needs a mouse (or
+    Ctrl-click) to pick several: each box is reached with Tab, ticked with Space
+    and labelled by its name; the row's label says what the row does when hovered.
+    (Each box has a tooltip too, which JupyterLab's ipywidgets show only for a box
+    without a description.)
+
+    >>> row = Choices([("CPU", "cpu"), ("TPU", "tpu")], ("tpu",), description="platforms")
+    >>> row.value = ("cpu", "tpu")
+    >>> [box.value for box in row.boxes]
+    [True, True]
+    >>> row.boxes[0].value = False
+    >>> row.value
+    ('tpu',)
+    """
+    value = traitlets.Tuple()
+
+    def __init__(self, options, value=(), *, description: str, tooltip: str = "",
+                 tooltips: Mapping[str, str] | None = None):
+        self.names = tuple(name for _, name in options)
+        self.boxes = [W.Checkbox(value=name in value, description=label, indent=False,
+                                 tooltip=(tooltips or {}).get(name, f"{description}: {label}"),
+                                 layout=W.Layout(width="auto", margin="0 1.2em 0 0"))
+                      for label, name in options]
+        # Right-aligned in the labels' column, as ipywidgets' own descriptions are.
+        self.label = W.HTML(h("div", {"title": tooltip, "style": "text-align:right"}, description),
+                            layout=W.Layout(width=_LABEL_WIDTH, min_width=_LABEL_WIDTH,
+                                            margin="0 8px 0 0"))
+        super().__init__([self.label, *self.boxes])
+        self.add_class("olympus-choices")
+        self._showing = False
+        self.value = tuple(value)
+        for box in self.boxes:
+            box.observe(self._ticked, names="value")
+
+    @traitlets.validate("value")
+    def _valid(self, proposal):
+        chosen = tuple(proposal.value)
+        unknown = [c for c in chosen if c not in self.names]
+        if unknown:
+            raise traitlets.TraitError(
+                f"{unknown[0]!r} is not one of {', '.join(map(repr, self.names))}")
+        return tuple(n for n in self.names if n in chosen)
+
+    @traitlets.observe("value")
+    def _show(self, change):
+        self._showing = True
+        try:
+            for name, box in zip(self.names, self.boxes):
+                box.value = name in change.new
+        finally:
+            self._showing = False
+
+    def _ticked(self, change):
+        if not self._showing:
+            self.value = tuple(n for n, box in zip(self.names, self.boxes) if box.value)
 
 
 class InputError(ValueError):
@@ -105,62 +173,85 @@ class Inspector(W.VBox):
     HISTORY_SIZE = 32
     HISTORY_BYTES = 64 * 2**20
 
-    def __init__(self, fun, *example_args, static_argnums: Sequence[int] = (),
-                 static_argnames: Sequence[str] = (), platform: Sequence[str] | str | None = None,
-                 debug_info: bool = True, stages: Sequence[str] | None = None,
-                 compiler_options: Mapping[str, Any] | None = None,
+    def __init__(self, fun, *example_args, static_argnums: int | Sequence[int] | None = None,
+                 static_argnames: str | Sequence[str] | None = None,
+                 platform: Sequence[str] | str | None = None,
+                 debug_info: bool = True, stages: str | Sequence[str] | None = None,
+                 compiler_options: Mapping[str, Any] | str | None = None,
                  history_size: int = HISTORY_SIZE, history_bytes: int = HISTORY_BYTES,
                  **example_kwargs):
-        self.static_argnums = tuple([static_argnums] if isinstance(static_argnums, int)
-                                    else static_argnums)
-        self.static_argnames = tuple([static_argnames] if isinstance(static_argnames, str)
-                                     else static_argnames)
+        # The options take what inspect() and the magic take, checked in one place.
+        options = ReportOptions(platforms=platform, static_argnums=static_argnums,
+                                static_argnames=static_argnames, stages=stages,
+                                debug_info=debug_info, compiler_options=compiler_options)
+        history_size = check_option("history_size", history_size)
+        history_bytes = check_option("history_bytes", history_bytes)
+        self.static_argnums = options.static_argnums or ()
+        self.static_argnames = options.static_argnames or ()
         self.cache = StageCache(fun, static_argnums=self.static_argnums,
                                 static_argnames=self.static_argnames)
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.history: list[Entry] = []
-        self.history_size, self.history_bytes = max(1, history_size), history_bytes
+        self._seen = 0  # specializations numbered so far
+        self.history_size, self.history_bytes = history_size, history_bytes
         self.report: StageReport | None = None
         self.last_render_seconds = 0.0
         self._example_args, self._example_kwargs = example_args, example_kwargs
         self._tree, self._leaves = self._flatten(example_args, example_kwargs)
 
         self.editors = [self._editor(leaf) for leaf in self._leaves]
+        if all(len(e.description) <= 12 for e in self.editors):  # in the labels' column
+            for editor in self.editors:
+                editor.style.description_width = _LABEL_WIDTH
         self.editor_errors = [W.HTML() for _ in self._leaves]
         args_box = W.VBox(self._argument_rows())
 
-        platforms = (platform,) if isinstance(platform, str) else tuple(platform or ())
-        self.platforms = W.SelectMultiple(options=KNOWN_PLATFORMS, value=platforms,
-                                          description="platforms", rows=4, style=_STYLE,
-                                          tooltip="none selected: this machine")
-        self.debug_info = W.Checkbox(value=debug_info, description="debug info", indent=False)
-        self.dialect = W.ToggleButtons(options=[(s.label, s.name) for s in _LOWERED],
-                                       value=_LOWERED[0].name,
-                                       description="lowered as", style=_STYLE)
-        self.compiler_options = W.Text(
-            value=", ".join(f"{k}={v}" for k, v in (compiler_options or {}).items()),
-            description="compiler options", placeholder="xla_backend_optimization_level=0",
-            style=_STYLE, layout=W.Layout(width="32em"))
-        self.options_error = W.HTML()
-        shown = tuple(stages) if stages is not None else stage_registry.default_names()
+        platforms = options.platforms or ()
+        choices = KNOWN_PLATFORMS + tuple(p for p in platforms if p not in KNOWN_PLATFORMS)
+        self.platforms = Choices(
+            [(p, p) for p in choices], platforms, description="platforms",
+            tooltip="the platforms to lower for; none ticked: this machine's",
+            tooltips={p: f"lower for {p}" for p in choices})
+        self.debug_info = W.Checkbox(value=options.debug_info, description="debug info",
+                                     indent=False, tooltip="show source locations in the "
+                                     "programs (the display only)")
         lowered = {s.name for s in _LOWERED}
-        self.stages = W.SelectMultiple(
-            options=[(s.label, s.name) for s in stage_registry.STAGES if s.name not in lowered],
-            value=[s for s in shown if s not in lowered],
-            description="stages", rows=5, style=_STYLE)
+        dialect = next((s for s in options.stages if s in lowered), _LOWERED[0].name)
+        self.dialect = W.ToggleButtons(options=[(s.label, s.name) for s in _LOWERED],
+                                       value=dialect, description="lowered as",
+                                       style={**_ROW_STYLE, "button_width": "7.5em"},
+                                       layout=W.Layout(width="auto"),
+                                       tooltip="which lowered program to show (the display only)",
+                                       tooltips=[s.title for s in _LOWERED])
+        self.compiler_options = W.Text(
+            value=", ".join(f"{k}={v}" for k, v in options.compiler_options),
+            description="compiler options", placeholder="xla_backend_optimization_level=0",
+            style=_ROW_STYLE, layout=W.Layout(width="36em"), continuous_update=False,
+            tooltip="KEY=VALUE, KEY=VALUE: XLA compiler options (press Enter)")
+        # ToggleButtons put their description above the buttons: beside them, as a row.
+        self.dialect.add_class("widget-inline-hbox")
+        self.options_error = W.HTML()
+        shown = [s for s in stage_registry.STAGES if s.name not in lowered]
+        self.stages = Choices(
+            [(s.label, s.name) for s in shown],
+            [s for s in options.stages if s not in lowered], description="stages",
+            tooltip="the stages to show (the display only)",
+            tooltips={s.name: f"show {s.title}" for s in shown})
         self.status = W.HTML()
         self.why = W.HTML()
-        self.compare_with = W.Dropdown(options=[], description="compare with…", style=_STYLE,
-                                       layout=W.Layout(width="32em"))
+        self.compare_with = W.Dropdown(options=[], description="compare with…", style=_ROW_STYLE,
+                                       layout=W.Layout(width="36em"), disabled=True,
+                                       tooltip="an earlier specialization to diff against")
         self.compare_button = W.Button(description="Compare", tooltip="diff against the chosen "
-                                       "specialization", icon="columns")
+                                       "specialization", icon="columns", disabled=True)
         self.output = W.Output()
         self.comparison = W.Output()
 
         controls = W.VBox([
             W.HTML(h("b", None, "Arguments")), args_box,
-            W.HBox([self.platforms, self.stages]),
-            W.HBox([self.debug_info, self.dialect]),
+            self.platforms, self.stages,
+            W.HBox([self.dialect, self.debug_info],
+                   layout=W.Layout(align_items="center", grid_gap="1.5em")),
             W.HBox([self.compiler_options, self.options_error]),
         ])
         history = W.HBox([self.compare_with, self.compare_button])
@@ -273,20 +364,13 @@ class Inspector(W.VBox):
         return tuple(build(n) for n in structure), {k: build(n) for k, n in kw_structure.items()}
 
     def _compiler_options(self) -> dict[str, Any]:
-        text = self.compiler_options.value.strip()
-        if not text:
-            self.options_error.value = ""
-            return {}
-        out = {}
         try:
-            for item in text.split(","):
-                key, value = parse_compiler_option(item.strip())
-                out[key] = value
-        except Exception as e:  # noqa: BLE001 - argparse's error type
+            pairs = check_option("compiler_options", self.compiler_options.value)
+        except OptionError as e:
             self.options_error.value = _error(str(e))
             raise InputError(str(e)) from None
         self.options_error.value = ""
-        return out
+        return dict(pairs)
 
     # -- staging ----------------------------------------------------------------------------
 
@@ -349,7 +433,7 @@ class Inspector(W.VBox):
             head = "No new stages: only the display changed." if not reasons else \
                 "No new stages: this specialization was staged before."
         else:
-            head = f"Re-{new[0]}d" if new[0] != "trace" else "Re-traced"
+            head = {"trace": "Re-traced", "lower": "Re-lowered", "compile": "Re-compiled"}[new[0]]
             head += " (" + ", ".join(new) + ") because:"
         items = h("ul", None, [h("li", None, r) for r in reasons]) if reasons else None
         self.why.value = concat(h("b", None, head), items)
@@ -365,12 +449,33 @@ class Inspector(W.VBox):
         if spec.compiler_options:
             label += f" · {dict(spec.compiler_options)}"
         if self.history and self.history[-1].spec == spec:
-            self.history[-1] = Entry(self.history[-1].label, spec, report)
+            self.history[-1] = dataclasses.replace(self.history[-1], report=report)
         else:
-            self.history.append(Entry(label, spec, report))
+            self._seen += 1
+            self.history.append(Entry(label, spec, report, self._seen))
         self._bound_history()
-        self.compare_with.options = [(f"{i + 1}. {e.label}", i)
-                                     for i, e in enumerate(self.history[:-1])]
+        self._offer_comparisons()
+
+    def _offer_comparisons(self) -> None:
+        """Lists the earlier specializations under "compare with…", keeping the one
+        chosen while it is in the history, else choosing the newest.
+
+        The choice is set with the entries: a ``Dropdown`` whose options are first
+        set while nothing is chosen keeps nothing chosen (ipywidgets leaves its index
+        at None), and so showed as empty in the browser.
+        """
+        earlier = self.history[:-1]
+        options = [(f"{e.number}. {e.label}", e.number) for e in earlier]
+        numbers = [e.number for e in earlier]
+        chosen = self.compare_with.value
+        if chosen not in numbers:
+            chosen = numbers[-1] if numbers else None
+        with self.compare_with.hold_sync():
+            if tuple(options) != tuple(self.compare_with.options):
+                self.compare_with.options = options
+            self.compare_with.value = chosen
+            self.compare_with.disabled = not options
+        self.compare_button.disabled = not options
 
     def _bound_history(self) -> None:
         """Forgets the oldest entries past the history's bounds (never the current one)."""
@@ -380,12 +485,15 @@ class Inspector(W.VBox):
             total -= self.history.pop(0).size
 
     def show_comparison(self, index: int | None = None):
-        """Shows the diff between an earlier specialization (default: the chosen one) and now."""
+        """Shows the diff between an earlier specialization and now: ``history[index]``,
+        or the one chosen under "compare with…" when ``index`` is None."""
         if index is None:
-            index = self.compare_with.value
+            chosen = self.compare_with.value
+            index = next((i for i, e in enumerate(self.history[:-1]) if e.number == chosen),
+                         None)
         with self.comparison:
             clear_output(wait=True)
-            if index is None or not self.history:
+            if index is None or len(self.history) < 2:
                 display(W.HTML(h("i", None, "Nothing to compare with yet: "
                                            "change a control first.")))
                 return None

@@ -3,8 +3,10 @@
 The line magic evaluates the call's function and arguments in the user's
 namespace; the cell magic runs the cell first (its definitions stay defined)
 and stages the call on its last line. Bad options raise ``UsageError`` (one
-line, no traceback); failures inside a stage show in the report. Either way the
-kernel stays usable.
+line, no traceback, before anything is evaluated or staged: the options are
+checked by :class:`~olympus_jupyter.frontends.options.ReportOptions`, as
+``inspect``'s and the widgets' are); failures inside a stage show in the report.
+Either way the kernel stays usable.
 """
 from __future__ import annotations
 
@@ -99,11 +101,9 @@ class OlympusMagics(Magics):
 
     def _inspector(self, options: ReportOptions, fun, args, kwargs):
         from olympus_jupyter.frontends.inspector import Inspector
-        if options.save:
-            raise UsageError("--save writes a static report; leave it out with --interactive.")
-        try:
-            widget = Inspector(fun, *args, static_argnums=options.static_argnums or (),
-                               static_argnames=options.static_argnames or (),
+        try:  # the options were checked when parsed (--save is refused with --interactive)
+            widget = Inspector(fun, *args, static_argnums=options.static_argnums,
+                               static_argnames=options.static_argnames,
                                platform=options.platforms, debug_info=options.debug_info,
                                stages=options.stages,
                                compiler_options=dict(options.compiler_options), **kwargs)

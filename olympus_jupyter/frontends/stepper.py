@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import ipywidgets as W
@@ -27,6 +28,7 @@ import jax
 import numpy as np
 from IPython.display import display
 
+from olympus_jupyter.frontends.options import check_option
 from olympus_jupyter.report.markup import Markup, concat, h, join
 from olympus_jupyter.staging.runner import (STEPS, StagedRun, StageRequest, as_wrapped,
                                             failure_of, next_step)
@@ -86,26 +88,38 @@ def random_inputs(args_info, seed: int = 0):
 class Stepper(W.VBox):
     """Walks ``fun`` through the four stages, one per click."""
 
-    def __init__(self, fun, *example_args, static_argnums=(), **example_kwargs):
-        self.wrapped = as_wrapped(fun, static_argnums=static_argnums or None)
+    def __init__(self, fun, *example_args, static_argnums: int | Sequence[int] | None = None,
+                 **example_kwargs):
+        # static_argnums takes what inspect() and the inspector take: 1, (0, 2) or None.
+        self.static_argnums = check_option("static_argnums", static_argnums) or ()
+        self.wrapped = as_wrapped(fun, static_argnums=self.static_argnums or None)
         self.args, self.kwargs = example_args, example_kwargs
-        self.static_argnums = tuple([static_argnums] if isinstance(static_argnums, int)
-                                    else static_argnums)
         self.done: list[Step] = []
         self.request = StageRequest(tuple(example_args), dict(example_kwargs))
         self.run = self._new_run()
         self.result: Any = None
         self.button = W.Button(description="Next: trace", button_style="primary",
-                               icon="step-forward")
-        self.restart = W.Button(description="Start over", icon="undo")
+                               icon="step-forward",
+                               tooltip="run the next step: trace, lower, compile, execute")
+        self.restart = W.Button(description="Start over", icon="undo",
+                                tooltip="forget every step and begin again from trace")
         self.inputs = W.ToggleButtons(options=["example inputs", "random inputs"],
-                                      value="example inputs", description="execute on")
+                                      value="example inputs", description="execute on",
+                                      tooltip="the arguments the last step runs on",
+                                      tooltips=["run on the example arguments given",
+                                                "run on random arrays of the compiled types"],
+                                      style={"description_width": "initial",
+                                             "button_width": "9em"},
+                                      layout=W.Layout(width="auto", margin="0 0 0 1em"))
+        self.inputs.add_class("widget-inline-hbox")  # its description beside the buttons
         self.progress = W.HTML(self._progress_html())
         self.explanation = W.HTML()
         self.output = W.Output()
         self.button.on_click(lambda _: self.next_step())
         self.restart.on_click(lambda _: self.reset())
-        super().__init__([self.progress, W.HBox([self.button, self.restart, self.inputs]),
+        super().__init__([self.progress, W.HBox([self.button, self.restart, self.inputs],
+                                                layout=W.Layout(align_items="center",
+                                                                flex_flow="row wrap")),
                           self.explanation, self.output])
         self.add_class("olympus-stepper")
 
