@@ -6,6 +6,7 @@ what the browser renders is what a saved notebook holds. Screenshots go to
 """
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import socket
@@ -97,6 +98,16 @@ class Server:
 
     def page_url(self, path: str) -> str:
         return f"{self.url}/{path}{'&' if '?' in path else '?'}token={TOKEN}"
+
+    def end_sessions(self):
+        """Ends every notebook session and its kernel (each test's notebook starts its
+        own kernel: left running, they would slow the tests that follow)."""
+        with urllib.request.urlopen(f"{self.url}/api/sessions?token={TOKEN}", timeout=10) as r:
+            sessions = json.load(r)
+        for session in sessions:
+            req = urllib.request.Request(
+                f"{self.url}/api/sessions/{session['id']}?token={TOKEN}", method="DELETE")
+            urllib.request.urlopen(req, timeout=30).close()
 
     def stop(self):
         try:
