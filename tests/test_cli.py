@@ -97,3 +97,45 @@ def test_terminal_escape_sequences_from_a_program_never_reach_the_terminal(tmp_p
     assert proc.returncode == 1
     assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout
     assert "\\x1b[2J" in proc.stdout  # shown, harmlessly
+
+
+@pytest.fixture
+def slow_project(tmp_path):
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+        import time
+        import olympus.numpy as jnp
+
+        def slow(x):
+            time.sleep(float(open("seconds.txt").read()))
+            return jnp.sin(x)
+    """))
+    return tmp_path
+
+
+def test_slow_work_shows_its_progress_on_stderr(slow_project):
+    (slow_project / "seconds.txt").write_text("2.2")
+    proc = run(["report", "slow:slow", "--arg", "f32[3]", "-o", "r.html"], slow_project)
+    assert proc.returncode == 0, proc.stderr
+    # Not a terminal: a line when a step starts (no escape sequences), none on stdout.
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("Olympus: ")]
+    assert lines and lines[0].startswith("Olympus: tracing the function…")
+    assert "\x1b" not in proc.stderr and "Olympus: " not in proc.stdout
+
+
+def test_ctrl_c_stops_the_cli_with_one_line_and_no_page(slow_project):
+    import signal
+    (slow_project / "seconds.txt").write_text("60")
+    proc = subprocess.Popen([sys.executable, "-m", "olympus_jupyter", "report", "slow:slow",
+                             "--arg", "f32[3]", "-o", "r.html"], cwd=slow_project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = proc.stderr.readline()  # staging has run a second: the progress line
+        assert seen.startswith("Olympus: tracing the function…"), seen
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted: no report written"
+    assert "Traceback" not in err
+    assert not (slow_project / "r.html").exists()

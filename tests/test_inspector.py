@@ -234,3 +234,34 @@ def test_stepper_errors_are_inline():
     assert stepper.next_step() is None
     assert "trace failed" in stepper.explanation.value and "bad" in stepper.explanation.value
     assert stepper.done == []
+
+
+def _slow(x):
+    import time
+    time.sleep(1.6)  # a slow trace
+    return jnp.sin(x)
+
+
+def test_slow_staging_shows_its_progress_in_the_status_line():
+    seen = []
+
+    class Watched(Inspector):
+        def _show_progress(self, text):
+            seen.append(text)
+            super()._show_progress(text)
+    ins = Watched(_slow, jnp.ones(3))
+    assert seen and seen[0].startswith("Olympus: tracing the function…")
+    assert ins.status.value.startswith("✓ trace")  # the status once done
+
+
+def test_a_slow_step_of_the_stepper_shows_its_progress():
+    seen = []
+
+    class Watched(Stepper):
+        def _show_progress(self, text):
+            seen.append(text)
+            super()._show_progress(text)
+    stepper = Watched(_slow, jnp.ones(3))
+    stepper.next_step()
+    assert seen and seen[0].startswith("Olympus: tracing the function…")
+    assert "Trace" in stepper.explanation.value

@@ -139,15 +139,23 @@ def main(argv=None) -> int:
                 raise CliError(str(e)) from None
             platform, debug_info, timeout = args.platform, args.debug_info, args.timeout
         from olympus_jupyter.frontends.inspection import inspect
-        try:
-            report = inspect(fun, *fargs, platform=platform, debug_info=debug_info,
-                             stages=args.stages, timeout=timeout, cache=None)
-        except ValueError as e:
-            raise CliError(str(e)) from None
-        report.save(args.output)
+        from olympus_jupyter.staging.progress import shown_on
+        # Long work says what runs and for how long, on standard error (Ctrl+C stops it).
+        with shown_on(sys.stderr) as progress:
+            try:
+                report = inspect(fun, *fargs, platform=platform, debug_info=debug_info,
+                                 stages=args.stages, timeout=timeout, cache=None,
+                                 progress=progress)
+            except ValueError as e:
+                raise CliError(str(e)) from None
+            progress.step("save")
+            report.save(args.output)
     except CliError as e:
         print(printable(f"error: {e}"), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl+C: stopped, nothing written
+        print("interrupted: no report written", file=sys.stderr)
+        return 130
     print(printable(report.text()))
     print(printable(f"wrote {args.output}"))
     return 0 if report.ok else 1

@@ -13,18 +13,20 @@ first time (nothing is re-traced or re-compiled).
 """
 from __future__ import annotations
 
+import contextlib
 import types
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
 import numpy as np
 
 from olympus import stage_registry
-from olympus_jupyter.frontends.options import ReportOptions, check_cache
+from olympus_jupyter.frontends.options import OptionTypeError, ReportOptions, check_cache
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.stage_report import StageReport, build_report
+from olympus_jupyter.staging.progress import Progress, Silent, shown_in_output
 from olympus_jupyter.staging.runner import StagingError, run_stages, timed_out
 
 
@@ -120,13 +122,19 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             stages: str | Sequence[str] | None = None, debug_info: bool = True,
             compiler_options: Mapping[str, Any] | str | None = None, full: bool = False,
             timeout: float | None = None,
-            cache: ReportCache | bool | None = True, **kwargs: Any) -> StageReport:
+            cache: ReportCache | bool | None = True,
+            progress: bool | Callable[[str], None] | None = None,
+            **kwargs: Any) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
     Keyword arguments not named here are passed to the function. A failure in a
     stage does not raise: the report shows it (``report.failure``). ``timeout``
     (seconds) stops staging that takes longer (a function that hangs while it is
     traced): the report shows where it was stopped, and is not cached.
+    ``progress=True`` shows which step runs and for how long once staging takes
+    more than a second (in a notebook, a line of the cell's output; elsewhere, on
+    standard error); a function ``progress(text)`` is given that line instead. An
+    interrupt (``KeyboardInterrupt``) stops the work and caches nothing.
 
     Options take what a user would write: ``platform='tpu'``, ``'cpu,tpu'`` or
     ``('cpu', 'tpu')``; ``static_argnums=1`` or ``(0, 2)``; ``stages='hlo'``,
@@ -161,15 +169,36 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     found = cache.get(key) if cache is not None else None
     if found is not None:
         return found
-    run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
-                     static_argnames=options.static_argnames, platforms=options.platforms,
-                     compiler_options=dict(options.compiler_options),
-                     lower=any(s in stages for s in stage_registry.made_by("lower")),
-                     compile=options.needs_compile, timeout=options.timeout)
-    report = build_report(run, stages=stages, debug_info=options.debug_info, full=options.full)
+    with _progress(progress) as shown:
+        run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
+                         static_argnames=options.static_argnames, platforms=options.platforms,
+                         compiler_options=dict(options.compiler_options),
+                         lower=any(s in stages for s in stage_registry.made_by("lower")),
+                         compile=options.needs_compile, timeout=options.timeout,
+                         progress=shown)
+        shown.step("report")
+        report = build_report(run, stages=stages, debug_info=options.debug_info,
+                              full=options.full)
+    # Only a report made to its end is kept: an interrupt above leaves nothing behind.
     if cache is not None and not timed_out(run):
         cache.put(key, report)
     return report
+
+
+def _progress(value) -> Progress | Silent:
+    """What ``inspect(progress=...)`` asks for: nothing, the output's line, a function,
+    or a :class:`Progress` a frontend runs itself (its ``with`` spans more work)."""
+    if isinstance(value, (Progress, Silent)):
+        return contextlib.nullcontext(value)
+    if value is None or value is False:
+        return Silent()
+    if value is True:
+        return shown_in_output()
+    if callable(value):
+        return Progress(value)
+    raise OptionTypeError(
+        f"progress must be True, False, None or a function taking the status line; got "
+        f"{value!r} ({type(value).__name__})")
 
 
 def stage_bundle(stage, include=None, exclude=None) -> dict:

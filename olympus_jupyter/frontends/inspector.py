@@ -43,6 +43,7 @@ from olympus_jupyter.report.markup import Markup, concat, h
 from olympus import stage_registry
 from olympus_jupyter.frontends.options import OptionError, ReportOptions, check_option
 from olympus_jupyter.report.stage_report import StageReport, build_report
+from olympus_jupyter.staging.progress import Progress
 from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
 from olympus_jupyter.staging.cache import StageCache
 
@@ -400,15 +401,22 @@ class Inspector(W.VBox):
         self.status.value = concat("⏳ ", h("i", None, "staging…"))
         start = time.perf_counter()
         compile_wanted = any(s in stages for s in ("compiled", "cost", "memory"))
-        run = self.cache.stage(spec, args, kwargs, compile=compile_wanted)
-        report = build_report(run, stages=stages, debug_info=self.debug_info.value,
-                              models=self._models)
+        # Long staging says what runs and for how long, in the status line.
+        with Progress(self._show_progress) as progress:
+            run = self.cache.stage(spec, args, kwargs, compile=compile_wanted,
+                                   progress=progress)
+            progress.step("report")
+            report = build_report(run, stages=stages, debug_info=self.debug_info.value,
+                                  models=self._models)
         made = {k: self.cache.counts[k] - before[k] for k in before}
         self._show(report)
         self.last_render_seconds = time.perf_counter() - start
         self._explain(spec, made)
         self._remember(spec, report)
         return report
+
+    def _show_progress(self, text: str) -> None:
+        self.status.value = concat("⏳ ", h("i", None, text))
 
     def _show(self, report: StageReport):
         self.report = report

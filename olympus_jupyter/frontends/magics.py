@@ -19,6 +19,7 @@ from IPython.display import display
 
 from olympus_jupyter.frontends.inspection import ReportCache, inspect
 from olympus_jupyter.frontends.options import OptionError, ReportOptions, build_parser, parse_options, split_line
+from olympus_jupyter.staging.progress import shown_in_output
 from olympus_jupyter.staging.runner import StagingError
 
 
@@ -80,16 +81,20 @@ class OlympusMagics(Magics):
         if options.interactive:
             self._inspector(options, fun, args, kwargs)
             return
-        try:
-            report = inspect(fun, *args, platform=options.platforms,
-                             static_argnums=options.static_argnums,
-                             static_argnames=options.static_argnames, stages=options.stages,
-                             debug_info=options.debug_info,
-                             compiler_options=dict(options.compiler_options),
-                             full=options.full, timeout=options.timeout, cache=self.cache,
-                             **kwargs)
-        except (StagingError, ValueError, TypeError) as e:
-            raise UsageError(str(e)) from None
+        # Long work shows its progress in the cell (shown_in_output), display included.
+        with shown_in_output() as progress:
+            try:
+                report = inspect(fun, *args, platform=options.platforms,
+                                 static_argnums=options.static_argnums,
+                                 static_argnames=options.static_argnames,
+                                 stages=options.stages, debug_info=options.debug_info,
+                                 compiler_options=dict(options.compiler_options),
+                                 full=options.full, timeout=options.timeout, cache=self.cache,
+                                 progress=progress, **kwargs)
+            except (StagingError, ValueError, TypeError) as e:
+                raise UsageError(str(e)) from None
+            progress.step("display")
+            report._repr_mimebundle_()  # made here, kept by the report for display()
         if options.save:
             try:
                 report.save(options.save)

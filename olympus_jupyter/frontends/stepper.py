@@ -32,6 +32,7 @@ from olympus_jupyter.frontends.options import check_option
 from olympus_jupyter.report.markup import Markup, concat, h, join
 from olympus_jupyter.staging.runner import (STEPS, StagedRun, StageRequest, as_wrapped,
                                             failure_of, next_step)
+from olympus_jupyter.staging.progress import Progress
 
 EXPLANATIONS = {
     "trace": ("1. Trace (stage out)",
@@ -161,6 +162,9 @@ class Stepper(W.VBox):
         self.output.clear_output()
         self.progress.value = self._progress_html()
 
+    def _show_progress(self, text: str) -> None:
+        self.explanation.value = concat("⏳ ", h("i", None, text))
+
     def _show_error(self, message: str) -> None:
         self.explanation.value = h("div", {"style": "color:var(--jp-error-color1,#c00)"}, message)
 
@@ -178,7 +182,11 @@ class Stepper(W.VBox):
         name = ORDER[len(self.done)]
         if name in STEPS:  # the staging layer's one trace -> lower -> compile loop
             self.run.failure = None
-            if not next_step(self.run, name, self.request):
+            # A long step says so, and for how long, in the explanation's place.
+            with Progress(self._show_progress) as progress:
+                progress.step(name)
+                ok = next_step(self.run, name, self.request)
+            if not ok:
                 reason = self.run.unavailable.get(name)
                 self._show_error(self.run.failure.summary() if self.run.failure
                                  else f"{name} cannot happen here: {reason}")

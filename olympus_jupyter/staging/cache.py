@@ -68,8 +68,10 @@ class StageCache:
 
     def stage(self, spec: Specialization, args: Sequence[Any],
               kwargs: Mapping[str, Any] | None = None, *, lower: bool = True,
-              compile: bool = True) -> StagedRun:
-        """The stages for ``spec`` (whose arguments are ``args``/``kwargs``), made as needed."""
+              compile: bool = True, progress=None) -> StagedRun:
+        """The stages for ``spec`` (whose arguments are ``args``/``kwargs``), made as
+        needed; ``progress`` (a :class:`~olympus_jupyter.staging.progress.Progress`)
+        is told when each step starts."""
         request = StageRequest(tuple(args), dict(kwargs or {}), spec.platforms,
                                dict(spec.compiler_options),
                                "compile" if compile and lower else "lower" if lower else "trace")
@@ -82,6 +84,8 @@ class StageCache:
         keys["compile"] = (keys["lower"], spec.compiler_options)
 
         def cached(run: StagedRun, step: str, make):
+            if progress is not None:
+                progress.step(step)
             return self._step(step, self._tables[step], keys[step], make, run)
 
         return advance(run, request, timed=cached)

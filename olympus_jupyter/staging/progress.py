@@ -25,11 +25,13 @@ Olympus: tracing the function… 0.0 s
 from __future__ import annotations
 
 import contextvars
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 
-__all__ = ["Progress", "Silent", "status_line", "DELAY", "INTERVAL"]
+__all__ = ["Progress", "Silent", "status_line", "shown_in_output", "shown_on", "DELAY",
+           "INTERVAL"]
 
 #: Seconds of work before any progress is shown.
 DELAY = 1.0
@@ -40,7 +42,9 @@ INTERVAL = 0.5
 _DOING = {"trace": ("tracing the function", "traced"),
           "lower": ("lowering to StableHLO", "lowered"),
           "compile": ("compiling with XLA", "compiled"),
-          "report": ("reading the stages into the report", "read")}
+          "report": ("reading the stages into the report", "read"),
+          "display": ("making the display (data, HTML, text)", "made"),
+          "save": ("writing the page", "written")}
 
 
 def status_line(step: str, elapsed: float, done: Mapping[str, float]) -> str:
@@ -125,6 +129,66 @@ class Progress:
                 self._done()
             except Exception:  # noqa: BLE001
                 pass
+
+
+def shown_in_output() -> Progress:
+    """A :class:`Progress` for the code running now: in a notebook kernel, one output
+    line of the cell that updates in place and is emptied at the end; elsewhere, the
+    standard error stream (see :func:`shown_on`)."""
+    shell = _kernel_shell()
+    if shell is None:
+        return shown_on(sys.stderr)
+    from IPython.display import display
+
+    handle = None
+
+    def show(text: str) -> None:
+        nonlocal handle
+        if handle is None:
+            handle = display({"text/plain": text}, raw=True, display_id=True)
+        else:
+            handle.update({"text/plain": text}, raw=True)
+
+    def done() -> None:
+        if handle is not None:
+            handle.update({"text/plain": ""}, raw=True)
+
+    return Progress(show, done)
+
+
+def shown_on(stream) -> Progress:
+    """A :class:`Progress` written to ``stream``: on a terminal, one line redrawn in
+    place and erased at the end; otherwise (a log) a line when a step starts and
+    every ten seconds within one."""
+    if getattr(stream, "isatty", lambda: False)():
+        def show(text: str) -> None:
+            stream.write("\r\033[K" + text)
+            stream.flush()
+
+        def done() -> None:
+            stream.write("\r\033[K")
+            stream.flush()
+        return Progress(show, done)
+    last: dict = {"step": None, "at": 0.0}
+
+    def log(text: str) -> None:
+        step = text.split("…")[0]
+        now = time.monotonic()
+        if step != last["step"] or now - last["at"] >= 10:
+            stream.write(text + "\n")
+            stream.flush()
+            last.update(step=step, at=now)
+    return Progress(log)
+
+
+def _kernel_shell():
+    """The IPython shell of a kernel (whose displays a frontend shows), or ``None``."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return shell if shell is not None and getattr(shell, "kernel", None) is not None else None
 
 
 class Silent:
