@@ -265,3 +265,13 @@ def test_a_slow_step_of_the_stepper_shows_its_progress():
     stepper.next_step()
     assert seen and seen[0].startswith("Olympus: tracing the function…")
     assert "Trace" in stepper.explanation.value
+
+
+def test_history_size_counts_the_ops_held_not_only_the_texts():
+    ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)))
+    entry = ins.history[-1]
+    model = entry.report.provenance
+    texts = sum(len(t) for t in entry.report.texts.values()) + sum(
+        len(s.text) for s in model.stages.values())
+    ops = sum(len(s.ops) for s in model.stages.values())
+    assert entry.size == texts + entry.OP_BYTES * ops > texts
