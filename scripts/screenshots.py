@@ -5,8 +5,9 @@
 Uses the browser tests' setup (``tests/browser/labserver.py``): a Jupyter server on
 loopback with temporary settings, Debian's Chromium driven by Playwright, notebooks
 run cell by cell in the browser's own kernel. Writes ``inspector.png`` (after one
-change of shape: the line that says why it re-traced, the entry to compare with)
-and ``stepper.png`` (after two steps). ``tests/browser/test_widgets.py`` runs
+change of shape: the line that says why it re-traced, the entry to compare with),
+``stepper.png`` (after two steps), and the report view with its linking for the
+README (``lab-view.png``, ``linking-1-line.png``, ``linking-2-op.png``). ``tests/browser/test_widgets.py`` runs
 :func:`take` too, so the script keeps working.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ SETUP = ("import olympus, olympus.numpy as jnp\n"
          "def layer(w, x):\n"
          "    return jnp.tanh(x @ w)")
 VIEWPORT = {"width": 1100, "height": 1600}
+REPORT_VIEWPORT = {"width": 1900, "height": 1100}
 
 
 def _run(page, server: Server, notebooks_dir: pathlib.Path, name: str, cell: str):
@@ -36,7 +38,8 @@ def _run(page, server: Server, notebooks_dir: pathlib.Path, name: str, cell: str
 
 
 def take(page, server: Server, notebooks_dir: pathlib.Path, out_dir: pathlib.Path):
-    """Draws both widgets in ``server``'s JupyterLab on ``page``; returns the PNGs written."""
+    """Draws both widgets and the report view in ``server``'s JupyterLab on ``page``;
+    returns the PNGs written."""
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size(VIEWPORT)
@@ -71,7 +74,59 @@ def take(page, server: Server, notebooks_dir: pathlib.Path, out_dir: pathlib.Pat
     page.wait_for_timeout(300)
     stepper = out_dir / "stepper.png"
     widget.screenshot(path=str(stepper))
-    return [inspector, stepper]
+    return [inspector, stepper] + take_report(page, server, notebooks_dir, out_dir)
+
+
+REPORT_CELL = """\
+def mlp(w1, w2, x):
+    hidden = jnp.tanh(x @ w1)
+    scores = hidden @ w2
+    return jax.nn.softmax(scores, axis=-1)
+
+%olympus_lower mlp(jnp.ones((8, 16)), jnp.ones((16, 4)), jnp.ones((2, 8)))"""
+
+
+def take_report(page, server: Server, notebooks_dir: pathlib.Path,
+                out_dir: pathlib.Path) -> list[pathlib.Path]:
+    """The JupyterLab view of a report, side by side (``lab-view.png``), then the
+    linking in two pictures: a source line clicked, its ops lit in every stage
+    (``linking-1-line.png``), and an op clicked, its line lit (``linking-2-op.png``)."""
+    out_dir = pathlib.Path(out_dir)
+    write_notebook(notebooks_dir / "screenshot-report.ipynb",
+                   [SETUP + "\nimport jax\n%load_ext olympus_jupyter", REPORT_CELL],
+                   execute=False)
+    page.set_viewport_size(REPORT_VIEWPORT)  # wide: the stages side by side
+    run_all_cells(page, server, "lab/tree/screenshot-report.ipynb?reset")
+    page.evaluate("() => { const shell = window.jupyterapp.shell;"
+                  " if (!shell.leftCollapsed) shell.collapseLeft(); }")
+    news = page.locator(".jp-toast-button", has_text="No")  # JupyterLab asks about news
+    if news.count():
+        news.first.click()
+    root = page.locator("[data-olympus-viewer][data-olympus-rendered]").first
+    root.wait_for(timeout=120_000)
+    if root.get_attribute("data-layout") != "side-by-side":
+        root.locator('button[data-olympus-action="layout"]').click()
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(500)
+    paths = [out_dir / "lab-view.png", out_dir / "linking-1-line.png",
+             out_dir / "linking-2-op.png"]
+    root.scroll_into_view_if_needed()
+    page.screenshot(path=str(paths[0]))  # what is on screen: the notebook, the view in it
+    line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.tanh(x @ w1)")
+    line.click(position={"x": 4, "y": 4})  # at the line's start: the editor stays put
+    root.locator('[data-stage-panel="stablehlo"] .cm-line.olympus-linked').first.wait_for()
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(paths[1]))
+    page.keyboard.press("Escape")
+    op = root.locator('[data-stage-panel="stablehlo"] .cm-line',
+                      has_text="stablehlo.exponential").first
+    op.click(position={"x": 4, "y": 4})
+    root.locator('[data-stage-panel="source"] .cm-line.olympus-active').wait_for()
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(paths[2]))
+    return paths
 
 
 def main(argv=None) -> int:

@@ -284,10 +284,11 @@ def test_the_stepper_steps_from_the_keyboard(page, lab, notebooks_dir):
         ".find(b => b.textContent.includes('random')).classList.contains('mod-active')")
 
 
-def test_the_screenshot_script_draws_both_widgets(page, lab, notebooks_dir, tmp_path):
+def test_the_screenshot_script_draws_the_widgets_and_the_report_view(page, lab, notebooks_dir, tmp_path):
     import runpy  # no bytecode left in scripts/, which run.sh fingerprints
     take = runpy.run_path(str(ROOT / "scripts" / "screenshots.py"), run_name="screenshots")["take"]
     paths = take(page, lab, notebooks_dir, tmp_path)
-    assert [p.name for p in paths] == ["inspector.png", "stepper.png"]
+    assert [p.name for p in paths] == ["inspector.png", "stepper.png", "lab-view.png",
+                                       "linking-1-line.png", "linking-2-op.png"]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
