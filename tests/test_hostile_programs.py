@@ -20,7 +20,7 @@ from olympus_jupyter import StageReport, inspect
 from olympus_jupyter.report.data import MEDIA_TYPE
 from olympus_jupyter.report.output_cap import MAX_OUTPUT_BYTES, output_size
 
-from test_html_escaping import assert_inert
+from test_html_escaping import assert_inert, assert_inert_with_view
 
 MARKUP = '<img src=x onerror="alert(1)">\'"&'
 
@@ -173,7 +173,7 @@ def test_more_extreme_programs_get_safe_reports_under_the_output_cap(
     assert report.ok, report.failure
     bundle = report._repr_mimebundle_()
     assert output_size(bundle) <= MAX_OUTPUT_BYTES
-    assert_inert(bundle["text/html"])
+    assert_inert_with_view(bundle["text/html"], bundle[MEDIA_TYPE])
     StageReport.from_json(json.loads(json.dumps(bundle[MEDIA_TYPE])))
     assert_inert(first_report.html())
 
@@ -215,7 +215,8 @@ def test_a_function_in_a_folder_named_with_markup_gets_a_safe_report(tmp_path, f
     assert report.ok
     assert any(f.path.startswith(str(folder)) for f in report.provenance.files)
     assert_inert(report.html(), str(folder / "model.py"))
-    assert_inert(report.html(standalone=True))
+    assert_inert(report.html(standalone=True, interactive=False))
+    assert_inert_with_view(report.html(standalone=True))
     again = StageReport.from_json(json.loads(json.dumps(report.to_json())))
     assert again.provenance.files == report.provenance.files
     assert_inert(first_report.html())

@@ -58,6 +58,19 @@ class Page(html.parser.HTMLParser):
         return "".join(self.texts)
 
 
+def assert_inert_with_view(page: str, data=None, *shown: str) -> Page:
+    """A display's ``text/html`` form or an interactive page: the static HTML is inert
+    (:func:`assert_inert`), and the only scripts are the interactive view's two, the
+    JSON island (holding ``data``, if given) and the loader."""
+    from test_standalone_view import island_and_loader
+    at = page.find('<script type="application/json"')
+    parsed = assert_inert(page if at < 0 else page[:at], *shown)
+    if at >= 0:
+        island, _ = island_and_loader(page)
+        assert data is None or island == data
+    return parsed
+
+
 def assert_inert(page: str, *shown: str) -> Page:
     """``page`` has only the report's elements, no event handler, no link out of the
     page, ids of safe characters only; each of ``shown`` appears as text."""
