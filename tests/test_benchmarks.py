@@ -121,7 +121,12 @@ def test_the_repository_readme_has_the_markers(run_all):
 def test_every_benchmark_with_a_budget_is_run_and_takes_short_and_json(run_all):
     scripts = sorted(p.name for p in BENCH.glob("bench_*.py"))
     budgeted = [s for s in scripts if s not in run_all.NO_BUDGET]
-    assert sorted(b.script for b in run_all.BENCHMARKS) == budgeted
+    enforced = [s for s in budgeted if s not in run_all.NOT_MET_YET]
+    assert sorted(b.script for b in run_all.BENCHMARKS) == enforced
+    # A budget not met yet is said so in the README, with its figures.
+    readme = (BENCH / "README.md").read_text()
+    for script in run_all.NOT_MET_YET:
+        assert f"`{script}`" in readme and "Not met yet" in readme
     # Each script's --help, all in one process (imports are paid once).
     probe = (
         "import contextlib, io, json, runpy, sys\n"
