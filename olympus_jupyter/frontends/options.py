@@ -40,7 +40,7 @@ from olympus import platforms as _platforms
 from olympus import stage_registry
 from olympus.platforms import KNOWN_PLATFORMS
 from olympus_jupyter.staging.lru import LRU
-from olympus_jupyter.staging.runner import StagingError
+from olympus_jupyter.staging.runner import StagingError, unknown_platform
 
 
 class OptionError(StagingError):
@@ -113,14 +113,9 @@ def _platforms_value(value, text: bool) -> tuple[str, ...] | None:
         names = _platforms.normalize_platforms(names, argument="platform")
     except _platforms.PlatformError as e:
         raise _Rejected(str(e).rstrip("."), complete=True) from None
-    unknown = _platforms.unknown_platforms(names)
-    if unknown:
-        name = unknown[0]
-        raise _Rejected(
-            f"Unknown lowering platform {name!r}. Choose among "
-            f"{', '.join(_platforms.known_platforms())}; to lower for a plugin that is not "
-            f"installed here, use olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},))",
-            complete=True)
+    problem = unknown_platform(names)
+    if problem:
+        raise _Rejected(problem, complete=True)
     return names
 
 

@@ -140,19 +140,29 @@ def _timed(run: StagedRun, step: str, thunk):
         run.timings[step] = time.perf_counter() - start
 
 
-def _refuse_unknown_platforms(requested) -> None:
-    """Reports (and the magic, widgets and CLI that make them) take only platforms JAX
-    knows here, so that a typo is an error rather than a lowering for nothing. The
-    core lowers for any name JAX accepts:
-    ``olympus.jit(f).trace(x).lower(lowering_platforms=('myplugin',))``."""
-    unknown = _platforms.unknown_platforms(requested)
-    if unknown:
-        name = unknown[0]
-        raise StagingError(
-            f"Unknown lowering platform {name!r}. Choose among "
+def unknown_platform(requested) -> str | None:
+    """What is wrong with ``requested`` platforms, if one is not known here: reports
+    (and the magic, widgets and CLI that make them) take only platforms JAX knows, so
+    that a typo is an error rather than a lowering for nothing. The core lowers for
+    any name JAX accepts: ``olympus.jit(f).trace(x).lower(lowering_platforms=('p',))``.
+
+    >>> unknown_platform(("cpu",)) is None, unknown_platform(("cpux",))[:35]
+    (True, "Unknown lowering platform 'cpux'. C")
+    """
+    unknown = _platforms.unknown_platforms(requested or ())
+    if not unknown:
+        return None
+    name = unknown[0]
+    return (f"Unknown lowering platform {name!r}. Choose among "
             f"{', '.join(_platforms.known_platforms())}; to lower for a plugin that is "
             f"not installed here, use "
-            f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},)).")
+            f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},))")
+
+
+def _refuse_unknown_platforms(requested) -> None:
+    problem = unknown_platform(requested)
+    if problem:
+        raise StagingError(problem + ".")
 
 
 @dataclasses.dataclass(frozen=True)
