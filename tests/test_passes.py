@@ -1,0 +1,70 @@
+"""XLA's pass pipeline read from a private per-pass dump: the core of the passes stage."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import jax
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus.passes import pass_pipeline, read_dump
+
+
+def mlp(w, x):
+    return jnp.tanh(x @ w).sum() * 2.0
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    return olympus.jit(mlp).trace(np.ones((8, 3), np.float32), np.ones((4, 8), np.float32)).lower()
+
+
+def test_the_pipeline_lists_the_passes_that_changed_the_module_in_order(lowered):
+    pipeline = pass_pipeline(lowered)
+    indices = [s.index for s in pipeline.steps]
+    assert indices == sorted(indices) and len(set(indices)) == len(indices)
+    assert pipeline.steps[0].is_pipeline_start
+    changed = pipeline.changed()
+    assert changed and all(not s.is_pipeline_start for s in changed)
+    # On every platform XLA fuses this elementwise chain.
+    assert any(s.after == "fusion" for s in changed), [s.after for s in changed]
+    fusion = next(s for s in changed if s.after == "fusion")
+    assert "kind=kLoop" in fusion.text and "kind=kLoop" not in pipeline.previous(fusion)
+    # The module before the first pass is the compiler's input; after the last, what
+    # Compiled.as_text() shows (same instructions, whatever the printing options).
+    assert "dot(" in pipeline.before and pipeline.steps[0].instructions > 0
+    assert "fusion" in pipeline.after
+
+
+def test_a_pass_filter_keeps_only_the_passes_it_names(lowered):
+    pipeline = pass_pipeline(lowered, pass_re="^fusion$")
+    assert [s.after for s in pipeline.changed()] == ["fusion"]
+    # The module just before it is kept too, for its diff.
+    fusion = pipeline.changed()[0]
+    assert pipeline.previous(fusion) != fusion.text
+
+
+def test_the_dump_folder_goes_even_when_the_compile_fails(lowered):
+    before = set(os.listdir(tempfile.gettempdir()))
+    with pytest.raises(Exception, match="no_such_xla_option"):
+        pass_pipeline(lowered, compiler_options={"no_such_xla_option": 1})
+    left = {n for n in set(os.listdir(tempfile.gettempdir())) - before
+            if n.startswith("olympus-passes-")}
+    assert left == set()
+
+
+def test_nothing_of_the_process_is_changed(lowered):
+    flags = os.environ.get("XLA_FLAGS")
+    pass_pipeline(lowered)
+    assert os.environ.get("XLA_FLAGS") == flags
+    # A compile after it dumps nothing anywhere: the options were that compile's own.
+    olympus.jit(mlp).trace(np.ones((8, 3), np.float32), np.ones((4, 8), np.float32)) \
+        .lower().compile()
+
+
+def test_a_folder_without_dumps_is_refused_with_its_name(tmp_path):
+    with pytest.raises(ValueError, match="no pass dumps"):
+        read_dump(tmp_path)
