@@ -31,7 +31,8 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["PassStep", "PassPipeline", "pass_pipeline", "read_dump", "instruction_count"]
+__all__ = ["PassStep", "PassPipeline", "pass_pipeline", "read_dump", "instruction_count",
+           "Carrier", "JourneyEvent", "Journey", "journey"]
 
 # module_0006.jit_f.0014.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt
 _STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4})\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt$")
@@ -134,3 +135,144 @@ def pass_pipeline(lowered, *, pass_re: str = ".*",
                        xla_dump_hlo_as_text=True)
         lowered.compile(options)
         return read_dump(folder, pass_re)
+
+
+# -- where a line's ops went ------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Carrier:
+    """An instruction that carries a source line's work after some pass."""
+    label: str              # the instruction's name, e.g. "multiply.3"
+    opcode: str             # e.g. "multiply", "fusion", "custom-call"
+    fusion: str | None      # the fusion instruction whose computation holds it
+    fusion_kind: str | None = None  # that fusion's kind (kLoop, kInput, kOutput, kCustom)
+
+
+@dataclasses.dataclass(frozen=True)
+class JourneyEvent:
+    """What one pass did to a line's instructions."""
+    step: int               # index into PassPipeline.steps
+    pass_name: str
+    pipeline: str
+    kind: str               # created, removed, fused, unfused, duplicated, custom-call
+    labels: tuple[str, ...]
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.pass_name} ({self.pipeline}): {self.detail}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Journey:
+    """A source line's instructions through the passes: before the first pass
+    (``start``), after each step (``carriers[k]`` for ``steps[k]``), and the events
+    between them."""
+    file: str
+    line: int
+    start: tuple[Carrier, ...]
+    carriers: tuple[tuple[Carrier, ...], ...]
+    events: tuple[JourneyEvent, ...]
+
+    @property
+    def end(self) -> tuple[Carrier, ...]:
+        """Where the line's work ended up: the instructions after the last pass."""
+        return self.carriers[-1] if self.carriers else self.start
+
+
+_FUSION_KIND = re.compile(r"kind=(k\w+)")
+
+
+def _carriers(text: str, table, file: str, line: int) -> tuple[Carrier, ...]:
+    """The instructions of ``text`` whose innermost user frame is ``file``:``line``."""
+    from olympus.provenance.hlo import hlo_stage
+    stage = hlo_stage(text, table, name="pass")
+    lines = text.split("\n")
+    wanted = []
+    for op in stage.ops:
+        if op.location is None or op.name == "parameter":
+            continue
+        frames = table.locations[op.location].frames
+        frame = table.frames[frames[0]]
+        if frame.line != line or table.files[frame.file] != file:
+            continue
+        fusion = kind = None
+        if op.fusion is not None:
+            holder = stage.ops[op.fusion]
+            fusion = holder.label
+            if holder.lines is not None:
+                m = _FUSION_KIND.search(lines[holder.lines[0] - 1])
+                kind = m.group(1) if m else None
+        wanted.append(Carrier(op.label or "", op.name, fusion, kind))
+    return tuple(wanted)
+
+
+def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
+            after: tuple[Carrier, ...]) -> list[JourneyEvent]:
+    """The events of one pass for one line: its instructions before and after it.
+
+    A pass that fuses clones the instruction into the fusion's computation under a
+    new name: an instruction that goes and one of the same opcode that comes inside
+    a fusion are one instruction fused; of the same opcode elsewhere, one renamed.
+    """
+    old = {c.label for c in before}
+    new = {c.label for c in after}
+    created = [c for c in after if c.label not in old]
+    removed = [c for c in before if c.label not in new]
+    events = []
+
+    def event(kind, labels, detail):
+        events.append(JourneyEvent(k, step.after, step.pipeline, kind, tuple(labels), detail))
+
+    for gone in list(removed):
+        twin = next((c for c in created if c.opcode == gone.opcode), None)
+        if twin is None:
+            continue
+        removed.remove(gone)
+        created.remove(twin)
+        if twin.fusion is not None and gone.fusion != twin.fusion:
+            kind = f", {twin.fusion_kind}" if twin.fusion_kind else ""
+            event("fused", [gone.label, twin.label],
+                  f"{gone.label} fused into {twin.fusion}{kind} (as {twin.label})")
+        elif twin.fusion is None and gone.fusion is not None:
+            event("unfused", [gone.label, twin.label],
+                  f"{gone.label} taken out of {gone.fusion} (as {twin.label})")
+        else:
+            event("renamed", [gone.label, twin.label], f"{gone.label} renamed {twin.label}")
+    for label in old & new:
+        was = next(c for c in before if c.label == label)
+        now = next(c for c in after if c.label == label)
+        if was.fusion != now.fusion and now.fusion is not None:
+            kind = f", {now.fusion_kind}" if now.fusion_kind else ""
+            event("fused", [label], f"{label} fused into {now.fusion}{kind}")
+    for c in created:
+        if c.opcode == "custom-call":
+            event("custom-call", [c.label],
+                  f"turned into a custom call (a library or runtime routine): {c.label}")
+        elif c.opcode == "fusion":
+            event("fusion", [c.label], f"{c.label} made: a fusion that holds this line's work")
+        elif any(b.opcode == c.opcode for b in before):
+            event("duplicated", [c.label], f"duplicated: {c.label} ({c.opcode})")
+        else:
+            event("created", [c.label], f"now carried by {c.label} ({c.opcode})")
+    for c in removed:
+        event("removed", [c.label], f"removed: {c.label} ({c.opcode})")
+    return events
+
+
+def journey(pipeline: PassPipeline, file: str, line: int) -> Journey:
+    """Where the instructions of source line ``file``:``line`` went, pass by pass.
+
+    A line is matched on the innermost frame of the user's code that XLA's
+    metadata gives each instruction (the line that called the op).
+    """
+    from olympus.provenance.sources import SourceTable
+    table = SourceTable()
+    start = _carriers(pipeline.before, table, file, line)
+    carriers, events, last = [], [], start
+    for k, step in enumerate(pipeline.steps):
+        now = _carriers(step.text, table, file, line)
+        if now != last:
+            events.extend(_events(k, step, last, now))
+        carriers.append(now)
+        last = now
+    return Journey(file, line, start, tuple(carriers), tuple(events))

@@ -68,3 +68,31 @@ def test_nothing_of_the_process_is_changed(lowered):
 def test_a_folder_without_dumps_is_refused_with_its_name(tmp_path):
     with pytest.raises(ValueError, match="no pass dumps"):
         read_dump(tmp_path)
+
+
+def twice_the_sine(m):
+    a = jnp.sin(m)
+    b = jnp.sin(m)
+    return a * b
+
+
+def test_a_line_journey_says_which_pass_fused_or_removed_its_ops():
+    from olympus.passes import journey
+    lowered = olympus.jit(twice_the_sine).trace(np.ones((4, 8), np.float32)).lower()
+    pipeline = pass_pipeline(lowered)
+    first = twice_the_sine.__code__.co_firstlineno
+    here = twice_the_sine.__code__.co_filename
+    a, b, product = (journey(pipeline, here, first + k) for k in (1, 2, 3))
+    # b's sine is a's: common-subexpression elimination removes it.
+    assert [c.opcode for c in b.start] == ["sine"] and b.end == ()
+    removed = [e for e in b.events if e.kind == "removed"]
+    assert removed and removed[0].pass_name == "cse", [e.describe() for e in b.events]
+    # a's sine and the product are fused into one loop fusion, by the fusion pass.
+    for j, opcode in ((a, "sine"), (product, "multiply")):
+        fused = [e for e in j.events if e.kind == "fused"]
+        assert fused and fused[0].pass_name == "fusion", [e.describe() for e in j.events]
+        ends = [c for c in j.end if c.opcode == opcode]
+        assert ends and ends[0].fusion is not None and ends[0].fusion_kind == "kLoop"
+    assert a.end[0].fusion == next(c.fusion for c in product.end if c.opcode == "multiply")
+    # Carriers step by step: one entry per step of the pipeline.
+    assert len(a.carriers) == len(pipeline.steps)
