@@ -3,10 +3,10 @@
 For a program sharded over several devices, XLA propagates shardings and then
 rewrites the program into the program each device runs, inserting the
 collectives (all-gather, all-reduce, ...) the shardings cost. This module
-compiles the program once more with XLA's dump options of that compile only
-(``xla_dump_to`` a private temporary folder, removed afterwards, and a pass
-filter), never through the user's ``XLA_FLAGS``, and reads the module XLA wrote
-after the ``spmd-partitioning`` pass. A program for one device is not
+compiles the program once more with XLA's per-pass dumps of that compile only
+(:func:`olympus.passes.pass_pipeline`, filtered to the ``spmd-partitioning``
+pass), never through the user's ``XLA_FLAGS``, and reads the module XLA wrote
+after that pass. A program for one device is not
 partitioned: the stage says so.
 
 >>> compiled = olympus.jit(lambda x: x * 2).trace(1.0).lower().compile()
@@ -15,11 +15,8 @@ True
 """
 from __future__ import annotations
 
-import glob
-import os
-import tempfile
-
 from olympus.errors import StageUnavailable
+from olympus.passes import pass_pipeline
 from olympus.provenance.readers import read_hlo_text
 
 __all__ = ["partitioned_hlo_text", "read_partitioned_hlo", "PASS"]
@@ -38,15 +35,10 @@ def partitioned_hlo_text(compiled) -> str | None:
     lowered = getattr(compiled, "lowered", None)
     if lowered is None:
         raise StageUnavailable("it needs the Lowered stage the program was compiled from")
-    with tempfile.TemporaryDirectory(prefix="olympus-xla-dump-") as folder:
-        options = dict(compiled.compiler_options)
-        options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=PASS)
-        lowered.compile(options)
-        found = sorted(glob.glob(os.path.join(folder, f"*.after_{PASS}.*txt")))
-        if not found:
-            return None
-        with open(found[-1], encoding="utf-8") as f:
-            return f.read()
+    pipeline = pass_pipeline(lowered, pass_re=f"^{PASS}$",
+                             compiler_options=compiled.compiler_options)
+    after = [step for step in pipeline.changed() if step.after == PASS]
+    return after[-1].text if after else None
 
 
 def read_partitioned_hlo(compiled, table, name: str):

@@ -96,8 +96,12 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
         m = _STEP_FILE.match(name)
         if m:
             steps_by_module.setdefault((m.group(1), m.group(2)), []).append((m, name))
-    if not steps_by_module:
-        raise ValueError(f"XLA wrote no pass dumps into {os.fspath(folder)!r}")
+    if not steps_by_module:  # a filter no pass matched: the module and no steps
+        befores = sorted(n for n in names if n.endswith(".before_optimizations.txt"))
+        if not befores:
+            raise ValueError(f"XLA wrote no pass dumps into {os.fspath(folder)!r}")
+        m = re.match(r"^module_(\d+)\.(.+)\.before_optimizations\.txt$", befores[0])
+        steps_by_module[(m.group(1), m.group(2))] = []
     # One compile dumps one module; take the one with the most steps if there are more.
     (number, module), found = max(steps_by_module.items(), key=lambda kv: len(kv[1]))
 
@@ -112,10 +116,10 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
                               instruction_count(text)))
     prefix = f"module_{number}.{module}."
     before_name = prefix + "before_optimizations.txt"
-    before = read(before_name) if before_name in names else (steps[0].text if steps else "")
+    before = read(before_name) if before_name in names else steps[0].text
     after_names = sorted(n for n in names if n.startswith(prefix)
                          and n.endswith("_after_optimizations.txt"))
-    after = read(after_names[0]) if after_names else steps[-1].text
+    after = read(after_names[0]) if after_names else (steps[-1].text if steps else before)
     return PassPipeline(module, before, after, tuple(steps), pass_re)
 
 
