@@ -70,6 +70,7 @@ BENCHMARKS = (
     Benchmark("inspector"),
     Benchmark("validation"),
     Benchmark("compare"),
+    Benchmark("passes"),
     Benchmark("lab_paint", timeout_s=900),
     Benchmark("memory", slow=True, timeout_s=1200),
     Benchmark("big_program", slow=True, timeout_s=1200),

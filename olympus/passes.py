@@ -28,11 +28,11 @@ import dataclasses
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = ["PassStep", "PassPipeline", "pass_pipeline", "read_dump", "instruction_count",
-           "Carrier", "JourneyEvent", "Journey", "journey"]
+           "Carrier", "JourneyEvent", "Journey", "journey", "journeys"]
 
 # module_0006.jit_f.0014.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt
 _STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4})\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt$")
@@ -186,28 +186,29 @@ class Journey:
 _FUSION_KIND = re.compile(r"kind=(k\w+)")
 
 
-def _carriers(text: str, table, file: str, line: int) -> tuple[Carrier, ...]:
-    """The instructions of ``text`` whose innermost user frame is ``file``:``line``."""
+def _read_carriers(text: str, table) -> dict[tuple[str, int], tuple[Carrier, ...]]:
+    """Every instruction of ``text`` with a user line, by its innermost user frame
+    (file, line): one read of the module for all its lines."""
     from olympus.provenance.hlo import hlo_stage
     stage = hlo_stage(text, table, name="pass")
     lines = text.split("\n")
-    wanted = []
+    kinds: dict[int, str | None] = {}
+    out: dict[tuple[str, int], list[Carrier]] = {}
     for op in stage.ops:
         if op.location is None or op.name == "parameter":
             continue
-        frames = table.locations[op.location].frames
-        frame = table.frames[frames[0]]
-        if frame.line != line or table.files[frame.file] != file:
-            continue
+        frame = table.frames[table.locations[op.location].frames[0]]
         fusion = kind = None
         if op.fusion is not None:
             holder = stage.ops[op.fusion]
             fusion = holder.label
-            if holder.lines is not None:
-                m = _FUSION_KIND.search(lines[holder.lines[0] - 1])
-                kind = m.group(1) if m else None
-        wanted.append(Carrier(op.label or "", op.name, fusion, kind))
-    return tuple(wanted)
+            if op.fusion not in kinds:
+                m = _FUSION_KIND.search(lines[holder.lines[0] - 1]) if holder.lines else None
+                kinds[op.fusion] = m.group(1) if m else None
+            kind = kinds[op.fusion]
+        out.setdefault((table.files[frame.file], frame.line), []).append(
+            Carrier(op.label or "", op.name, fusion, kind))
+    return {key: tuple(value) for key, value in out.items()}
 
 
 def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
@@ -263,20 +264,41 @@ def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
     return events
 
 
+def journeys(pipeline: PassPipeline,
+             lines: Iterable[tuple[str, int]] | None = None) -> dict[tuple[str, int], Journey]:
+    """The journeys of source lines (``(file, line)`` pairs; default: every line
+    with an instruction before the passes) through ``pipeline``, each module read
+    once for them all (a step that printed the module unchanged is not read again)."""
+    from olympus.provenance.sources import SourceTable
+    table = SourceTable()
+    start = _read_carriers(pipeline.before, table)
+    read: dict[str, dict] = {pipeline.before: start}
+    snapshots = []
+    for step in pipeline.steps:
+        found = read.get(step.text)
+        if found is None:
+            found = read[step.text] = _read_carriers(step.text, table)
+        snapshots.append(found)
+    wanted = list(start) if lines is None else [(f, int(n)) for f, n in lines]
+    out = {}
+    for key in wanted:
+        last = first = start.get(key, ())
+        carriers, events = [], []
+        for k, (step, found) in enumerate(zip(pipeline.steps, snapshots)):
+            now = found.get(key, ())
+            if now != last:
+                events.extend(_events(k, step, last, now))
+            carriers.append(now)
+            last = now
+        out[key] = Journey(key[0], key[1], first, tuple(carriers), tuple(events))
+    return out
+
+
 def journey(pipeline: PassPipeline, file: str, line: int) -> Journey:
     """Where the instructions of source line ``file``:``line`` went, pass by pass.
 
     A line is matched on the innermost frame of the user's code that XLA's
-    metadata gives each instruction (the line that called the op).
+    metadata gives each instruction (the line that called the op). For several
+    lines, :func:`journeys` reads the modules once for all of them.
     """
-    from olympus.provenance.sources import SourceTable
-    table = SourceTable()
-    start = _carriers(pipeline.before, table, file, line)
-    carriers, events, last = [], [], start
-    for k, step in enumerate(pipeline.steps):
-        now = _carriers(step.text, table, file, line)
-        if now != last:
-            events.extend(_events(k, step, last, now))
-        carriers.append(now)
-        last = now
-    return Journey(file, line, start, tuple(carriers), tuple(events))
+    return journeys(pipeline, [(file, line)])[(file, line)]

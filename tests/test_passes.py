@@ -104,3 +104,15 @@ def test_a_filter_no_pass_matches_gives_the_module_and_no_steps(lowered):
     pipeline = pass_pipeline(lowered, pass_re="^no-such-pass$")
     assert pipeline.steps == () and pipeline.changed() == ()
     assert "dot(" in pipeline.before and pipeline.after
+
+
+def test_journeys_of_many_lines_read_each_module_once_and_agree_with_one_at_a_time():
+    from olympus.passes import journey, journeys
+    lowered = olympus.jit(twice_the_sine).trace(np.ones((4, 8), np.float32)).lower()
+    pipeline = pass_pipeline(lowered)
+    here = twice_the_sine.__code__.co_filename
+    every = journeys(pipeline)  # every line with an instruction before the passes
+    first = twice_the_sine.__code__.co_firstlineno
+    assert {(here, first + k) for k in (1, 2, 3)} <= set(every)
+    for key, j in every.items():
+        assert journey(pipeline, *key) == j
