@@ -31,6 +31,9 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olympus.provenance.hlo import hlo_stage
+from olympus.provenance.sources import SourceTable
+
 __all__ = ["PassStep", "PassPipeline", "pass_pipeline", "read_dump", "instruction_count",
            "Carrier", "JourneyEvent", "Journey", "journey", "journeys"]
 
@@ -189,7 +192,6 @@ _FUSION_KIND = re.compile(r"kind=(k\w+)")
 def _read_carriers(text: str, table) -> dict[tuple[str, int], tuple[Carrier, ...]]:
     """Every instruction of ``text`` with a user line, by its innermost user frame
     (file, line): one read of the module for all its lines."""
-    from olympus.provenance.hlo import hlo_stage
     stage = hlo_stage(text, table, name="pass")
     lines = text.split("\n")
     kinds: dict[int, str | None] = {}
@@ -219,8 +221,8 @@ def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
     new name: an instruction that goes and one of the same opcode that comes inside
     a fusion are one instruction fused; of the same opcode elsewhere, one renamed.
     """
-    old = {c.label for c in before}
-    new = {c.label for c in after}
+    old = {c.label: c for c in before}
+    new = {c.label: c for c in after}
     created = [c for c in after if c.label not in old]
     removed = [c for c in before if c.label not in new]
     events = []
@@ -243,12 +245,11 @@ def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
                   f"{gone.label} taken out of {gone.fusion} (as {twin.label})")
         else:
             event("renamed", [gone.label, twin.label], f"{gone.label} renamed {twin.label}")
-    for label in old & new:
-        was = next(c for c in before if c.label == label)
-        now = next(c for c in after if c.label == label)
-        if was.fusion != now.fusion and now.fusion is not None:
+    for now in after:  # in their order: the events' order is the same every run
+        was = old.get(now.label)
+        if was is not None and now.fusion is not None and was.fusion != now.fusion:
             kind = f", {now.fusion_kind}" if now.fusion_kind else ""
-            event("fused", [label], f"{label} fused into {now.fusion}{kind}")
+            event("fused", [now.label], f"{now.label} fused into {now.fusion}{kind}")
     for c in created:
         if c.opcode == "custom-call":
             event("custom-call", [c.label],
@@ -269,7 +270,6 @@ def journeys(pipeline: PassPipeline,
     """The journeys of source lines (``(file, line)`` pairs; default: every line
     with an instruction before the passes) through ``pipeline``, each module read
     once for them all (a step that printed the module unchanged is not read again)."""
-    from olympus.provenance.sources import SourceTable
     table = SourceTable()
     start = _read_carriers(pipeline.before, table)
     read: dict[str, dict] = {pipeline.before: start}
