@@ -73,23 +73,23 @@ def relabel(source: SourceFile, cells: Mapping[str, Cell]) -> SourceFile:
     if cell is None:
         return source
     chunks = source.chunks
-    typed = _typed_lines(source.path, cell)
-    if typed is None and cell.typed is not None and source.complete and len(
-            _lines(cell.typed)) == len(_lines("".join(text for _, text in chunks))):
-        typed = _lines(cell.typed)  # no longer in linecache: the source held is whole
+    # The code that ran: linecache's, or the source held where it is whole (a cell
+    # no longer in linecache).
+    ran = linecache.getlines(source.path) or (
+        _lines("".join(text for _, text in chunks)) if source.complete else [])
+    typed = _typed_lines(cell, ran)
     if typed is not None:
         chunks = tuple((first, "".join(typed[first - 1:first - 1 + len(_lines(text))]))
                        for first, text in chunks)
     return dataclasses.replace(source, path=cell.label, chunks=chunks)
 
 
-def _typed_lines(path: str, cell: Cell) -> list[str] | None:
-    """The typed lines of ``cell``, where they stand line for line for the code
-    that ran from ``path``."""
+def _typed_lines(cell: Cell, ran: list[str]) -> list[str] | None:
+    """The typed lines of ``cell``, where they stand line for line for the lines of
+    the code that ran (``ran``)."""
     if cell.typed is None:
         return None
     typed = _lines(cell.typed)
-    ran = linecache.getlines(path)
     return typed if ran and len(typed) == len(ran) else None
 
 
@@ -99,7 +99,7 @@ def relabel_frame(frame, cells: Mapping[str, Cell]):
     cell = cells.get(frame.file)
     if cell is None:
         return frame
-    typed = _typed_lines(frame.file, cell)
+    typed = _typed_lines(cell, linecache.getlines(frame.file))
     code = frame.code
     if typed is not None and 1 <= frame.line <= len(typed):
         code = typed[frame.line - 1].strip()

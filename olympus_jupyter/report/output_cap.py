@@ -129,12 +129,12 @@ def _size(report, mime: str, form, live: bool) -> int:
 
 
 def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int,
-         limit: int, start: int, uncut=None, live: bool = False, static_live: bool = False):
+         limit: int, start: int, uncut=None, live: bool = False):
     """Form ``mime`` of ``report`` with as many first lines of each stage (``start``
     at most) as fit in ``budget`` bytes, and the report it was made from.
     ``uncut``: the form as made already, uncut, if it was. ``live``: the HTML form
-    carries the data too (see :func:`_size`); ``static_live``: the static HTML is
-    followed by the view (:func:`_form`)."""
+    carries the view, and so the data again (:func:`_size`) and the static HTML
+    uncoloured (:func:`_form`)."""
     max_lines = start
     cut, form = report, uncut
     if uncut is not None:
@@ -142,7 +142,7 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int
     if uncut is None or (size > budget and widest > MAX_LINE_CHARS):
         # First every line, long lines cut short; then fewer lines.
         cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
-        form = _form(cut, mime, static_live)
+        form = _form(cut, mime, live)
         size = _size(cut, mime, form, live)
     for _ in range(_ROUNDS):
         if size <= budget or max_lines == 0:
@@ -151,14 +151,14 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int
         # proportion to how far over the budget the last try was.
         max_lines = int(max_lines * budget / size * 0.9)
         cut = clip_report(report, max_lines, _note(limit, max_lines, lines, widest))
-        form = _form(cut, mime, static_live)
+        form = _form(cut, mime, live)
         size = _size(cut, mime, form, live)
     if size > budget:  # what is left is not stage text: the summary alone
         cut = dataclasses.replace(
             report, provenance=None, texts={}, _memo={},
             notes=(f"This report is too large to show here (over {limit / 1e6:g} MB even "
                    f"without its stage texts); report.save('report.html') writes it.",))
-        form = _form(cut, mime, static_live)
+        form = _form(cut, mime, live)
     return form, cut
 
 
@@ -197,7 +197,7 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
     # The static HTML shows at most MAX_LINES of a stage however much is kept.
     html, _ = _fit(report, _STATIC,
                    room * _SHARES[_STATIC] - output_size({"text/plain": text}), lines,
-                   widest, limit, min(longest, MAX_LINES), static_live=live)
+                   widest, limit, min(longest, MAX_LINES), live=live)
     if live:  # then the data as cut for the data form, and the view
         html = Markup(html + live_tail(cut.to_json_text()))
     return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}

@@ -31,7 +31,6 @@ from olympus_jupyter.report import bundle, cells
 from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.html import render_html
-from olympus_jupyter.report.interactive import live_tail
 from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report.output_cap import capped_forms
 from olympus_jupyter.report.text import render_text
@@ -106,10 +105,13 @@ class StageReport:
                 self, full=full, standalone=standalone, highlight=highlight))
         if not standalone:  # the static fragment, made once, then the view
             return self._memoized(("live", full, highlight), lambda: Markup(
-                self.html(full=full, highlight=highlight) + live_tail(self.to_json_text())))
+                self.html(full=full, highlight=highlight) + self._view_tail()))
         return self._memoized(("live-page", full, highlight), lambda: render_html(
-            self, full=full, standalone=True, after=live_tail(self.to_json_text()),
-            highlight=highlight))
+            self, full=full, standalone=True, after=self._view_tail(), highlight=highlight))
+
+    def _view_tail(self) -> Markup:
+        """The report's data and the interactive view, after its static HTML."""
+        return interactive_view.live_tail(self.to_json_text())
 
     def text(self) -> str:
         """The short ``text/plain`` summary."""

@@ -77,12 +77,12 @@ class Progress:
         self._thread: threading.Thread | None = None
         self._step: str | None = None
         self._step_start = 0.0
-        self._start = 0.0
         self.times: dict[str, float] = {}
         self.shown = 0
 
-    def step(self, name: str) -> None:
-        """Step ``name`` starts now (the one before it, if any, is done)."""
+    def step(self, name: str | None) -> None:
+        """Step ``name`` starts now (the one before it, if any, is done; ``None``:
+        the work is done)."""
         now = self._clock()
         with self._lock:
             if self._step is not None:
@@ -111,7 +111,6 @@ class Progress:
             return
 
     def __enter__(self) -> "Progress":
-        self._start = self._clock()
         context = contextvars.copy_context()
         self._thread = threading.Thread(target=context.run, args=(self._run,),
                                         name="olympus-progress", daemon=True)
@@ -122,8 +121,7 @@ class Progress:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.step("")  # closes the last step's time
-        self.times.pop("", None)
+        self.step(None)  # the last step's time
         if self.shown and self._done is not None:
             try:
                 self._done()
