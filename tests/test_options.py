@@ -153,7 +153,16 @@ INSPECT_REJECTS = [
     ("cache", "yes", OptionTypeError, "cache must be True (the default cache), False or None"),
     ("cache", 1, OptionTypeError, "got 1 (int)"),
     ("cache", {}, OptionTypeError, "got {} (dict)"),
+    ("progress", "yes", OptionTypeError, "progress must be True (shown in the output)"),
+    ("progress", 1, OptionTypeError, "got 1 (int)"),
 ]
+
+
+def test_a_bad_progress_is_refused_even_where_the_report_is_cached():
+    cache = ReportCache()
+    inspect(g, jnp.ones(3), cache=cache)
+    with pytest.raises(OptionTypeError, match="progress must be"):
+        inspect(g, jnp.ones(3), cache=cache, progress="yes")
 
 
 @pytest.mark.parametrize("option, value, error, message", INSPECT_REJECTS, ids=repr)

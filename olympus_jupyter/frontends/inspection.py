@@ -23,7 +23,7 @@ import jax
 import numpy as np
 
 from olympus import stage_registry
-from olympus_jupyter.frontends.options import OptionTypeError, ReportOptions, check_cache
+from olympus_jupyter.frontends.options import ReportOptions, check_cache, check_option
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.progress import Progress, Silent, shown_in_output
@@ -153,6 +153,8 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
                             debug_info=debug_info, compiler_options=compiler_options,
                             full=full, timeout=timeout)
     cache = check_cache(cache, default_cache)
+    if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
+        progress = check_option("progress", progress)
     stages = options.stages
     if _is_exported(target):
         if args or kwargs:
@@ -185,20 +187,15 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     return report
 
 
-def _progress(value) -> Progress | Silent:
-    """What ``inspect(progress=...)`` asks for: nothing, the output's line, a function,
-    or a :class:`Progress` a frontend runs itself (its ``with`` spans more work)."""
+def _progress(value):
+    """What ``inspect(progress=...)`` asks for (checked): nothing, the output's line, a
+    function, or a :class:`Progress` a frontend runs itself (its ``with`` spans more
+    work)."""
     if isinstance(value, (Progress, Silent)):
         return contextlib.nullcontext(value)
-    if value is None or value is False:
+    if not value:
         return Silent()
-    if value is True:
-        return shown_in_output()
-    if callable(value):
-        return Progress(value)
-    raise OptionTypeError(
-        f"progress must be True, False, None or a function taking the status line; got "
-        f"{value!r} ({type(value).__name__})")
+    return shown_in_output() if value is True else Progress(value)
 
 
 def stage_bundle(stage, include=None, exclude=None) -> dict:

@@ -273,6 +273,13 @@ def _count(value, text: bool) -> int:
     return int(value)
 
 
+def _progress_value(value, text: bool):
+    """True, False or None, as they are, or a function to give the status line."""
+    if value is None or isinstance(value, bool) or callable(value):
+        return value
+    raise _Rejected(type_error=True)
+
+
 def _true_false(default: bool):
     def check(value, text):
         return default if value is None else _flag_value(value, text)
@@ -320,6 +327,9 @@ OPTIONS: dict[str, Option] = {
     "timeout": Option("timeout", "--timeout",
                       "a positive number of seconds (or None for no limit)",
                       "a positive number of seconds", _seconds),
+    "progress": Option("progress", None,
+                       "True (shown in the output), False or None, or a function taking "
+                       "the status line", None, _progress_value),
     "history_size": Option("history_size", None, "a positive whole number of entries",
                            None, _count),
     "history_bytes": Option("history_bytes", None, "a positive whole number of bytes",
