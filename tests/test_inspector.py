@@ -275,3 +275,11 @@ def test_history_size_counts_the_ops_held_not_only_the_texts():
         len(s.text) for s in model.stages.values())
     ops = sum(len(s.ops) for s in model.stages.values())
     assert entry.size == texts + entry.OP_BYTES * ops > texts
+
+
+def test_every_stage_a_compile_makes_gets_one():
+    """The partitioned stage alone (no compiled, cost or memory) still compiles: the
+    report says why there is none for one device, instead of leaving it out."""
+    ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), stages=("source", "partitioned"))
+    assert "compile" in ins.report.timings
+    assert "one device" in ins.report.unavailable["partitioned"]

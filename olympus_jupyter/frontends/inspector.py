@@ -406,7 +406,7 @@ class Inspector(W.VBox):
         before = dict(self.cache.counts)
         self.status.value = concat("⏳ ", h("i", None, "staging…"))
         start = time.perf_counter()
-        compile_wanted = any(s in stages for s in ("compiled", "cost", "memory"))
+        compile_wanted = any(s in stages for s in stage_registry.made_by("compile"))
         # Long staging says what runs and for how long, in the status line.
         with Progress(self._show_progress) as progress:
             run = self.cache.stage(spec, args, kwargs, compile=compile_wanted,
