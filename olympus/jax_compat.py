@@ -37,6 +37,7 @@ __all__ = [
     "register_internal_path", "is_user_filename", "pp_toplevel_jaxpr",
     "make_args_info", "abstractify", "canonicalize_platform",
     "relabel_lowered", "lowering_name", "lowering_platforms", "lowered_hlo_module",
+    "lowered_hlo_bytecode", "hlo_module_from_bytecode",
     "hlo_cost_analysis", "hlo_print_options", "compiled_fast_call",
     "pmap_trace_parts", "physical_aval", "is_constant_dim", "make_ir_context",
     "dtype_to_ir_type", "export_flatbuffers", "location_kind", "hlo_sharding_text",
@@ -152,7 +153,30 @@ def lowered_hlo_module(jax_lowered):
     Public: ``Lowered.as_text('hlo')`` gives its text only; the module object (for
     printing options and cost analysis) is internal.
     """
-    return jax_lowered._lowering.hlo().as_hlo_module()
+    return hlo_module_from_bytecode(*lowered_hlo_bytecode(jax_lowered))
+
+
+def lowered_hlo_bytecode(jax_lowered) -> tuple[bytes, bool]:
+    """What :func:`lowered_hlo_module` converts: the lowering's MLIR bytecode, and
+    whether its arguments are passed as one tuple (as JAX's ``Lowering.hlo()``
+    takes them). Taking the bytecode first lets the conversion run apart from the
+    MLIR module (in another thread, while ``compile()`` works on the module).
+
+    Public: none (``Lowered.as_text('hlo')`` converts and prints in one call).
+    """
+    lowering = jax_lowered._lowering
+    return (_mlir.module_to_bytecode(lowering.stablehlo()),
+            bool(lowering.compile_args["tuple_args"]))
+
+
+def hlo_module_from_bytecode(code: bytes, tuple_args: bool):
+    """An XLA ``HloModule`` from a lowering's MLIR bytecode (:func:`lowered_hlo_bytecode`),
+    converted in a context of its own, as JAX's ``Lowering.hlo()`` converts it.
+
+    Public: none, as for :func:`lowered_hlo_module`.
+    """
+    return _jaxlib.mlir.mlir_module_to_xla_computation(
+        code, use_tuple_args=tuple_args).as_hlo_module()
 
 
 def hlo_cost_analysis(jax_lowered, hlo_module):

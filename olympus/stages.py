@@ -421,6 +421,27 @@ class Lowered(_Signature):
             self._hlo_module = jax_compat.lowered_hlo_module(self._jax)
         return self._hlo_module
 
+    def _hlo_later(self):
+        """A function that makes :meth:`_hlo`'s module, from the MLIR bytecode taken
+        now: it touches no MLIR object, so it may run in another thread while
+        ``compile()`` works on the module (the conversion holds the GIL; the
+        compile releases it).
+
+        >>> lowered = olympus.jit(lambda x: x + 1).trace(1.0).lower()
+        >>> make = lowered._hlo_later()
+        >>> make() is lowered._hlo()
+        True
+        """
+        if self._hlo_module is not None:
+            return self._hlo
+        code, tuple_args = jax_compat.lowered_hlo_bytecode(self._jax)
+
+        def make():
+            if self._hlo_module is None:
+                self._hlo_module = jax_compat.hlo_module_from_bytecode(code, tuple_args)
+            return self._hlo_module
+        return make
+
     def cost_analysis(self):
         """The compiler's cost estimate before optimization (a dict), or ``None``."""
         return jax_compat.hlo_cost_analysis(self._jax, self._hlo())

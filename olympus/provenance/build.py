@@ -26,7 +26,7 @@ from olympus import stages as ostages
 from olympus.provenance.model import FunctionInfo, Provenance, Stage, group_ops_by_line
 from olympus.provenance.sources import SourceTable
 
-__all__ = ["build"]
+__all__ = ["build", "Reading", "read_before_compile"]
 
 
 @dataclasses.dataclass
@@ -127,13 +127,69 @@ def _chain_of_stage(stage) -> _Chain:
     return _Chain(closed=stage)  # a ClosedJaxpr
 
 
-def build(stage, *args, stages: Sequence[str] | None = None, **kwargs) -> Provenance:
+@dataclasses.dataclass
+class Reading:
+    """Provenance stages read so far from one chain of stage objects, into the
+    source table they share. :func:`build` reads them all at once;
+    :func:`read_before_compile` reads those of a ``Lowered`` before it is
+    compiled, and ``build(compiled, start=reading)`` reads the rest.
+    """
+    lowered: Any
+    #: The stages asked for (None: the default ones).
+    stages: tuple[str, ...] | None = None
+    table: SourceTable = dataclasses.field(default_factory=SourceTable)
+    made: dict[str, Stage] = dataclasses.field(default_factory=dict)
+    unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def read(self, objects: dict[str, Any]) -> "Reading":
+        """Reads the stages asked for that ``objects`` (step name -> stage object)
+        can give and that are not read yet, in the registry's order."""
+        for spec in stage_registry.provenance_stages():
+            wanted = spec.default if self.stages is None else spec.name in self.stages
+            obj = objects.get(spec.step)
+            if not wanted or obj is None or spec.name in self.made \
+                    or spec.name in self.unavailable:
+                continue
+            try:
+                self.made[spec.name] = spec.reader(obj, self.table, spec.name)
+            except stage_registry.StageUnavailable as e:
+                self.unavailable[spec.name] = str(e)
+        return self
+
+
+def read_before_compile(lowered, stages: Sequence[str] | None = None):
+    """A function that reads the provenance stages of ``lowered`` and of its
+    traced program (olympuspr, StableHLO) and returns the :class:`Reading`: it
+    reads Olympus's own copy of the module (taken here), never the module that
+    ``compile()`` works on, so it may run in another thread while ``lowered``
+    compiles. Pass what it returns to ``build(compiled, start=...)``.
+
+    >>> lowered = olympus.jit(lambda x: jnp.sin(x) * 2).trace(1.0).lower()
+    >>> reading = read_before_compile(lowered)()
+    >>> sorted(reading.made)
+    ['olympuspr', 'stablehlo']
+    >>> build(lowered.compile(), start=reading).stage_names
+    ('olympuspr', 'stablehlo', 'compiled')
+    """
+    chain = _chain_of_stage(lowered)
+    if stages is None or "stablehlo" in stages:
+        lowered._module()  # Olympus's copy, taken before the compile starts
+    objects = {"trace": chain.closed, "lower": chain.lowered}
+    stages = None if stages is None else tuple(stages)
+    return lambda: Reading(lowered, stages).read(objects)
+
+
+def build(stage, *args, stages: Sequence[str] | None = None, start: Reading | None = None,
+          **kwargs) -> Provenance:
     """The provenance model of a staged function: every stage's ops tied to their source.
 
     ``stage`` is an Olympus ``Compiled`` (all three stages), ``Lowered`` (olympuspr
     and StableHLO), ``Traced`` or ``Olympuspr`` (olympuspr only), or a ``Wrapped``
     / function followed by example arguments (traced, lowered and compiled here).
-    JAX's ``Traced``/``Lowered``/``Compiled`` give their own stage.
+    JAX's ``Traced``/``Lowered``/``Compiled`` give their own stage. ``start``: the
+    stages already read from the same ``Lowered`` (:func:`read_before_compile`);
+    the rest are read on into it (a reading of another lowering, or of other
+    stages, is not taken).
 
     >>> def f(x):
     ...     y = jnp.sin(x)
@@ -145,30 +201,26 @@ def build(stage, *args, stages: Sequence[str] | None = None, **kwargs) -> Proven
     ['olympuspr:0']
     """
     chain = _chain(stage, args, kwargs)
-    table = SourceTable()
-    made: dict[str, Stage] = {}
-    unavailable: dict[str, str] = {}
+    stages = None if stages is None else tuple(stages)
+    reading = start if start is not None and start.lowered is chain.lowered \
+        and start.lowered is not None and start.stages == stages \
+        else Reading(chain.lowered, stages)
+    table = reading.table
     objects = {"trace": chain.closed, "lower": chain.lowered, "compile": chain.compiled}
-    for spec in stage_registry.provenance_stages():
-        wanted = spec.default if stages is None else spec.name in stages
-        obj = objects[spec.step]
-        if not wanted or obj is None:
-            continue
-        try:
-            made[spec.name] = spec.reader(obj, table, spec.name)
-        except stage_registry.StageUnavailable as e:
-            unavailable[spec.name] = str(e)
+    reading.read(objects)
     function, extra_ranges = _function_info(chain, table)
     platforms = chain.platforms
     if not platforms and chain.compiled is not None:
         platforms = (_platforms.local_platform(),)
+    made = {spec.name: reading.made[spec.name] for spec in stage_registry.provenance_stages()
+            if spec.name in reading.made}
     frames = tuple(table.frames)
     locations = tuple(table.locations)
     return Provenance(
         function=function,
         platforms=tuple(platforms),
         stages=made,
-        unavailable=unavailable,
+        unavailable=dict(reading.unavailable),
         files=table.source_files(extra_ranges),
         frames=frames,
         locations=locations,

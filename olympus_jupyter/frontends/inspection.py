@@ -25,7 +25,7 @@ import numpy as np
 from olympus import stage_registry
 from olympus_jupyter.frontends.options import ReportOptions, check_cache, check_option
 from olympus_jupyter.staging.lru import LRU
-from olympus_jupyter.report.stage_report import StageReport, build_report
+from olympus_jupyter.report.stage_report import EarlyReading, StageReport, build_report
 from olympus_jupyter.staging.progress import Progress, Silent, shown_in_output
 from olympus_jupyter.staging.runner import StagingError, run_stages, timed_out
 
@@ -171,16 +171,17 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     found = cache.get(key) if cache is not None else None
     if found is not None:
         return found
+    early = EarlyReading(stages)  # read while XLA compiles, which releases the GIL
     with _progress(progress) as shown:
         run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
                          static_argnames=options.static_argnames, platforms=options.platforms,
                          compiler_options=dict(options.compiler_options),
                          lower=any(s in stages for s in stage_registry.made_by("lower")),
                          compile=options.needs_compile, timeout=options.timeout,
-                         progress=shown)
+                         progress=shown, beside_compile=early)
         shown.step("report")
         report = build_report(run, stages=stages, debug_info=options.debug_info,
-                              full=options.full)
+                              full=options.full, early=early)
     # Only a report made to its end is kept: an interrupt above leaves nothing behind.
     if cache is not None and not timed_out(run):
         cache.put(key, report)

@@ -70,10 +70,10 @@ def plain_lines(text: str) -> list[str]:
     """
     if not text:
         return [""] if text == "" else []
-    lines = text.split("\n")
+    lines = text.translate(_ESCAPE).split("\n")  # one pass over the text, not one per line
     if text.endswith("\n"):
         lines.pop()
-    return [line.translate(_ESCAPE) for line in lines]
+    return lines
 
 
 @functools.lru_cache(maxsize=32)

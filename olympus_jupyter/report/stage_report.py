@@ -27,6 +27,7 @@ from typing import Any
 from olympus import stage_registry
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
+from olympus.provenance.build import Reading, read_before_compile
 from olympus_jupyter.report import bundle, cells
 from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
@@ -215,19 +216,62 @@ class _Failures:
             return None
 
 
+@dataclasses.dataclass
+class EarlyReading:
+    """The part of a report read while XLA compiles its program: the provenance of
+    the traced and lowered stages, and the HLO the compiler takes (for its text and
+    the lowered cost analysis). Give it to :func:`~olympus_jupyter.staging.run_stages`
+    as ``beside_compile``, then to :func:`build_report` as ``early``: the report is
+    the same as without it, made sooner.
+
+    >>> from olympus_jupyter.staging import run_stages
+    >>> early = EarlyReading(("olympuspr", "stablehlo", "compiled"))
+    >>> run = run_stages(lambda x: x * 2, (1.0,), beside_compile=early)
+    >>> sorted(early.reading.made)
+    ['olympuspr', 'stablehlo']
+    >>> build_report(run, early=early).provenance.stage_names
+    ('olympuspr', 'stablehlo', 'compiled')
+    """
+    stages: tuple[str, ...]
+    reading: Reading | None = None
+
+    def __call__(self, run: StagedRun):
+        """The work to do beside the compile of ``run.lowered`` (what touches the
+        MLIR module is taken here, before the compile starts), or None."""
+        if run.lowered is None:
+            return None
+        try:
+            read = read_before_compile(run.lowered, _linked(self.stages))
+            make_hlo = run.lowered._hlo_later()
+        except Exception:  # noqa: BLE001 - made again, and reported, by build_report
+            return None
+
+        def work():
+            make_hlo()
+            self.reading = read()
+        return work
+
+
+def _linked(stages) -> tuple[str, ...]:
+    """The stages among ``stages`` whose ops are tied to source."""
+    return tuple(s for s in stages if stage_registry.stage(s).linked)
+
+
 def _stage_objects(run: StagedRun) -> dict[str, Any]:
     return {"trace": run.traced, "lower": run.lowered, "compile": run.compiled}
 
 
 def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
                  debug_info: bool = True, full: bool = False,
-                 models: MutableMapping | None = None) -> StageReport:
+                 models: MutableMapping | None = None,
+                 early: EarlyReading | None = None) -> StageReport:
     """Makes the report of a :class:`~olympus_jupyter.staging.StagedRun` (no recompiling).
 
     ``stages`` are registry names (default: the registry's default stages).
     ``models`` (a mapping from stage object to its provenance models, e.g. a
     ``weakref.WeakKeyDictionary``) keeps models to reuse when a report of the same
-    stages is made again with other display options. What fails on the way (an
+    stages is made again with other display options. ``early``: what was read
+    while the program compiled (:class:`EarlyReading`). What fails on the way (an
     analysis, a stage's text) is the report's failure, shown with its message.
     """
     stages = stage_registry.default_names() if stages is None else tuple(stages)
@@ -245,13 +289,14 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
 
     provenance = None
     stage_obj = run.compiled or run.lowered or run.traced
-    linked = tuple(s.name for s in specs if s.linked)
+    linked = _linked(stages)
     if stage_obj is not None:
         cache = models.setdefault(stage_obj, {}) if models is not None else {}
         provenance = cache.get(linked)
         if provenance is None:
             provenance = failures.attempt(
-                "provenance", lambda: build_provenance(stage_obj, stages=linked))
+                "provenance", lambda: build_provenance(
+                    stage_obj, stages=linked, start=early.reading if early else None))
             if provenance is not None:
                 cache[linked] = provenance
         if provenance is not None:
@@ -300,5 +345,5 @@ def _as_cells(provenance, failure: StageFailure | None):
     return provenance, failure
 
 
-__all__ = ["StageReport", "Analyses", "build_report", "MEDIA_TYPE", "SCHEMA", "VERSION",
+__all__ = ["StageReport", "Analyses", "build_report", "EarlyReading", "MEDIA_TYPE", "SCHEMA", "VERSION",
            "UserFrame"]

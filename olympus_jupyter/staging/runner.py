@@ -27,6 +27,7 @@ from olympus import platforms as _platforms
 from olympus import stage_registry
 from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
+from olympus_jupyter.staging.alongside import alongside
 from olympus_jupyter.staging.time_limit import (StageTimeout, cannot_limit, check_timeout,
                                                 time_limit)
 
@@ -179,13 +180,16 @@ class StageRequest:
         return STEPS[:STEPS.index(self.until) + 1]
 
 
-def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None) -> bool:
+def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None,
+              beside_compile=None) -> bool:
     """Takes one step (``'trace'``, ``'lower'`` or ``'compile'``) from what ``run``
     holds, timing it; ``False`` when it failed or cannot happen on this machine.
 
     This is the trace → lower → compile loop's body, for :func:`run_stages`, the
     stage cache (whose ``timed`` looks the step up first) and the stepper.
     ``timed(run, step, make)`` runs ``make()`` and records its time and failure.
+    ``beside_compile(run)``, called just before the compile, may return work to
+    run in a thread while XLA compiles (:func:`~.alongside.alongside`).
     """
     timed = timed or _timed
     if step == "trace":
@@ -203,7 +207,8 @@ def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None) -
         run.unavailable["compile"] = reason
         return False
     options = dict(request.compiler_options) or None
-    run.compiled = timed(run, "compile", lambda: run.lowered.compile(options))
+    with alongside(beside_compile(run) if beside_compile is not None else None):
+        run.compiled = timed(run, "compile", lambda: run.lowered.compile(options))
     return run.compiled is not None
 
 
@@ -213,11 +218,12 @@ def _steps_taken(run: StagedRun) -> int:
     return max((k + 1 for k, stage in enumerate(held) if stage is not None), default=0)
 
 
-def advance(run: StagedRun, request: StageRequest, *, timed=None) -> StagedRun:
+def advance(run: StagedRun, request: StageRequest, *, timed=None,
+            beside_compile=None) -> StagedRun:
     """Takes the steps ``request`` asks for that ``run`` does not hold yet, in order,
     stopping at the first that fails."""
     for step in request.steps()[_steps_taken(run):]:
-        if not next_step(run, step, request, timed=timed):
+        if not next_step(run, step, request, timed=timed, beside_compile=beside_compile):
             break
     return run
 
@@ -227,7 +233,8 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
                platforms: Sequence[str] | None = None,
                compiler_options: Mapping[str, Any] | None = None,
                lower: bool = True, compile: bool = True,
-               timeout: float | None = None, progress=None) -> StagedRun:
+               timeout: float | None = None, progress=None,
+               beside_compile=None) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
     ``target`` may be a Python function, an ``olympus.jit``/``jax.jit`` function, or an
@@ -237,7 +244,8 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
     running then fails with :class:`StageTimeout`, at the line it was stopped
     (see :mod:`~olympus_jupyter.staging.time_limit` for what can be stopped).
     ``progress`` (a :class:`~olympus_jupyter.staging.progress.Progress`) is told
-    when each step starts.
+    when each step starts. ``beside_compile(run)`` may return work to run while
+    XLA compiles (see :func:`next_step`).
     """
     try:
         timeout = check_timeout(timeout)
@@ -260,16 +268,17 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
         if request.args or request.kwargs:
             raise StagingError(
                 f"A {type(target).__name__} is already specialized: pass it without arguments.")
-        return _advance_within(_run_from_stage(target, requested), request, timeout, progress)
+        return _advance_within(_run_from_stage(target, requested), request, timeout, progress,
+                               beside_compile)
 
     wrapped = as_wrapped(target, static_argnums, static_argnames, request.compiler_options)
     run = StagedRun(name=getattr(wrapped, "__name__", "function"), wrapped=wrapped,
                     fun=wrapped.fun, platforms=requested or (_platforms.local_platform(),))
-    return _advance_within(run, request, timeout, progress)
+    return _advance_within(run, request, timeout, progress, beside_compile)
 
 
 def _advance_within(run: StagedRun, request: StageRequest, timeout: float | None,
-                    progress=None) -> StagedRun:
+                    progress=None, beside_compile=None) -> StagedRun:
     """:func:`advance` under a time limit; a limit that runs out between two steps
     fails the step that would have come next."""
     timed = None
@@ -279,7 +288,7 @@ def _advance_within(run: StagedRun, request: StageRequest, timeout: float | None
             return _timed(run, step, make)
     try:
         with time_limit(timeout):
-            return advance(run, request, timed=timed)
+            return advance(run, request, timed=timed, beside_compile=beside_compile)
     except StageTimeout as e:
         step = STEPS[min(_steps_taken(run), len(STEPS) - 1)]
         run.failure = run.failure or failure_of(step, e)

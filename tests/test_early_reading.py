@@ -1,0 +1,78 @@
+"""A report's reading beside XLA's compile (EarlyReading, alongside) changes nothing
+of the report: the same data as when everything is read after the compile, the
+same failures, and no thread left behind."""
+import threading
+
+import olympus
+import olympus.numpy as jnp
+from olympus_jupyter.report.stage_report import EarlyReading, build_report
+from olympus_jupyter.staging import run_stages
+from olympus_jupyter.staging.alongside import alongside
+
+
+def _mlp(x, w1, w2):
+    h = jnp.tanh(x @ w1)
+    y = jnp.sin(h) * 2.0
+    return (y @ w2).sum()
+
+
+ARGS = (jnp.ones((4, 8)), jnp.ones((8, 8)), jnp.ones((8, 2)))
+STAGES = ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost", "memory")
+
+
+def _report(early):
+    run = run_stages(_mlp, ARGS, beside_compile=early)
+    if early is not None:  # read while the program compiled
+        assert early.reading is not None and sorted(early.reading.made) == [
+            "olympuspr", "stablehlo"]
+    return build_report(run, stages=STAGES, early=early)
+
+
+def _data(report):
+    data = report.to_json()
+    data.pop("timings", None)
+    return data
+
+
+def test_report_read_beside_the_compile_is_the_same():
+    early = EarlyReading(STAGES)
+    with_early, without = _report(early), _report(None)
+    assert with_early.failure is None
+    assert _data(with_early) == _data(without)
+    assert with_early.texts["hlo"] == without.texts["hlo"]
+
+
+def test_the_reading_is_used_only_for_its_own_lowering_and_stages():
+    lowered = olympus.jit(_mlp).trace(*ARGS).lower()
+    other = olympus.jit(_mlp).trace(*ARGS).lower()
+    early = EarlyReading(("olympuspr",))
+    from olympus_jupyter.staging.runner import StagedRun
+    early(StagedRun("f", lowered=lowered))()
+    model = olympus.provenance.build(other.compile(), stages=("olympuspr", "compiled"),
+                                     start=early.reading)
+    # Another lowering's reading, or one of other stages, is not taken: read afresh.
+    assert model.stage_names == ("olympuspr", "compiled")
+    assert early.reading.made.keys() == {"olympuspr"}  # and not read on
+
+
+def test_a_failed_compile_leaves_no_thread_and_the_failure_shown():
+    early = EarlyReading(STAGES)
+    run = run_stages(_mlp, ARGS, compiler_options={"xla_no_such_option": True},
+                     beside_compile=early)
+    report = build_report(run, stages=STAGES, early=early)
+    assert report.failure is not None and report.failure.stage == "compile"
+    assert "olympuspr" in report.provenance.stages
+    assert not [t for t in threading.enumerate() if t.name == "olympus-alongside"]
+
+
+def test_alongside_waits_for_its_work_even_when_the_block_raises():
+    done = threading.Event()
+
+    def work():
+        done.wait(0.2)
+    try:
+        with alongside(work):
+            raise KeyError("stop")
+    except KeyError:
+        pass
+    assert not [t for t in threading.enumerate() if t.name == "olympus-alongside"]
