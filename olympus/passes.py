@@ -214,7 +214,7 @@ def _read_carriers(text: str, table) -> dict[tuple[str, int], tuple[Carrier, ...
 
 
 def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
-            after: tuple[Carrier, ...]) -> list[JourneyEvent]:
+            after: tuple[Carrier, ...], who: str) -> list[JourneyEvent]:
     """The events of one pass for one line: its instructions before and after it.
 
     A pass that fuses clones the instruction into the fusion's computation under a
@@ -228,7 +228,7 @@ def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
     events = []
 
     def event(kind, labels, detail):
-        events.append(JourneyEvent(k, step.after, step.pipeline, kind, tuple(labels), detail))
+        events.append(JourneyEvent(k, who, step.pipeline, kind, tuple(labels), detail))
 
     for gone in list(removed):
         twin = next((c for c in created if c.opcode == gone.opcode), None)
@@ -279,6 +279,12 @@ def journeys(pipeline: PassPipeline,
         if found is None:
             found = read[step.text] = _read_carriers(step.text, table)
         snapshots.append(found)
+    # The pass each step's change is put down to: with a filter, the module before a
+    # kept pass shows what the passes the filter left out did since the last dump.
+    keep = re.compile(pipeline.pass_re)
+    who = [s.after if s.is_pipeline_start or keep.search(s.after)
+           else f"passes outside the filter, before {s.before or 'the end'}"
+           for s in pipeline.steps]
     wanted = list(start) if lines is None else [(f, int(n)) for f, n in lines]
     out = {}
     for key in wanted:
@@ -287,7 +293,7 @@ def journeys(pipeline: PassPipeline,
         for k, (step, found) in enumerate(zip(pipeline.steps, snapshots)):
             now = found.get(key, ())
             if now != last:
-                events.extend(_events(k, step, last, now))
+                events.extend(_events(k, step, last, now, who[k]))
             carriers.append(now)
             last = now
         out[key] = Journey(key[0], key[1], first, tuple(carriers), tuple(events))
