@@ -1,7 +1,8 @@
-"""The passes stage's core on the 4-layer MLP of bench_stages.py: XLA's pass
-pipeline read from a per-pass dump (one more compile) vs one plain compile
-(budget <= 3x), and the journeys of every source line through the passes on top
-of it (budget <= 0.5x of that compile); the temporary dump folder is gone after.
+"""The passes stage on the 4-layer MLP of bench_stages.py: XLA's pass pipeline read
+from a per-pass dump (one more compile) vs one plain compile (budget <= 3x), and the
+stage's data on top of it (the pass table, each step's module as a delta, and the
+journeys of every source line through the passes: budget <= 0.5x of that compile);
+the temporary dump folder is gone after.
 
 Each round lowers a new function (nothing cached) and times, in turn: its plain
 compile, the pass pipeline (the compile with dumps, and reading them), and the
@@ -22,7 +23,8 @@ import numpy as np
 import olympus
 from _results import Results, name_of, parser
 from bench_stages import BATCH, LAYERS, WIDTH, make_mlp
-from olympus.passes import journeys, pass_pipeline
+from olympus.passes import pass_pipeline
+from olympus_jupyter.report.passes_view import passes_json
 
 BUDGET_PIPELINE, BUDGET_JOURNEYS = 3.0, 0.5
 
@@ -56,7 +58,7 @@ def main() -> int:
                         pipeline = pass_pipeline(again)
                         pipelines.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                found = list(journeys(pipeline, [(path, line) for line in lines]).values())
+                data = passes_json(pipeline, [path])
                 journey_times.append(time.perf_counter() - start)
             left = os.listdir(private)
         finally:
@@ -64,20 +66,22 @@ def main() -> int:
     compile_s = statistics.median(compiles)
     pipeline_ratio = statistics.median(pipelines) / compile_s
     journey_ratio = statistics.median(journey_times) / compile_s
-    events = sum(len(j.events) for j in found)
+    found = [j for j in data["journeys"] if j["line"] in lines]
+    events = sum(len(j["events"]) for j in found)
     print(f"{LAYERS}-layer MLP ({WIDTH} wide): plain compile {compile_s * 1e3:.1f} ms; pass "
           f"pipeline {statistics.median(pipelines) * 1e3:.1f} ms ({len(pipeline.steps)} steps): "
           f"ratio {pipeline_ratio:.2f} (budget <= {BUDGET_PIPELINE}) "
           f"{'ok' if pipeline_ratio <= BUDGET_PIPELINE else 'OVER BUDGET'}")
-    print(f"journeys of {len(found)} lines ({events} events): "
+    print(f"the stage's data: pass table of {len(data['rows'])} rows, deltas, journeys of "
+          f"{len(found)} lines ({events} events): "
           f"{statistics.median(journey_times) * 1e3:.1f} ms = {journey_ratio:.2f}x the compile "
           f"(budget <= {BUDGET_JOURNEYS}) {'ok' if journey_ratio <= BUDGET_JOURNEYS else 'OVER BUDGET'}")
     print(f"dump folders left behind: {len(left)}")
     results = Results(name_of(__file__))
     results.add(f"pass pipeline (compile with per-pass dumps, read) / one plain compile, "
                 f"{LAYERS}-layer MLP", pipeline_ratio, "x", budget=BUDGET_PIPELINE)
-    results.add("journeys of every line of the function through the passes / one plain "
-                "compile", journey_ratio, "x", budget=BUDGET_JOURNEYS)
+    results.add("the stage's data (pass table, module deltas, journeys of every line) / "
+                "one plain compile", journey_ratio, "x", budget=BUDGET_JOURNEYS)
     results.add("dump folders left behind", len(left), "", budget=0)
     results.write(args.json)
     return 0 if results.ok else 1

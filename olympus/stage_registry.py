@@ -41,7 +41,8 @@ class StageSpec:
     """One stage: where it comes from and how it is shown.
 
     ``kind`` is ``'source'`` (the user's code), ``'program'`` (a program text with
-    ops) or ``'analysis'`` (figures). ``step`` is the compilation step that makes
+    ops), ``'passes'`` (XLA's pass pipeline, pass by pass: :mod:`olympus.passes`)
+    or ``'analysis'`` (figures). ``step`` is the compilation step that makes
     it (``None`` for the source). ``text(stage_object, debug_info)`` gives a
     program's text from the object that step made (a ``Traced``, ``Lowered`` or
     ``Compiled``), or ``None`` where it does not exist; ``reader(stage_object,
@@ -93,6 +94,8 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("partitioned", "HLO after SPMD partitioning", "partitioned", "program",
               step="compile", language="hlo", unit="instructions", default=False,
               reader=partitioning.read_partitioned_hlo),
+    StageSpec("passes", "XLA passes · what each pass did", "passes", "passes",
+              step="compile", language="hlo", unit="passes", default=False),
     StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile"),
     StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile"),
 )
@@ -146,7 +149,7 @@ def made_by(step: str) -> tuple[str, ...]:
     unmade.
 
     >>> made_by("compile")
-    ('compiled', 'partitioned', 'cost', 'memory')
+    ('compiled', 'partitioned', 'passes', 'cost', 'memory')
     """
     later = STEPS[STEPS.index(step):]
     return tuple(s.name for s in STAGES if s.step in later)

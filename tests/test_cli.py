@@ -57,6 +57,13 @@ def test_demo(tmp_path):
     assert (tmp_path / "demo.html").read_text().startswith("<!DOCTYPE html>")
 
 
+def test_passes(project):
+    proc = run(["report", "model:layer", "--arg", "f32[16,16]", "--arg", "f32[4,16]",
+                "--passes", "fusion|cse", "-o", "p.html"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "passes:" in proc.stdout and "Where each line" in (project / "p.html").read_text()
+
+
 @pytest.mark.parametrize("args, message", [
     (["report", "nosuchmodule:f", "-o", "r.html"], "cannot find module 'nosuchmodule'"),
     (["report", "model:missing", "-o", "r.html"], "module 'model' has no 'missing'"),
@@ -71,6 +78,7 @@ def test_demo(tmp_path):
     (["report", "model:layer", "--timeout", "soon", "-o", "r.html"],
      "argument --timeout: expected a positive number of seconds, got 'soon'"),
     (["demo", "--stages", "llvm", "-o", "r.html"], "unknown stage 'llvm'; choose from source"),
+    (["demo", "--passes", "(", "-o", "r.html"], "is not a regular expression"),
 ])
 def test_bad_input_is_one_line_and_nonzero(project, args, message):
     proc = run(args, project)

@@ -22,7 +22,7 @@ def test_the_table_is_consistent():
     names = stage_registry.names()
     assert len(set(names)) == len(names)
     for spec in stage_registry.STAGES:
-        assert spec.kind in ("source", "program", "analysis")
+        assert spec.kind in ("source", "program", "passes", "analysis")
         assert spec.step in (None,) + stage_registry.STEPS
         if spec.kind == "program":
             assert spec.language in LEXERS and (spec.linked or spec.text is not None)

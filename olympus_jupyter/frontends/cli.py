@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
                              default=stage_registry.default_names(), metavar="LIST",
                              help=f"stages to show, any of {','.join(stage_registry.names())}, "
                                   f"or all (default: {','.join(stage_registry.default_names())})")
+        command.add_argument("--passes", nargs="?", const=".*", type=argparse_type("passes"),
+                             metavar="REGEX",
+                             help="also show what each XLA pass did and where each line's "
+                                  "ops went (one more compile); REGEX keeps the passes "
+                                  "whose names it matches (default: every pass)")
         command.add_argument("-o", "--output", required=True, type=argparse_type("save"),
                              metavar="REPORT.html",
                              help="the standalone HTML report to write (its folder must exist)")
@@ -145,6 +150,7 @@ def main(argv=None) -> int:
             try:
                 report = inspect(fun, *fargs, platform=platform, debug_info=debug_info,
                                  stages=args.stages, timeout=timeout, cache=None,
+                                 passes=args.passes,
                                  progress=progress)
             except ValueError as e:
                 raise CliError(str(e)) from None

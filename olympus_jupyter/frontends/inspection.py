@@ -121,7 +121,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             static_argnames: str | Sequence[str] | None = None,
             stages: str | Sequence[str] | None = None, debug_info: bool = True,
             compiler_options: Mapping[str, Any] | str | None = None, full: bool = False,
-            timeout: float | None = None,
+            timeout: float | None = None, passes: bool | str | None = None,
             cache: ReportCache | bool | None = True,
             progress: bool | Callable[[str], None] | None = None,
             **kwargs: Any) -> StageReport:
@@ -131,6 +131,10 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     stage does not raise: the report shows it (``report.failure``). ``timeout``
     (seconds) stops staging that takes longer (a function that hangs while it is
     traced): the report shows where it was stopped, and is not cached.
+    ``passes=True`` adds the ``passes`` stage: one more compile with XLA's per-pass
+    dumps, to show what each pass did and where each line's ops went
+    (``report.journey(line)``); a regular expression of pass names
+    (``passes='fusion|cse'``) keeps only those passes.
     ``progress=True`` shows which step runs and for how long once staging takes
     more than a second (in a notebook, a line of the cell's output; elsewhere, on
     standard error); a function ``progress(text)`` is given that line instead. An
@@ -151,7 +155,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     options = ReportOptions(platforms=platform, static_argnums=static_argnums,
                             static_argnames=static_argnames, stages=stages,
                             debug_info=debug_info, compiler_options=compiler_options,
-                            full=full, timeout=timeout)
+                            full=full, timeout=timeout, passes=passes)
     cache = check_cache(cache, default_cache)
     if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
         progress = check_option("progress", progress)
@@ -166,7 +170,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             raise StagingError(f"Cannot read the exported function: {e}") from None
     key_options = {f: getattr(options, f) for f in (
         "platforms", "static_argnums", "static_argnames", "stages", "debug_info",
-        "compiler_options", "full")}
+        "compiler_options", "full", "passes")}
     key = signature_key(target, args, kwargs, key_options) if cache is not None else None
     found = cache.get(key) if cache is not None else None
     if found is not None:
@@ -181,7 +185,8 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
                          progress=shown, beside_compile=early)
         shown.step("report")
         report = build_report(run, stages=stages, debug_info=options.debug_info,
-                              full=options.full, early=early)
+                              full=options.full, early=early,
+                              pass_re=options.passes or ".*")
     # Only a report made to its end is kept: an interrupt above leaves nothing behind.
     if cache is not None and not timed_out(run):
         cache.put(key, report)

@@ -89,7 +89,8 @@ class OlympusMagics(Magics):
                                  static_argnames=options.static_argnames,
                                  stages=options.stages, debug_info=options.debug_info,
                                  compiler_options=dict(options.compiler_options),
-                                 full=options.full, timeout=options.timeout, cache=self.cache,
+                                 full=options.full, timeout=options.timeout,
+                                 passes=options.passes, cache=self.cache,
                                  progress=progress, **kwargs)
             except (StagingError, ValueError, TypeError) as e:
                 raise UsageError(str(e)) from None

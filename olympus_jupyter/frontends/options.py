@@ -28,6 +28,7 @@ import ast
 import dataclasses
 import keyword
 import math
+import re
 import numbers
 import os
 import shlex
@@ -280,6 +281,23 @@ def _progress_value(value, text: bool):
     raise _Rejected(type_error=True)
 
 
+def _pass_filter(value, text: bool) -> str | None:
+    """None (no passes stage), True (every pass: ``'.*'``) or a regular expression
+    of pass names (XLA's ``xla_dump_hlo_pass_re``)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return ".*"
+    if not isinstance(value, str):
+        raise _Rejected(type_error=True)
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise _Rejected(f"{value!r} is not a regular expression ({e})", complete=False) \
+            from None
+    return value or ".*"
+
+
 def _true_false(default: bool):
     def check(value, text):
         return default if value is None else _flag_value(value, text)
@@ -324,6 +342,12 @@ OPTIONS: dict[str, Option] = {
     "full": Option("full", "--full", "True or False", None, _true_false(False)),
     "interactive": Option("interactive", "--interactive", "True or False", None,
                           _true_false(False)),
+    "passes": Option(
+        "passes", "--passes",
+        "True (every pass of XLA's pipeline), a regular expression of pass names such as "
+        "'fusion|cse', or None/False (no passes stage)",
+        "a regular expression of pass names, e.g. fusion|cse (default: every pass)",
+        _pass_filter),
     "timeout": Option("timeout", "--timeout",
                       "a positive number of seconds (or None for no limit)",
                       "a positive number of seconds", _seconds),
@@ -428,11 +452,20 @@ class ReportOptions:
     full: bool = False
     interactive: bool = False
     timeout: float | None = None
+    #: XLA's passes to show (a regular expression), or None: no passes stage.
+    passes: str | None = None
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
             object.__setattr__(self, field.name,
                                check_option(field.name, getattr(self, field.name)))
+        # --passes adds the stage; the stage asked for by name shows every pass.
+        if self.passes is not None and "passes" not in self.stages:
+            order = stage_registry.names()
+            object.__setattr__(self, "stages", tuple(sorted(
+                self.stages + ("passes",), key=order.index)))
+        elif self.passes is None and "passes" in self.stages:
+            object.__setattr__(self, "passes", ".*")
         if self.interactive:
             for field, flag, why in (("save", "--save", "writes a static report"),
                                      ("timeout", "--timeout", "limits a static report")):
@@ -454,6 +487,8 @@ examples:
   %olympus_lower --compiler-option xla_backend_optimization_level=0 f(x)
   %olympus_lower --save report.html --name rep f(x)  # write standalone HTML, keep `rep`
   %olympus_lower --interactive f(x)                  # an inspector widget to explore shapes
+  %olympus_lower --passes f(x)                       # what each XLA pass did (one more compile)
+  %olympus_lower --passes 'fusion|cse' f(x)          # only the passes these names match
 
   %%olympus_lower --stages olympuspr,hlo
   def g(x):
@@ -506,6 +541,11 @@ def build_parser(prog: str = "%olympus_lower") -> argparse.ArgumentParser:
                         "and options, and watch every stage change")
     p.add_argument("--full", action="store_true",
                    help="show stage texts in full, however long (default: long texts are capped)")
+    p.add_argument("--passes", nargs="?", const=".*", type=argparse_type("passes"),
+                   metavar="REGEX",
+                   help="also compile once more with XLA's per-pass dumps and show what each "
+                        "pass did, and where each line's ops went (default: every pass; "
+                        "REGEX keeps the passes whose names it matches)")
     p.add_argument("--timeout", type=seconds, metavar="SECONDS",
                    help="stop staging after this long (a function that hangs while traced); "
                         "the report shows the line it was stopped at")
@@ -517,7 +557,7 @@ def _to_options(ns: argparse.Namespace) -> ReportOptions:
         platforms=ns.platforms, static_argnums=ns.static_argnums,
         static_argnames=ns.static_argnames, stages=ns.stages, debug_info=ns.debug_info,
         compiler_options=tuple(ns.compiler_options), save=ns.save, name=ns.name,
-        full=ns.full, interactive=ns.interactive, timeout=ns.timeout)
+        full=ns.full, interactive=ns.interactive, timeout=ns.timeout, passes=ns.passes)
 
 
 def parse_options(text: str) -> ReportOptions:
@@ -540,6 +580,10 @@ def split_line(line: str) -> tuple[ReportOptions, str]:
     takes_value = {a for action in parser._actions for a in action.option_strings
                    if action.nargs is None and not isinstance(
                        action, (argparse._StoreTrueAction, argparse._StoreFalseAction))}
+    # An option whose value may be left out (--passes) takes the next token only when
+    # it is quoted: --passes 'fusion|cse' f(x), but --passes f(x).
+    may_take = {a for action in parser._actions for a in action.option_strings
+                if action.nargs == "?"}
     pos = 0
     option_tokens: list[str] = []
     while pos < len(line) and line[pos] == "-":
@@ -552,6 +596,10 @@ def split_line(line: str) -> tuple[ReportOptions, str]:
                                   "See %olympus_lower? for the options.")
             value, pos = _next_token(line, pos)
             option_tokens.append(value)
+        elif name in may_take and "=" not in token and line[pos:pos + 1] in ("'", '"'):
+            value, pos = _next_token(line, pos)
+            option_tokens.append(f"{name}={value}")
+            option_tokens.remove(token)
     call = line[pos:].strip()
     ns = parser.parse_args(option_tokens)
     return _to_options(ns), call

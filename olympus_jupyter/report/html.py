@@ -28,6 +28,9 @@ from olympus_jupyter.highlight.render import highlight_lines, plain_lines
 from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, concat, fragment, h, join,
                                            tags, template)
 from olympus_jupyter.report import cost_names
+from olympus_jupyter.report.passes_html import passes_section
+from olympus_jupyter.report.sections import section as _section
+from olympus_jupyter.report.sections import unavailable as _unavailable
 from olympus_jupyter.report.text import format_bytes
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
@@ -288,24 +291,6 @@ def _capped_note(total: int, shown: int, stage: str) -> Markup | None:
 
 # -- sections -------------------------------------------------------------------------
 
-def _section(uid: str, key: str, title: str, body, meta: str = "",
-             open_: bool = True) -> Pieces:
-    """A folding section titled ``title`` around ``body`` (Markup, or lists of it).
-
-    >>> concat(_section("ol1", "cost", "Cost <analysis>", h("p", None, "x"), "2 rows"))
-    Markup('<details class="stage" id="ol1-cost" open><summary><span class="title">Cost &lt;analysis&gt;</span> <span class="meta">2 rows</span></summary><p>x</p></details>')
-    """
-    start, end = tags("details", {"class": "stage", "id": anchor_id(uid, key), "open": open_})
-    meta_html = concat(" ", h("span", {"class": "meta"}, meta)) if meta else None
-    return [start, h("summary", None, h("span", {"class": "title"}, title), meta_html), body, end]
-
-
-def _unavailable(uid: str, key: str, reason: str) -> Pieces:
-    return _section(uid, key, stage_registry.stage(key).title,
-                    h("p", {"class": "unavailable"}, f"Not available: {reason}."),
-                    "unavailable", open_=True)
-
-
 def _op_summary(names: list[str]) -> str:
     counts: dict[str, int] = {}
     for n in names:
@@ -527,6 +512,8 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
         elif kind == "program":
             parts.append(text_stage_section(report, uid, key, colors, callers, full,
                                             highlight))
+        elif kind == "passes":
+            parts.append(passes_section(report, uid, full))
         else:
             parts.append(analyses[key](report, uid))
     body = h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
@@ -566,6 +553,10 @@ body[data-jp-theme-light="true"] .olympus-report{--ol-kw:#8250df;--ol-op:#0550ae
 body[data-jp-theme-light="false"] .olympus-report{--ol-kw:#d2a8ff;--ol-op:#79c0ff;--ol-ty:#ffa657;--ol-num:#a5d6ff;--ol-str:#a5d6ff;--ol-com:#8b949e;--ol-var:#e6edf3}
 .olympus-report a{color:var(--ol-link);text-decoration:none}
 .olympus-report a:hover{text-decoration:underline}
+.olympus-report pre.diff{margin:.3em 0;padding:.4em;overflow:auto;background:var(--ol-code-bg);font-family:var(--jp-code-font-family,monospace);font-size:12px}
+.olympus-report .ol-add{background:rgba(46,160,67,.18)}
+.olympus-report .ol-del{background:rgba(248,81,73,.18)}
+.olympus-report .ol-hunk{color:var(--ol-muted)}
 .olympus-report .head{display:flex;flex-wrap:wrap;gap:.3em 1em;align-items:baseline;padding:.3em 0 .5em}
 .olympus-report .name{font-weight:600;font-size:1.15em;font-family:var(--jp-code-font-family,monospace)}
 .olympus-report .meta{color:var(--ol-muted)}

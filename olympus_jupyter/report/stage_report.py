@@ -28,7 +28,9 @@ from olympus import stage_registry
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
 from olympus.provenance.build import Reading, read_before_compile
+from olympus.passes import pass_pipeline
 from olympus_jupyter.report import bundle, cells
+from olympus_jupyter.report.passes_view import passes_json
 from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.html import render_html
@@ -62,6 +64,9 @@ class StageReport:
     full: bool = False
     #: What the reader should know about what is shown (e.g. that the output was capped).
     notes: tuple[str, ...] = ()
+    #: XLA's pass pipeline and each line's journey through it (the ``passes``
+    #: stage, :mod:`.passes_view`), or None.
+    passes: Mapping[str, Any] | None = None
     _memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def _memoized(self, key, make):
@@ -176,6 +181,29 @@ class StageReport:
             return None
         return self.provenance.stages[stage].text
 
+    def journey(self, line: int, file: int | str | None = None) -> dict[str, Any] | None:
+        """Where the instructions of source ``line`` went through XLA's passes (the
+        ``passes`` stage): ``start`` and ``end`` (the instructions that carried it
+        before the first pass and after the last: label, opcode, fusion, fusion
+        kind) and ``events`` (what each pass did to them: fused, removed, renamed,
+        duplicated, turned into a custom call…, each naming the pass and its row in
+        ``passes['rows']``). ``file``: the path, base name or index of a source
+        file of the report (default: the function's). ``None`` when no instruction
+        came from that line; raises ``ValueError`` when the report has no
+        ``passes`` stage (``inspect(f, x, passes=True)``, ``%olympus_lower --passes``).
+        """
+        if self.passes is None:
+            raise ValueError("This report has no passes stage: make it with "
+                             "inspect(f, *args, passes=True) or %olympus_lower --passes.")
+        model = self.provenance
+        if model is None:
+            return None
+        index = model.function.file if file is None else model.file_index(file)
+        for j in self.passes["journeys"]:
+            if j["file"] == index and j["line"] == line:
+                return j
+        return None
+
     @property
     def hlo_text(self) -> str | None:
         """The HLO the compiler takes (``stage_text('hlo')``)."""
@@ -264,10 +292,11 @@ def _stage_objects(run: StagedRun) -> dict[str, Any]:
 def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
                  debug_info: bool = True, full: bool = False,
                  models: MutableMapping | None = None,
-                 early: EarlyReading | None = None) -> StageReport:
+                 early: EarlyReading | None = None, pass_re: str = ".*") -> StageReport:
     """Makes the report of a :class:`~olympus_jupyter.staging.StagedRun` (no recompiling).
 
     ``stages`` are registry names (default: the registry's default stages).
+    ``pass_re`` filters the passes of the ``passes`` stage (all by default).
     ``models`` (a mapping from stage object to its provenance models, e.g. a
     ``weakref.WeakKeyDictionary``) keeps models to reuse when a report of the same
     stages is made again with other display options. ``early``: what was read
@@ -320,12 +349,23 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
         memory=(lambda m: m.as_dict() if m else None)(
             failures.attempt("memory", compiled.memory_analysis)) if compiled else None,
     )
+    passes = None
+    if "passes" in stages and run.lowered is not None and "passes" not in unavailable:
+        passes = failures.attempt("passes", lambda: _passes(run, provenance, pass_re, full))
     provenance, failure = _as_cells(provenance, failures.failure)
     return StageReport(
         name=run.name, platforms=tuple(run.platforms), stages=stages,
         provenance=provenance, texts=texts, analyses=analyses,
         timings=dict(run.timings), failure=failure, unavailable=unavailable,
-        debug_info=debug_info, full=full)
+        debug_info=debug_info, full=full, passes=passes)
+
+
+def _passes(run: StagedRun, provenance: Provenance | None, pass_re: str, full: bool):
+    """The ``passes`` stage: one more compile, with XLA's per-pass dumps."""
+    options = getattr(run.compiled, "compiler_options", None)
+    pipeline = pass_pipeline(run.lowered, pass_re=pass_re, compiler_options=options)
+    files = [f.path for f in provenance.files] if provenance is not None else []
+    return passes_json(pipeline, files, full=full)
 
 
 def _as_cells(provenance, failure: StageFailure | None):

@@ -9,9 +9,12 @@ Olympus report: <lambda> for ...
 """
 from __future__ import annotations
 
+import os
+
 from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names
+from olympus_jupyter.report.passes_view import line_summary
 
 
 def format_bytes(n: float) -> str:
@@ -70,6 +73,41 @@ def cost_lines(lowered, compiled, limit: int = MAX_COST_LINES) -> list[str]:
     return out
 
 
+#: Source lines whose journey through XLA's passes the summary prints.
+MAX_JOURNEY_LINES = 8
+
+
+def pass_lines(passes, model, limit: int = MAX_JOURNEY_LINES) -> list[str]:
+    """What XLA's passes did (the ``passes`` stage), and where each source line's
+    instructions ended up; ``[]`` without the stage.
+
+    >>> pass_lines({"pass_re": ".*", "rows": [{"kind": "changed", "instructions_before": 3,
+    ...             "instructions": 2}], "journeys": [{"file": 0, "line": 4,
+    ...             "start": [{"label": "sin.3", "opcode": "sine"}], "end": [],
+    ...             "events": [{"pass": "cse", "kind": "removed"}]}]}, None)
+    ['  passes: 1 of 1 steps changed the module; 3 → 2 instructions', '    line 4: sin.3 (sine) → nothing (removed)  [cse (removed)]']
+    """
+    if not passes:
+        return []
+    rows = passes["rows"]
+    changed = sum(1 for r in rows if r["kind"] == "changed")
+    first = rows[0]["instructions_before"] if rows else 0
+    last = rows[-1]["instructions"] if rows else first
+    out = [f"  passes: {changed} of {len(rows)} steps changed the module; "
+           f"{first:,} → {last:,} instructions"]
+    for j in passes["journeys"][:limit]:
+        where = f"line {j['line']}"
+        if model is not None and 0 <= j["file"] < len(model.files) and j["file"] != \
+                model.function.file:
+            where = f"{os.path.basename(model.files[j['file']].path)}:{j['line']}"
+        start, end, decided = line_summary(j)
+        out.append(_printable(f"    {where}: {start} → {end}  [{decided}]"))
+    if len(passes["journeys"]) > limit:
+        out.append(f"    … and {len(passes['journeys']) - limit} more lines: "
+                   f"report.journey(line) gives each")
+    return out
+
+
 def render_text(report) -> str:
     """The summary of a :class:`~olympus_jupyter.report.StageReport`."""
     lines = [f"Olympus report: {report.name} for {', '.join(report.platforms)}"]
@@ -88,6 +126,7 @@ def render_text(report) -> str:
     if peak is not None:
         lines.append(f"  peak memory {format_bytes(peak)}")
     lines.extend(cost_lines(report.analyses.cost_lowered, report.analyses.cost_compiled))
+    lines.extend(pass_lines(report.passes, model))
     for stage, reason in report.unavailable.items():
         if stage in report.stages and stage_registry.stage(stage).step == "compile" \
                 and stage_registry.stage(stage).kind == "program":

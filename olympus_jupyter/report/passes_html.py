@@ -1,0 +1,142 @@
+"""The ``passes`` stage in the static HTML: the pass table, each pass's diff folded,
+and where each source line's ops went.
+
+Readable with no script: the passes that changed the module are a table, each with
+its diff (unified, a few lines of context) in a fold; the passes that changed
+nothing, and the pipelines' starts, are folded under the table; a second table
+gives, for each source line, the instructions that carried it before the passes,
+where they ended up, and the passes that decided it. Diffs are capped
+(:data:`MAX_DIFFS` folds of :data:`MAX_DIFF_LINES` lines each) unless the report
+is ``full``, with the cap said.
+
+>>> import olympus.numpy as jnp, numpy as np
+>>> from olympus_jupyter import inspect
+>>> from olympus_jupyter.report.markup import concat
+>>> report = inspect(lambda x: jnp.tanh(x * 2.0), np.ones(4, np.float32), passes=True,
+...                  cache=False)
+>>> html = str(concat(passes_section(report, "ol1", full=False)))
+>>> "fusion" in html and "Where each line" in html
+True
+"""
+from __future__ import annotations
+
+import difflib
+import os
+
+from olympus import stage_registry
+
+from olympus_jupyter.report.markup import h
+from olympus_jupyter.report.passes_view import line_summary, module_texts, step_diff
+from olympus_jupyter.report.sections import section, unavailable
+
+__all__ = ["passes_section", "MAX_DIFFS", "MAX_DIFF_LINES"]
+
+#: Diffs the static HTML folds in (the first passes that changed the module), and
+#: the lines each shows, unless the report is ``full``.
+MAX_DIFFS = 30
+MAX_DIFF_LINES = 200
+
+
+def _diff_block(before: str, after: str, limit: int | None):
+    lines = list(difflib.unified_diff(before.split("\n"), after.split("\n"), "before", "after",
+                                      n=2, lineterm=""))[2:]
+    shown = lines if limit is None else lines[:limit]
+    out = []
+    for line in shown:
+        cls = {"+": "ol-add", "-": "ol-del", "@": "ol-hunk"}.get(line[:1])
+        out.append(h("span", {"class": cls} if cls else None, line, "\n"))
+    cut = None
+    if len(shown) < len(lines):
+        cut = h("p", {"class": "cap"}, f"Showing {len(shown):,} of the {len(lines):,} lines "
+                f"of this diff; the full diff is in the interactive view and in "
+                f"report.save('report.html').")
+    return [h("pre", {"class": "diff"}, out), cut]
+
+
+def _row_cells(row) -> list:
+    counts = f"{row['instructions_before']:,} → {row['instructions']:,}"
+    lines = ""
+    if row["kind"] == "changed":  # XLA may call a change what prints the same
+        lines = f"−{row['removed']:,} +{row['added']:,}" if row["removed"] or row["added"] \
+            else "same text"
+    return [h("td", None, row["pipeline"]), h("td", None, h("code", None, row["pass"])),
+            h("td", None, counts), h("td", None, lines)]
+
+
+def _pass_tables(data, full: bool):
+    texts = module_texts(data)
+    changed, quiet = [], []
+    diffs = 0
+    for number, row in enumerate(data["rows"], 1):
+        if row["kind"] != "changed":
+            kind = {"start": "a pipeline's start", "unchanged": "changed nothing",
+                    "context": "the module before a kept pass"}[row["kind"]]
+            quiet.append(h("tr", None, h("td", None, str(number)), _row_cells(row),
+                           h("td", None, kind)))
+            continue
+        changed.append(h("tr", None, h("td", None, str(number)), _row_cells(row)))
+        pair = step_diff(data, texts, row["step"])
+        if pair is None or pair[0] == pair[1] or (not full and diffs >= MAX_DIFFS):
+            continue
+        diffs += 1
+        fold = h("details", {"class": "ol-pass-diff"},
+                 h("summary", None, f"diff of {row['pass']}"),
+                 _diff_block(*pair, None if full else MAX_DIFF_LINES))
+        changed.append(h("tr", None, h("td", {"colspan": "5"}, fold)))
+    head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
+        "#", "pipeline", "pass", "instructions", "lines")]))
+    tables = [h("table", {"class": "tab passes"}, head, h("tbody", None, changed))]
+    n_changed = sum(1 for r in data["rows"] if r["kind"] == "changed")
+    if not full and n_changed > MAX_DIFFS:
+        tables.append(h("p", {"class": "cap"}, f"Diffs are folded in for the first "
+                        f"{MAX_DIFFS} of {n_changed:,} passes; the interactive view and "
+                        f"report.save('report.html') have them all."))
+    if quiet:
+        quiet_head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
+            "#", "pipeline", "pass", "instructions", "", "what")]))
+        tables.append(h("details", {"class": "ol-quiet"},
+                        h("summary", None, f"Passes that changed nothing, and the "
+                                           f"pipelines' starts ({len(quiet):,})"),
+                        h("table", {"class": "tab passes"}, quiet_head,
+                          h("tbody", None, quiet))))
+    return tables
+
+
+def _journey_table(report, data):
+    model = report.provenance
+    rows = []
+    for j in data["journeys"]:
+        where = code = ""
+        if model is not None and 0 <= j["file"] < len(model.files):
+            source = model.files[j["file"]]
+            where = f"{os.path.basename(source.path)}:{j['line']}"
+            code = (source.line(j["line"]) or "").strip()
+        start, end, decided = line_summary(j)
+        rows.append(h("tr", None, h("td", None, where), h("td", None, h("code", None, code)),
+                      h("td", None, start), h("td", None, end), h("td", None, decided)))
+    head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
+        "line", "code", "before the passes", "after the passes", "decided by")]))
+    return [h("h4", None, "Where each line's ops went"),
+            h("table", {"class": "tab journeys"}, head, h("tbody", None, rows))
+            if rows else h("p", {"class": "note"}, "No instruction came from your lines.")]
+
+
+def passes_section(report, uid: str, full: bool):
+    """The ``passes`` section of a report's static HTML."""
+    data = report.passes
+    if data is None:
+        return unavailable(uid, "passes", report.unavailable.get("passes", "not made"))
+    rows = data["rows"]
+    n_changed = sum(1 for r in rows if r["kind"] == "changed")
+    first = rows[0]["instructions_before"] if rows else 0
+    last = rows[-1]["instructions"] if rows else first
+    scope = "" if data["pass_re"] == ".*" else f" whose names match {data['pass_re']!r}"
+    summary = h("p", None, f"{n_changed:,} passes{scope} changed the module, of the "
+                f"{len(rows):,} steps XLA names; {first:,} → {last:,} instructions. XLA "
+                f"writes the module only after a pass that changed it: a pass that "
+                f"changed nothing shows only where XLA names it as the one that ran next.")
+    note = h("p", {"class": "note"}, data["note"]) if data.get("note") else None
+    meta = f"{n_changed:,} of {len(rows):,} changed the module"
+    return section(uid, "passes", stage_registry.stage("passes").title,
+                    [summary, note, _pass_tables(data, full), _journey_table(report, data)],
+                    meta)

@@ -1,0 +1,231 @@
+"""The ``passes`` stage of a report: XLA's pass pipeline (:mod:`olympus.passes`) as data.
+
+The core compiles once more with XLA's per-pass dumps and reads them into a
+:class:`~olympus.passes.PassPipeline` and each source line's
+:class:`~olympus.passes.Journey`; this module makes that the report's ``passes``
+data, which the bundle carries and every form shows:
+
+- ``rows``: every pass XLA names, in order: a pipeline's start, a pass that
+  changed the module (``changed``), one that ran and changed nothing
+  (``unchanged``: XLA writes no module for it, but names it as the pass that ran
+  next), or, with a pass filter, the module as it was before a kept pass
+  (``context``). Each row has the instruction count before and after it, and
+  changed rows the lines their diff adds and removes;
+- ``before`` and ``deltas``: the module before the first pass, and after each
+  dumped step, each as a delta of the one before: a list whose items are either
+  ``[i, j]`` (lines ``i`` to ``j - 1`` of the previous module, kept) or a string
+  (a new line). Modules are mostly alike from one pass to the next, so this keeps
+  a hundred steps of a big program small; past :data:`MAX_DELTA_CHARS` (unless
+  the report is ``full``) the later deltas are left out (``null``) and ``note``
+  says so;
+- ``journeys``: for each source line of the report's files with instructions
+  before the passes, where they went: the instructions that carried it at the
+  start and at the end, and the events between (fused, removed by CSE…), each
+  naming the step (index into the dumped steps) of the pass that decided it.
+
+>>> import olympus, olympus.numpy as jnp, numpy as np
+>>> from olympus.passes import pass_pipeline
+>>> lowered = olympus.jit(lambda x: jnp.tanh(x * 2.0)).trace(np.ones(4, np.float32)).lower()
+>>> data = passes_json(pass_pipeline(lowered), files=())
+>>> module_texts(data)[-1] == pass_pipeline(lowered).steps[-1].text
+True
+>>> any(r["kind"] == "changed" and r["pass"] == "fusion" for r in data["rows"])
+True
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from olympus.passes import Carrier, PassPipeline, instruction_count, journeys
+
+from olympus_jupyter.report.line_diff import line_diff
+
+__all__ = ["passes_json", "module_texts", "step_diff", "journey_json", "line_summary",
+           "check_passes", "MAX_DELTA_CHARS"]
+
+#: Characters of modules (the first one and the deltas) a report carries, uncapped
+#: with ``full``: a notebook keeps a report's data twice (its JSON, and the HTML's
+#: island) under output_cap's 5 MB, with the other stages.
+MAX_DELTA_CHARS = 1_000_000
+
+
+def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
+    """The pass table, and for each dumped step the row that shows it."""
+    keep = re.compile(pipeline.pass_re)
+    rows: list[dict] = []
+    row_of_step: list[int] = []
+    count = instruction_count(pipeline.before)
+    steps = pipeline.steps
+    for k, step in enumerate(steps):
+        kind = ("start" if step.is_pipeline_start
+                else "changed" if keep.search(step.after) else "context")
+        row_of_step.append(len(rows))
+        rows.append({"step": k, "pipeline": step.pipeline, "pass": step.after, "kind": kind,
+                     "instructions_before": count, "instructions": step.instructions,
+                     "added": 0, "removed": 0})
+        count = step.instructions
+        following = steps[k + 1] if k + 1 < len(steps) else None
+        ran = step.before
+        if ran and ran != "pipeline-end" and keep.search(ran) and (
+                following is None or following.after != ran
+                or following.pipeline != step.pipeline):
+            rows.append({"step": None, "pipeline": step.pipeline, "pass": ran,
+                         "kind": "unchanged", "instructions_before": count,
+                         "instructions": count, "added": 0, "removed": 0})
+    return rows, row_of_step
+
+
+def _delta(old: list[str], new: list[str]) -> tuple[list, int, int]:
+    """``new`` as a delta of ``old`` (see the module's docstring), and the lines the
+    change removed and added."""
+    diff = line_diff(old, new)
+    out: list = []
+    for tag, i1, i2, j1, j2 in diff.opcodes:
+        if tag == "equal":
+            out.append([i1, i2])
+        else:
+            out.extend(new[j1:j2])
+    return out, diff.removed, diff.added
+
+
+def _carrier_json(c: Carrier) -> dict[str, Any]:
+    return {"label": c.label, "opcode": c.opcode, "fusion": c.fusion,
+            "fusion_kind": c.fusion_kind}
+
+
+def passes_json(pipeline: PassPipeline, files: Sequence[str], *, full: bool = False,
+                max_chars: int = MAX_DELTA_CHARS) -> dict[str, Any]:
+    """The report's ``passes`` data (see the module's docstring); ``files`` are the
+    paths of the report's source files, in order: journeys name a file by its index
+    there, and lines of other files (JAX's, the tools') are left out. Deltas past
+    ``max_chars`` characters are left out unless ``full``."""
+    rows, row_of_step = _rows(pipeline)
+    deltas: list = []
+    budget = None if full else max_chars - len(pipeline.before)
+    previous = pipeline.before.split("\n")
+    for k, step in enumerate(pipeline.steps):
+        lines = step.text.split("\n")
+        delta, removed, added = _delta(previous, lines)
+        row = rows[row_of_step[k]]
+        row["removed"], row["added"] = removed, added
+        if budget is not None:
+            # Past the budget every later delta goes too: each reads from the one before.
+            budget -= sum(len(x) + 1 if isinstance(x, str) else 8 for x in delta)
+        deltas.append(delta if budget is None or budget >= 0 else None)
+        previous = lines
+    left_out = deltas.count(None)
+    before = pipeline.before if budget is None or len(pipeline.before) <= max_chars else ""
+    index = {path: i for i, path in enumerate(files)}
+    found = journeys(pipeline)
+    out_journeys = []
+    for (path, line), j in sorted(found.items(), key=lambda kv: (index.get(kv[0][0], -1),
+                                                                 kv[0][1])):
+        if path not in index:
+            continue
+        out_journeys.append(journey_json(j, index[path], row_of_step))
+    note = None
+    if left_out:
+        note = (f"The modules after the last {left_out:,} of {len(deltas):,} passes are "
+                f"left out to keep the report small (their table rows and the journeys "
+                f"are complete); make the report with full=True (--full) to keep them.")
+    if not before:
+        note = (f"The modules are left out to keep the report small: the module XLA was "
+                f"given is already {len(pipeline.before):,} characters (the table rows "
+                f"and the journeys are complete); make the report with full=True "
+                f"(--full) to keep them.")
+    return {"pass_re": pipeline.pass_re, "module": pipeline.module,
+            "before": before, "rows": rows, "deltas": deltas,
+            "journeys": out_journeys, "note": note}
+
+
+def journey_json(j, file: int, row_of_step: Sequence[int]) -> dict[str, Any]:
+    """One line's journey as data: its events name the row of the pass table."""
+    return {"file": file, "line": j.line,
+            "start": [_carrier_json(c) for c in j.start],
+            "end": [_carrier_json(c) for c in j.end],
+            "events": [{"row": row_of_step[e.step], "pass": e.pass_name,
+                        "pipeline": e.pipeline, "kind": e.kind, "labels": list(e.labels),
+                        "detail": e.detail} for e in j.events]}
+
+
+def module_texts(data: Mapping[str, Any]) -> list[str | None]:
+    """The module after each dumped step, read back from the deltas (``None`` for
+    the steps left out)."""
+    previous = data["before"].split("\n")
+    out: list[str | None] = []
+    for delta in data["deltas"]:
+        if delta is None:
+            out.append(None)
+            continue
+        lines: list[str] = []
+        for item in delta:
+            if isinstance(item, str):
+                lines.append(item)
+            else:
+                lines.extend(previous[item[0]:item[1]])
+        out.append("\n".join(lines))
+        previous = lines
+    return out
+
+
+def step_diff(data: Mapping[str, Any], texts: Sequence[str | None],
+              step: int) -> tuple[str, str] | None:
+    """The module before and after dumped step ``step`` (``texts``:
+    :func:`module_texts`), or None where it was left out."""
+    after = texts[step]
+    before = data["before"] if step == 0 else texts[step - 1]
+    if after is None or before is None:
+        return None
+    return before, after
+
+
+def _where(carriers: Sequence[Mapping[str, Any]]) -> str:
+    if not carriers:
+        return "nothing (removed)"
+    parts = []
+    for c in carriers:
+        if c.get("fusion"):
+            kind = f", {c['fusion_kind']}" if c.get("fusion_kind") else ""
+            parts.append(f"{c['label']} in {c['fusion']}{kind}")
+        else:
+            parts.append(f"{c['label']} ({c['opcode']})")
+    return ", ".join(dict.fromkeys(parts))
+
+
+def line_summary(j: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What one line's journey comes to, in words: its instructions before the
+    passes, where they ended up, and the passes that decided it.
+
+    >>> line_summary({"start": [{"label": "sin.3", "opcode": "sine"}], "end": [],
+    ...               "events": [{"pass": "cse", "kind": "removed"}]})
+    ('sin.3 (sine)', 'nothing (removed)', 'cse (removed)')
+    """
+    decided = dict.fromkeys(f"{e['pass']} ({e['kind']})" for e in j["events"])
+    return _where(j["start"]), _where(j["end"]), ", ".join(decided) or "no pass changed it"
+
+
+def check_passes(data: Mapping[str, Any], files: int) -> None:
+    """Raises ``ValueError`` where ``passes`` data (already checked against the
+    schema) points outside itself: a row's step past the deltas, an event's row
+    past the rows, a journey's file past the report's ``files``. (A delta's ``[i,
+    j]`` past the module before it keeps what is there: slices clamp.)
+
+    >>> check_passes({"rows": [], "deltas": [], "journeys": [{"file": 2, "events": []}]}, 1)
+    Traceback (most recent call last):
+    ValueError: passes.journeys.0.file: 2 is not a file of the report (it has 1).
+    """
+    steps, rows = len(data["deltas"]), len(data["rows"])
+    for k, row in enumerate(data["rows"]):
+        if row["step"] is not None and row["step"] >= steps:
+            raise ValueError(f"passes.rows.{k}.step: {row['step']} is past the "
+                             f"{steps} steps.")
+    for k, j in enumerate(data["journeys"]):
+        if j["file"] >= files:
+            raise ValueError(f"passes.journeys.{k}.file: {j['file']} is not a file of the "
+                             f"report (it has {files}).")
+        for e, event in enumerate(j["events"]):
+            if event["row"] >= rows:
+                raise ValueError(f"passes.journeys.{k}.events.{e}.row: {event['row']} is "
+                                 f"past the {rows} rows.")

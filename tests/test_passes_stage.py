@@ -1,0 +1,202 @@
+"""The ``passes`` stage of reports: XLA's pipeline pass by pass, and where each line's
+instructions went, on real programs with planted dead code, common subexpressions
+and fusions; in the data, the HTML, the text form, the options and the magic."""
+import json
+import os
+import tempfile
+
+import jax
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import lax
+from olympus.passes import pass_pipeline
+from olympus_jupyter import inspect
+from olympus_jupyter.frontends.options import OptionError, ReportOptions, split_line
+from olympus_jupyter.report.passes_view import module_texts, passes_json
+from olympus_jupyter.report.stage_report import StageReport
+
+
+def planted(x, w):
+    h = jnp.tanh(x @ w)
+    a = jnp.cos(h)
+    b = jnp.cos(h)
+    dead = jnp.exp(w) * 3.0
+    return (a * b).sum()
+
+
+def _line(fun, k):
+    return fun.__code__.co_firstlineno + k
+
+
+X, W = np.ones((8, 16), np.float32), np.ones((16, 16), np.float32)
+
+
+@pytest.fixture(scope="module")
+def report():
+    r = inspect(planted, X, W, passes=True, cache=False)
+    assert r.failure is None, r.failure
+    return r
+
+
+def _events(j):
+    return [(e["pass"], e["kind"]) for e in j["events"]]
+
+
+def test_the_pass_table_lists_every_pass_xla_names_in_order(report):
+    rows = report.passes["rows"]
+    assert rows[0]["kind"] == "start"
+    changed = [r for r in rows if r["kind"] == "changed"]
+    assert "fusion" in [r["pass"] for r in changed] and "cse" in [r["pass"] for r in changed]
+    assert any(r["kind"] == "unchanged" for r in rows)
+    for before, after in zip(rows, rows[1:]):  # counts chain from one row to the next
+        assert after["instructions_before"] == before["instructions"]
+    # XLA may call a pass a change that prints the same (layout assignment that keeps
+    # the default layouts); CSE's and fusion's show in the text.
+    for r in changed:
+        if r["pass"] in ("cse", "fusion"):
+            assert r["added"] + r["removed"] > 0, r
+
+
+def test_the_planted_common_subexpression_is_removed_by_cse(report):
+    j = report.journey(_line(planted, 3))
+    assert [c["opcode"] for c in j["start"]] == ["cosine"]
+    removed = [e for e in j["events"] if e["kind"] == "removed"]
+    assert removed and removed[0]["pass"] == "cse", _events(j)
+    assert report.passes["rows"][removed[0]["row"]]["pass"] == "cse"
+
+
+def test_the_fused_tanh_of_a_matmul_reports_its_fusion(report):
+    j = report.journey(_line(planted, 1))
+    fused = [e for e in j["events"] if e["kind"] == "fused"]
+    assert fused, _events(j)
+    tanh = [c for c in j["end"] if c["opcode"] == "tanh"]
+    assert tanh and tanh[0]["fusion"] and tanh[0]["fusion_kind"].startswith("k")
+    assert any(tanh[0]["fusion"] in e["detail"] for e in fused)
+
+
+def test_nothing_is_put_down_to_a_line_that_made_no_instruction(report):
+    # The dead line is gone before XLA sees the program; the def line makes nothing.
+    assert report.journey(_line(planted, 4)) is None
+    assert report.journey(_line(planted, 0)) is None
+    before = report.passes["before"]
+    lines = {j["line"] for j in report.passes["journeys"]}
+    assert lines <= {_line(planted, k) for k in (1, 2, 3, 5)}
+    for j in report.passes["journeys"]:  # each line's instructions are in the module
+        for c in j["start"]:
+            assert f"{c['label']} = " in before
+
+
+def test_the_data_round_trips_and_the_modules_read_back(report):
+    data = json.loads(json.dumps(report.to_json()))
+    again = StageReport.from_json(data)
+    assert again.passes == report.passes
+    assert again.journey(_line(planted, 3)) == report.journey(_line(planted, 3))
+    pipeline = pass_pipeline(olympus.jit(planted).trace(X, W).lower())
+    texts = module_texts(report.passes)
+    assert texts == [s.text for s in pipeline.steps]
+
+
+def test_a_bundle_pointing_outside_itself_is_refused(report):
+    data = json.loads(json.dumps(report.to_json()))
+    data["passes"]["journeys"][0]["events"].append(dict(
+        data["passes"]["journeys"][0]["events"][0] if data["passes"]["journeys"][0]["events"]
+        else {"pass": "p", "pipeline": "q", "kind": "removed", "labels": [], "detail": ""},
+        row=10**6))
+    with pytest.raises(ValueError, match="row"):
+        StageReport.from_json(data)
+
+
+def test_big_modules_are_capped_and_the_cap_said():
+    lowered = olympus.jit(planted).trace(X, W).lower()
+    pipeline = pass_pipeline(lowered)
+    data = passes_json(pipeline, (), max_chars=len(pipeline.before) + 2000)
+    assert data["deltas"][0] is not None and data["deltas"][-1] is None
+    first = data["deltas"].index(None)
+    assert all(d is None for d in data["deltas"][first:])
+    assert "left out" in data["note"]
+    assert passes_json(pipeline, (), full=True, max_chars=10)["note"] is None
+    tiny = passes_json(pipeline, (), max_chars=10)  # not even the first module fits
+    assert tiny["before"] == "" and set(map(type, tiny["deltas"])) == {type(None)}
+    assert "already" in tiny["note"] and tiny["rows"] == data["rows"]
+
+
+def test_the_html_shows_the_pass_table_the_diffs_folded_and_each_line(report):
+    html = report.html(highlight=False)
+    assert "XLA passes" in html and "Where each line" in html
+    assert 'class="ol-pass-diff"' in html and "<code>fusion</code>" in html
+    assert "cse (removed)" in html
+
+
+def test_the_text_form_says_where_each_line_went(report):
+    text = report.text()
+    assert "passes:" in text and "cse (removed)" in text
+
+
+def test_a_scan_and_an_attention_block_have_true_journeys():
+    def scanned(xs):
+        def body(c, x):
+            c = jnp.sin(c) + x
+            return c, c * 2.0
+        return lax.scan(body, jnp.zeros(4), xs)
+
+    def attention(q, k, v):
+        s = jax.nn.softmax(q @ k.T / 4.0, axis=-1)
+        return s @ v
+
+    r = inspect(scanned, np.ones((5, 4), np.float32), passes=True, cache=False)
+    assert r.failure is None and r.passes["journeys"]
+    body_line = scanned.__code__.co_consts[1].co_firstlineno + 1 \
+        if hasattr(scanned.__code__.co_consts[1], "co_firstlineno") else None
+    lines = {j["line"] for j in r.passes["journeys"]}
+    assert lines and all(scanned.__code__.co_firstlineno < n < _line(scanned, 6)
+                         for n in lines), lines
+    assert body_line is None or body_line in lines
+    q = np.ones((8, 16), np.float32)
+    r = inspect(attention, q, q, q, passes=True, cache=False)
+    j = r.journey(_line(attention, 1))
+    assert j is not None and j["end"], j
+    assert any(e["kind"] in ("fused", "fusion") for e in j["events"]), _events(j)
+
+
+def test_a_pass_filter_keeps_only_those_passes_and_says_who_did_the_rest():
+    r = inspect(planted, X, W, passes="^fusion$", cache=False)
+    changed = {row["pass"] for row in r.passes["rows"] if row["kind"] == "changed"}
+    assert changed == {"fusion"}
+    for j in r.passes["journeys"]:
+        for e in j["events"]:
+            assert e["pass"] == "fusion" or e["pass"].startswith("passes outside the filter")
+
+
+def test_the_dump_folder_is_gone_afterwards():
+    before = {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("olympus-passes-")}
+    inspect(planted, X, W, passes=True, cache=False)
+    after = {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("olympus-passes-")}
+    assert after <= before
+
+
+def test_the_options_take_what_users_write():
+    assert ReportOptions(passes=True).passes == ".*"
+    assert "passes" in ReportOptions(passes="cse").stages
+    assert ReportOptions(stages="olympuspr,passes").passes == ".*"
+    assert ReportOptions(passes=False).passes is None
+    assert split_line("--passes f(x)")[0].passes == ".*"
+    options, call = split_line("--passes 'fusion|cse' f(x)")
+    assert (options.passes, call) == ("fusion|cse", "f(x)")
+    assert split_line("--passes=cse --full f(x)")[0].passes == "cse"
+    with pytest.raises(OptionError, match="not a regular expression"):
+        ReportOptions(passes="(")
+    with pytest.raises(TypeError, match="passes must be"):
+        ReportOptions(passes=3)
+
+
+def test_the_magic_takes_passes():
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "olympus_jupyter")
+    shell.user_ns.update(planted=planted, X=X, W=W)
+    shell.run_line_magic("olympus_lower", "--passes 'fusion|cse' --name rep planted(X, W)")
+    rep = shell.user_ns["rep"]
+    assert rep.passes["pass_re"] == "fusion|cse" and rep.journey(_line(planted, 3))
