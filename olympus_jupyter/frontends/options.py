@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import keyword
 import math
 import re
@@ -507,8 +508,10 @@ class _Parser(argparse.ArgumentParser):
         raise OptionError(f"{message}. See %olympus_lower? for the options.")
 
 
+@functools.lru_cache(maxsize=4)
 def build_parser(prog: str = "%olympus_lower") -> argparse.ArgumentParser:
-    """The option parser shared by the magics (and their ``?`` help)."""
+    """The option parser shared by the magics (and their ``?`` help): made once (it
+    is never changed after), as every line of the magic reads its options with it."""
     p = _Parser(prog=prog, add_help=False, epilog=EXAMPLES,
                 formatter_class=argparse.RawDescriptionHelpFormatter,
                 description="Stage a function for its arguments and show what each "

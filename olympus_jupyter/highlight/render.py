@@ -56,7 +56,10 @@ def highlight_lines(text: str, language: str) -> list[str]:
     return list(_highlight(text, language))
 
 
-_ESCAPE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+def _escape(text: str) -> str:
+    """``&``, ``<`` and ``>`` escaped (str.replace is many times faster than
+    str.translate, on long texts and on tokens alike)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def plain_lines(text: str) -> list[str]:
@@ -70,7 +73,7 @@ def plain_lines(text: str) -> list[str]:
     """
     if not text:
         return [""] if text == "" else []
-    lines = text.translate(_ESCAPE).split("\n")  # one pass over the text, not one per line
+    lines = _escape(text).split("\n")  # one pass over the text, not one per line
     if text.endswith("\n"):
         lines.pop()
     return lines
@@ -87,7 +90,7 @@ def _highlight(text: str, language: str) -> tuple[str, ...]:
         if cls is None:
             cls = classes[ttype] = css_class(ttype)
         if "\n" not in value:
-            value = value.translate(_ESCAPE)
+            value = _escape(value)
             append(f'<span class="{cls}">{value}</span>' if cls else value)
             continue
         for k, piece in enumerate(value.split("\n")):
@@ -96,7 +99,7 @@ def _highlight(text: str, language: str) -> tuple[str, ...]:
                 current = []
                 append = current.append
             if piece:
-                piece = piece.translate(_ESCAPE)
+                piece = _escape(piece)
                 append(f'<span class="{cls}">{piece}</span>' if cls else piece)
     if current or not text.endswith("\n"):
         lines.append("".join(current))
