@@ -72,6 +72,7 @@ BENCHMARKS = (
     Benchmark("compare"),
     Benchmark("passes"),
     Benchmark("lab_paint", timeout_s=900),
+    Benchmark("pass_view", timeout_s=900),
     Benchmark("memory", slow=True, timeout_s=1200),
     Benchmark("big_program", slow=True, timeout_s=1200),
 )

@@ -356,6 +356,19 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
       );
       return;
     }
+    if (stage.kind === 'passes') {
+      body.appendChild(
+        h(
+          'p',
+          {
+            class: 'olympus-unavailable',
+            'data-olympus-unavailable': stage.name
+          },
+          "Each report's passes are shown in that report's own view; they are not compared here."
+        )
+      );
+      return;
+    }
     if (stage.kind !== 'source' && stage.kind !== 'program') {
       body.appendChild(unsupportedBox(stage));
       return;

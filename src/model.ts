@@ -37,9 +37,9 @@ export interface IStageInfo {
   /** Short, for tabs and toggles. */
   label: string;
   /**
-   * What the stage is: `source` (the user's code), `program` (a text with ops) or
-   * `analysis` (figures). Another kind is kept, and its panel says this viewer
-   * cannot show it.
+   * What the stage is: `source` (the user's code), `program` (a text with ops),
+   * `analysis` (figures) or `passes` (XLA's pass pipeline, the report's `passes`).
+   * Another kind is kept, and its panel says this viewer cannot show it.
    */
   kind: string;
   /** The compilation step that makes it (`trace`, `lower`, `compile`), or null. */
@@ -479,6 +479,71 @@ export interface IReport {
     memory: { [key: string]: number } | null;
   };
   provenance: IProvenance | null;
+  /** XLA's passes (the `passes` stage), when the report made them. */
+  passes: IPasses | null;
+}
+
+/** An instruction that carries a source line's work (a journey's start or end). */
+export interface IPassCarrier {
+  label: string;
+  opcode: string;
+  /** The fusion holding it, or null. */
+  fusion: string | null;
+  fusion_kind: string | null;
+}
+
+/** One row of the pass table: a pipeline's start, or a pass. */
+export interface IPassRow {
+  /** The dumped step that shows it (index into `deltas`), or null (no module dumped). */
+  step: number | null;
+  pipeline: string;
+  pass: string;
+  kind: 'start' | 'changed' | 'unchanged' | 'context';
+  instructions_before: number;
+  instructions: number;
+  added: number;
+  removed: number;
+}
+
+/** What one pass did to one source line's instructions. */
+export interface IPassEvent {
+  /** The row of the pass table (index into `rows`). */
+  row: number;
+  pass: string;
+  pipeline: string;
+  kind: string;
+  /** Instruction labels it names (the first is the one to look for). */
+  labels: string[];
+  detail: string;
+}
+
+/** Where a source line's instructions went through the passes. */
+export interface IJourney {
+  /** Index into `provenance.files`. */
+  file: number;
+  line: number;
+  start: IPassCarrier[];
+  end: IPassCarrier[];
+  events: IPassEvent[];
+}
+
+/** A module as a delta of the one before: `[i, j]` keeps lines i..j-1; a string is a new line. */
+export type PassDelta = Array<string | [number, number]>;
+
+/**
+ * The report's `passes` (the `passes` stage; see
+ * `olympus_jupyter/report/passes_view.py`): the pass table, the module before the
+ * first pass and after each dumped step, and each source line's journey.
+ */
+export interface IPasses {
+  pass_re: string;
+  module: string;
+  before: string;
+  rows: IPassRow[];
+  /** The module after each dumped step, as a delta of the one before (null: left out). */
+  deltas: Array<PassDelta | null>;
+  journeys: IJourney[];
+  note: string | null;
 }
 
 export interface IDiff {
@@ -726,7 +791,8 @@ export function readReport(data: unknown, at = ''): IReport {
       },
       memory: isObject(analyses.memory) ? (analyses.memory as any) : null
     },
-    provenance: prov ? readProvenance(prov as Record<string, unknown>) : null
+    provenance: prov ? readProvenance(prov as Record<string, unknown>) : null,
+    passes: isObject(data.passes) ? (data.passes as unknown as IPasses) : null
   };
 }
 
@@ -856,6 +922,8 @@ export function unavailableReason(
           : (given ?? 'this backend reports no memory analysis');
       }
       return given ?? null;
+    case 'passes':
+      return report.passes ? null : (given ?? 'not made');
   }
   return given ?? null;
 }

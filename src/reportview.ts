@@ -9,7 +9,8 @@
  * it: `[data-olympus-viewer]` in JupyterLab, `[data-olympus-live]` in a page) with
  * `data-layout` and, once the first panel has painted, `data-olympus-rendered`;
  * `button[data-olympus-action=layout]`; tabs `[role=tab][data-stage]`; panels
- * `[role=tabpanel][data-stage-panel][data-stage-kind]`; `[data-olympus-unavailable]`;
+ * `[role=tabpanel][data-stage-panel][data-stage-kind]` (a `passes` panel: see
+ * `passview.ts`); `[data-olympus-unavailable]`;
  * `[data-olympus-unsupported]` (a stage this viewer has no view for); `[data-olympus-failure]`.
  *
  * The stages, their order, titles, labels, languages and units are the report's
@@ -40,6 +41,7 @@ import {
   unavailableReason
 } from './model';
 import { IPanelView } from './panel';
+import { PassView } from './passview';
 import {
   Layout,
   loadHidden,
@@ -298,6 +300,19 @@ export class ReportView {
           onPainted: painted
         });
         break;
+      case 'passes':
+        panel.view = report.passes
+          ? new PassView({
+              stage,
+              passes: report.passes,
+              hub: this._hub!,
+              files: (report.provenance?.files ?? []).map(f => String(f.path)),
+              label: `${stage.title} of ${report.name}`,
+              parent: body,
+              onPainted: painted
+            })
+          : null;
+        break;
       default:
         body.appendChild(unsupportedBox(stage));
     }
@@ -315,6 +330,13 @@ export class ReportView {
           `${prov.function.name} · ${file.path.split(/[\\/]/).pop()}:${prov.function.first_line}`
         );
       }
+    }
+    if (stage.kind === 'passes' && report.passes) {
+      const rows = Array.isArray(report.passes.rows) ? report.passes.rows : [];
+      const changed = rows.filter(r => r.kind === 'changed').length;
+      parts.push(
+        `${changed.toLocaleString('en-US')} of ${rows.length.toLocaleString('en-US')} ${stage.unit} changed the module`
+      );
     }
     if (stage.kind !== 'program') {
       return parts.join(' · ');
@@ -415,7 +437,8 @@ export class ReportView {
         any =
           any ||
           panel.view instanceof StageView ||
-          panel.view instanceof SourceView;
+          panel.view instanceof SourceView ||
+          panel.view instanceof PassView;
       }
     }
     if (!any) {
