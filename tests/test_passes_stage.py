@@ -200,3 +200,13 @@ def test_the_magic_takes_passes():
     shell.run_line_magic("olympus_lower", "--passes 'fusion|cse' --name rep planted(X, W)")
     rep = shell.user_ns["rep"]
     assert rep.passes["pass_re"] == "fusion|cse" and rep.journey(_line(planted, 3))
+
+
+def test_cross_lowered_programs_have_passes_where_they_compile_here():
+    here = jax.default_backend()
+    other = "tpu" if here != "tpu" else "cpu"
+    away = inspect(planted, X, W, platform=other, passes=True, cache=False)
+    assert away.passes is None and "cannot exist here" in away.unavailable["passes"]
+    assert "XLA passes" in away.html() and "Not available" in away.html()
+    both = inspect(planted, X, W, platform=f"{here},{other}", passes=True, cache=False)
+    assert both.failure is None and both.journey(_line(planted, 3))["events"]
