@@ -170,11 +170,10 @@ def test_a_pass_filter_keeps_only_those_passes_and_says_who_did_the_rest():
             assert e["pass"] == "fusion" or e["pass"].startswith("passes outside the filter")
 
 
-def test_the_dump_folder_is_gone_afterwards():
-    before = {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("olympus-passes-")}
-    inspect(planted, X, W, passes=True, cache=False)
-    after = {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("olympus-passes-")}
-    assert after <= before
+def test_the_dump_folder_is_gone_afterwards(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this process's, put back
+    report = inspect(planted, X, W, passes=True, cache=False)
+    assert report.passes["rows"] and os.listdir(tmp_path) == []
 
 
 def test_the_options_take_what_users_write():
@@ -210,3 +209,44 @@ def test_cross_lowered_programs_have_passes_where_they_compile_here():
     assert "XLA passes" in away.html() and "Not available" in away.html()
     both = inspect(planted, X, W, platform=f"{here},{other}", passes=True, cache=False)
     assert both.failure is None and both.journey(_line(planted, 3))["events"]
+
+
+def dead_behind_a_select(x, i):
+    dead = jnp.sin(x)
+    y = jnp.cos(x)
+    return jnp.where(i > i, dead, y)
+
+
+def test_a_planted_dead_op_is_removed_by_the_pass_that_removed_it():
+    # `i > i` is false everywhere: XLA's simplifier picks `y`, and `dead` is left unused.
+    r = inspect(dead_behind_a_select, np.ones(8, np.float32), np.arange(8), passes=True,
+                cache=False)
+    j = r.journey(_line(dead_behind_a_select, 1))
+    assert [c["opcode"] for c in j["start"]] == ["sine"] and j["end"] == []
+    removed = [e for e in j["events"] if e["kind"] == "removed"]
+    assert len(removed) == 1, _events(j)
+    row = r.passes["rows"][removed[0]["row"]]
+    assert row["kind"] == "changed" and row["pass"] == removed[0]["pass"]
+    # The module before that pass holds the sine; the module after it does not.
+    texts = module_texts(r.passes)
+    label = j["start"][0]["label"]
+    before = r.passes["before"] if row["step"] == 0 else texts[row["step"] - 1]
+    assert f"{label} = " in before and f"{label} = " not in texts[row["step"]]
+    # The line that survives is not reported removed.
+    kept = r.journey(_line(dead_behind_a_select, 2))
+    assert kept["end"] and not [e for e in kept["events"] if e["kind"] == "removed"]
+
+
+def test_the_inspector_shows_passes_with_a_filter_and_compiles_them_once():
+    from olympus_jupyter.frontends.inspector import Inspector
+    ins = Inspector(planted, X, W, passes="fusion|cse")
+    assert ins.pass_filter.value == "fusion|cse" and "passes" in ins.stages.value
+    assert ins.report.passes["pass_re"] == "fusion|cse"
+    first = ins.report.passes
+    ins.debug_info.value = False          # the display only: the same passes data
+    assert ins.report.passes is first
+    ins.pass_filter.value = "^cse$"
+    assert {r["pass"] for r in ins.report.passes["rows"] if r["kind"] == "changed"} == {"cse"}
+    ins.pass_filter.value = "("           # refused next to the control, nothing re-staged
+    assert "not a regular expression" in ins.options_error.value
+    assert ins.report.passes["pass_re"] == "^cse$"

@@ -185,12 +185,14 @@ class Inspector(W.VBox):
                  platform: Sequence[str] | str | None = None,
                  debug_info: bool = True, stages: str | Sequence[str] | None = None,
                  compiler_options: Mapping[str, Any] | str | None = None,
+                 passes: bool | str | None = None,
                  history_size: int = HISTORY_SIZE, history_bytes: int = HISTORY_BYTES,
                  **example_kwargs):
         # The options take what inspect() and the magic take, checked in one place.
         options = ReportOptions(platforms=platform, static_argnums=static_argnums,
                                 static_argnames=static_argnames, stages=stages,
-                                debug_info=debug_info, compiler_options=compiler_options)
+                                debug_info=debug_info, compiler_options=compiler_options,
+                                passes=passes)
         history_size = check_option("history_size", history_size)
         history_bytes = check_option("history_bytes", history_bytes)
         self.static_argnums = options.static_argnums or ()
@@ -235,6 +237,12 @@ class Inspector(W.VBox):
             description="compiler options", placeholder="xla_backend_optimization_level=0",
             style=_ROW_STYLE, layout=W.Layout(width="36em"), continuous_update=False,
             tooltip="KEY=VALUE, KEY=VALUE: XLA compiler options (press Enter)")
+        self.pass_filter = W.Text(
+            value="" if options.passes in (None, ".*") else options.passes,
+            description="pass filter", placeholder="fusion|cse",
+            style=_ROW_STYLE, layout=W.Layout(width="24em"), continuous_update=False,
+            tooltip="a regular expression of XLA pass names: the passes stage shows only "
+                    "those (empty: every pass; press Enter)")
         # ToggleButtons put their description above the buttons: beside them, as a row.
         self.dialect.add_class("widget-inline-hbox")
         self.options_error = W.HTML()
@@ -259,7 +267,7 @@ class Inspector(W.VBox):
             self.platforms, self.stages,
             W.HBox([self.dialect, self.debug_info],
                    layout=W.Layout(align_items="center", grid_gap="1.5em")),
-            W.HBox([self.compiler_options, self.options_error]),
+            W.HBox([self.compiler_options, self.pass_filter, self.options_error]),
         ])
         history = W.HBox([self.compare_with, self.compare_button])
         super().__init__([controls, self.status, self.why, history, self.comparison, self.output])
@@ -268,7 +276,7 @@ class Inspector(W.VBox):
         for editor in self.editors:
             editor.observe(self._changed, names="value")
         for control in (self.platforms, self.debug_info, self.dialect, self.compiler_options,
-                        self.stages):
+                        self.pass_filter, self.stages):
             control.observe(self._changed, names="value")
         self.compare_button.on_click(lambda _: self.show_comparison())
         self.refresh()
@@ -370,14 +378,16 @@ class Inspector(W.VBox):
             return jax.tree_util.tree_unflatten(treedef, values[first:first + n])
         return tuple(build(n) for n in structure), {k: build(n) for k, n in kw_structure.items()}
 
-    def _compiler_options(self) -> dict[str, Any]:
+    def _compiler_options(self) -> tuple[dict[str, Any], str]:
+        """The compiler options and the pass filter the controls hold (checked)."""
         try:
             pairs = check_option("compiler_options", self.compiler_options.value)
+            pass_re = check_option("passes", self.pass_filter.value or True)
         except OptionError as e:
             self.options_error.value = _error(str(e))
             raise InputError(str(e)) from None
         self.options_error.value = ""
-        return dict(pairs)
+        return dict(pairs), pass_re
 
     # -- staging ----------------------------------------------------------------------------
 
@@ -393,7 +403,7 @@ class Inspector(W.VBox):
         """Re-stages what the controls now ask for and shows the new report."""
         try:
             args, kwargs = self._arguments()
-            options = self._compiler_options()
+            options, pass_re = self._compiler_options()
         except InputError as e:
             self.status.value = h("i", None, f"Not re-staged: {e}.")
             return None
@@ -413,7 +423,7 @@ class Inspector(W.VBox):
                                    progress=progress)
             progress.step("report")
             report = build_report(run, stages=stages, debug_info=self.debug_info.value,
-                                  models=self._models)
+                                  models=self._models, pass_re=pass_re)
         made = {k: self.cache.counts[k] - before[k] for k in before}
         self._show(report)
         self.last_render_seconds = time.perf_counter() - start

@@ -112,7 +112,8 @@ class OlympusMagics(Magics):
                                static_argnames=options.static_argnames,
                                platform=options.platforms, debug_info=options.debug_info,
                                stages=options.stages,
-                               compiler_options=dict(options.compiler_options), **kwargs)
+                               compiler_options=dict(options.compiler_options),
+                               passes=options.passes, **kwargs)
         except (StagingError, ValueError, TypeError) as e:
             raise UsageError(str(e)) from None
         if options.name:

@@ -351,7 +351,13 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
     )
     passes = None
     if "passes" in stages and run.lowered is not None and "passes" not in unavailable:
-        passes = failures.attempt("passes", lambda: _passes(run, provenance, pass_re, full))
+        # Kept with the models: another display of the same stages compiles no more.
+        kept = models.setdefault(stage_obj, {}) if models is not None else {}
+        passes = kept.get(("passes", pass_re, full))
+        if passes is None:
+            passes = failures.attempt("passes", lambda: _passes(run, provenance, pass_re, full))
+            if passes is not None:
+                kept[("passes", pass_re, full)] = passes
     provenance, failure = _as_cells(provenance, failures.failure)
     return StageReport(
         name=run.name, platforms=tuple(run.platforms), stages=stages,
