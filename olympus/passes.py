@@ -24,21 +24,26 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable
 
-__all__ = ["PassStep", "PassPipeline", "pass_pipeline", "read_dump", "instruction_count",
+__all__ = ["PassStep", "PassPipeline", "pass_pipeline", "dumped", "NO_PASS", "read_dump",
+           "instruction_count",
            "Carrier", "JourneyEvent", "Journey", "journey", "journeys"]
 
 # module_0006.jit_f.0014.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt
 _STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4})\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt$")
+#: A pass filter no pass matches: the dump holds the module before and after
+#: optimization, and the analyses of the optimized program, but no pass's module.
+NO_PASS = "^$"
 _INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?[^\s=]+ = \S")
 
 
@@ -126,21 +131,46 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
     return PassPipeline(module, before, after, tuple(steps), pass_re)
 
 
-def pass_pipeline(lowered, *, pass_re: str = ".*",
-                  compiler_options: Mapping[str, Any] | None = None) -> PassPipeline:
-    """Compiles ``lowered`` (an Olympus or JAX ``Lowered``) once more with XLA's
-    per-pass dumps, into a private folder removed afterwards, and reads them.
+@contextlib.contextmanager
+def dumped(lowered, *, pass_re: str = NO_PASS,
+           compiler_options: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """Compiles ``lowered`` (an Olympus or JAX ``Lowered``) once more with XLA's dumps
+    as text, into a private folder: the ``with`` block reads the folder, which is
+    removed afterwards, even when the compile or the reading fails.
 
-    ``pass_re`` keeps the passes whose names it matches (XLA's
-    ``xla_dump_hlo_pass_re``); ``compiler_options`` are the compile's own, as for
+    XLA writes the module before and after optimization, and after optimization its
+    buffer assignment (``*-buffer-assignment.txt``), live ranges (``*-live-range.txt``,
+    with the buffers live at the peak) and memory usage report; ``pass_re`` adds the
+    module after each pass whose name it matches (XLA's ``xla_dump_hlo_pass_re``;
+    :data:`NO_PASS` by default). ``compiler_options`` are the compile's own, as for
     ``compile()``. Nothing of the process (``XLA_FLAGS``, JAX's configuration) is
     changed; a compile that fails raises as ``compile()`` does.
+
+    >>> lowered = olympus.jit(lambda x: x * 2.0).trace(np.ones(4, np.float32)).lower()
+    >>> with dumped(lowered) as folder:
+    ...     any(n.endswith("-live-range.txt") for n in os.listdir(folder))
+    True
     """
     options = dict(compiler_options or {})
     with tempfile.TemporaryDirectory(prefix="olympus-passes-") as folder:
         options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=pass_re,
                        xla_dump_hlo_as_text=True)
         lowered.compile(options)
+        yield folder
+
+
+def pass_pipeline(lowered, *, pass_re: str = ".*",
+                  compiler_options: Mapping[str, Any] | None = None) -> PassPipeline:
+    """Compiles ``lowered`` (an Olympus or JAX ``Lowered``) once more with XLA's
+    per-pass dumps, into a private folder removed afterwards (:func:`dumped`), and
+    reads them.
+
+    ``pass_re`` keeps the passes whose names it matches (XLA's
+    ``xla_dump_hlo_pass_re``); ``compiler_options`` are the compile's own, as for
+    ``compile()``. Nothing of the process (``XLA_FLAGS``, JAX's configuration) is
+    changed; a compile that fails raises as ``compile()`` does.
+    """
+    with dumped(lowered, pass_re=pass_re, compiler_options=compiler_options) as folder:
         return read_dump(folder, pass_re)
 
 
