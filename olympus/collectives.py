@@ -1,0 +1,231 @@
+"""The collectives a sharded program costs: each one XLA put in, what it moves, and why.
+
+Once a program is sharded over a mesh, XLA's SPMD partitioner rewrites it into the
+program each device runs, inserting the communication the shardings call for: an
+``all-gather`` where a device needs the whole of an array it holds a slice of, an
+``all-reduce`` after a contraction over a sharded dimension, ``reduce-scatter``,
+``all-to-all``, ``collective-permute``. :func:`collectives` reads them from the
+compiled program of a provenance model (the optimized HLO), each with:
+
+- its opcode (an asynchronous pair, ``all-gather-start``/``-done``, is one) and
+  whether the program asked for it (``requested``: ``psum`` in a ``shard_map``) or
+  the compiler inserted it (``inserted``);
+- its replica groups as XLA prints them, and how many devices each group holds;
+- the bytes of its result on each device, and an estimate of the bytes each device
+  sends (:func:`moved_bytes`: what a ring algorithm sends);
+- the source lines that made it (the line whose op needed it) and the shardings of
+  that line's ops in the lowered program, which say why.
+
+>>> model = olympus.provenance.build(olympus.jit(lambda x: x * 2), 1.0)
+>>> collectives(model)   # one device: nothing to communicate
+[]
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+__all__ = ["Collective", "collectives", "shape_bytes", "group_size", "moved_bytes"]
+
+#: Bytes of one element of each HLO element type.
+_ELEMENT_BYTES = {
+    "pred": 1, "s2": 1, "u2": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
+    "s32": 4, "u32": 4, "s64": 8, "u64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8,
+    "c64": 8, "c128": 16, "f8e4m3fn": 1, "f8e5m2": 1, "f8e4m3fnuz": 1, "f8e5m2fnuz": 1,
+    "f8e4m3b11fnuz": 1, "f8e4m3": 1, "f8e3m4": 1, "f4e2m1fn": 1, "f8e8m0fnu": 1,
+}
+_SHAPE = re.compile(r"\b([a-z][a-z0-9]*)\[([0-9,]*)\]")
+_BASE = re.compile(r"-(start|done|update)$")
+
+
+def shape_bytes(types: str) -> int:
+    """Bytes of the arrays an HLO type names (a tuple's elements summed; tokens and
+    unknown element types count 0).
+
+    >>> shape_bytes("f32[64,32]{1,0}"), shape_bytes("(f32[2]{0}, bf16[4,4]{1,0})")
+    (8192, 40)
+    """
+    total = 0
+    for dtype, dims in _SHAPE.findall(types):
+        size = _ELEMENT_BYTES.get(dtype)
+        if size is None:
+            continue
+        total += size * math.prod(int(d) for d in dims.split(",") if d)
+    return total
+
+
+def group_size(replica_groups: str | None) -> int | None:
+    """How many devices one replica group holds, from XLA's printed form: explicit
+    groups ``{{0,1},{2,3}}``, an iota list ``[2,4]<=[8]`` or a mesh with the axes
+    communicated over ``mesh['a'=2,'b'=4] {'b'}``; ``None`` when it cannot tell.
+
+    >>> group_size("{{0,1,2,3},{4,5,6,7}}"), group_size("[2,4]<=[8]")
+    (4, 4)
+    >>> group_size("mesh['axis_0'=1,'axis_1'=8] {'axis_1'}")
+    8
+    """
+    if not replica_groups:
+        return None
+    text = replica_groups.strip()
+    m = re.match(r"\{\{([^}]*)\}", text)
+    if m:
+        return len([x for x in m.group(1).split(",") if x.strip()])
+    m = re.match(r"\[([0-9,]+)\]<=", text)
+    if m:
+        return int(m.group(1).split(",")[-1])
+    m = re.match(r"mesh\[([^\]]*)\]\s*\{([^}]*)\}", text)
+    if m:
+        sizes = dict(re.findall(r"'([^']+)'=(\d+)", m.group(1)))
+        axes = re.findall(r"'([^']+)'", m.group(2))
+        if axes and all(a in sizes for a in axes):
+            return math.prod(int(sizes[a]) for a in axes)
+    return None
+
+
+def moved_bytes(opcode: str, result: int, devices: int | None) -> int | None:
+    """An estimate of the bytes each device sends for one collective, as a ring
+    algorithm sends them (``result``: the bytes of its result on one device;
+    ``devices``: the devices of its group). The real figure depends on the
+    algorithm and the network XLA's runtime picks.
+
+    >>> moved_bytes("all-gather", 800, 8), moved_bytes("all-reduce", 800, 8)
+    (700, 1400)
+    """
+    if devices is None:
+        return result if opcode == "collective-permute" else None
+    if devices <= 1:
+        return 0
+    share = (devices - 1) / devices
+    factor = {"all-gather": share, "all-to-all": share, "ragged-all-to-all": share,
+              "all-reduce": 2 * share, "reduce-scatter": devices - 1,
+              "collective-permute": 1, "collective-broadcast": share}.get(opcode)
+    return None if factor is None else round(result * factor)
+
+
+@dataclasses.dataclass(frozen=True)
+class Collective:
+    """One collective of the compiled program (see the module's text)."""
+    label: str                      # the instruction, e.g. "all-gather.2"
+    opcode: str                     # all-gather, all-reduce, reduce-scatter, ...
+    kind: str                       # "inserted" (by the compiler) or "requested"
+    replica_groups: str | None      # as XLA prints them
+    group_size: int | None          # devices in one group
+    result_bytes: int               # its result, on one device
+    moved_bytes: int | None         # estimate of what each device sends
+    lines: tuple[tuple[str, int], ...]   # the user's lines that made it, innermost first
+    op_name: str                    # JAX's name of the op it serves, e.g. jit(f)/dot_general
+    shardings: tuple[str, ...]      # shardings of the lowered ops of its line
+
+    def describe(self) -> str:
+        """One line for people.
+
+        >>> Collective("all-gather", "all-gather", "inserted", None, 8, 8192, 7168,
+        ...            (("m.py", 3),), "jit(f)/dot_general", ()).describe()
+        'all-gather (inserted) at m.py:3, for jit(f)/dot_general: 8,192 B per device, ~7,168 B sent by each of 8 devices'
+        """
+        where = ", ".join(f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in self.lines[:1])
+        text = f"{self.opcode} ({self.kind})" + (f" at {where}" if where else "")
+        if self.op_name:
+            text += f", for {self.op_name}"
+        text += f": {self.result_bytes:,} B per device"
+        if self.moved_bytes is not None and self.group_size:
+            text += f", ~{self.moved_bytes:,} B sent by each of {self.group_size} devices"
+        return text
+
+
+_GROUPS = re.compile(r"replica_groups=(\{\{.*?\}\}|\{\}|\[[0-9,]+\]<=\[[0-9,]+\](?:T\([0-9,]+\))?"
+                     r"|mesh\[[^\]]*\]\s*\{[^}]*\})")
+_OP_NAME = re.compile(r'op_name="([^"]*)"')
+
+
+def _instruction_text(stage, op) -> str:
+    if op.lines is None:
+        return ""
+    lines = stage.text.split("\n")[op.lines[0] - 1:op.lines[1]]
+    return " ".join(lines)
+
+
+_ARG = re.compile(r"%arg(\d+)\b")
+
+
+def _line_shardings(model, lowered, line: tuple[str, int]) -> tuple[str, ...]:
+    """The shardings a source line's lowered ops carry, and those of the function's
+    arguments they read: what the partitioner had to honour there."""
+    found = []
+    for ident in model.ops_for_line(line[0], line[1]).get("stablehlo", []):
+        op = model.op(ident)
+        if op.sharding:
+            found.append(op.sharding)
+        for k in _ARG.findall(_instruction_text(lowered, op)):
+            k = int(k)
+            if k < len(lowered.arg_shardings) and lowered.arg_shardings[k]:
+                found.append(f"argument {k}: {lowered.arg_shardings[k]}")
+    return tuple(dict.fromkeys(found))
+
+
+_NAME = re.compile(r"%([\w.\-]+)")
+
+
+def _users_lines(model, stage, op, users) -> tuple[tuple[str, int], ...]:
+    """The lines of the first instructions downstream of ``op`` that have one: some
+    XLA releases give an inserted collective the name of the operand it moves and
+    no source, and the line that needed it is the one that uses its result."""
+    if not users:  # who reads each instruction, read once for all the collectives
+        for other in stage.ops:
+            text = _instruction_text(stage, other)
+            call = text.find("(", text.find(" = ") + 3) if " = " in text else -1
+            for name in set(_NAME.findall(text[call:])) if call >= 0 else ():
+                users.setdefault(name, []).append(other.index)
+    seen, todo = {op.index}, list(users.get(op.label or "", []))
+    while todo:
+        found = []
+        for k in todo:
+            if k in seen:
+                continue
+            seen.add(k)
+            lines = model.lines_for_op(stage.ops[k].id)
+            if lines:
+                found.extend(lines)
+        if found:
+            return tuple(dict.fromkeys(found))
+        todo = [u for k in todo for u in users.get(stage.ops[k].label or "", [])
+                if u not in seen]
+    return ()
+
+
+def collectives(model) -> list[Collective]:
+    """Every collective of the compiled program of ``model`` (a provenance model
+    with its ``compiled`` stage), in program order; the ``-done`` half of an
+    asynchronous pair is left out (its ``-start`` stands for both)."""
+    if "compiled" not in model.stages:
+        return []
+    stage = model.stages["compiled"]
+    lowered = model.stages.get("stablehlo")
+    users: dict[str, list[int]] = {}  # filled when a collective has no line
+    out = []
+    for op in model.collectives():
+        m = _BASE.search(op.name)
+        if m and m.group(1) != "start":
+            continue
+        opcode = _BASE.sub("", op.name)
+        text = _instruction_text(stage, op)
+        head = text.split(" = ", 1)[1] if " = " in text else text
+        result_types = head.split(f" {op.name}(", 1)[0]
+        result = shape_bytes(result_types)
+        if m:  # an async start's result is (operands, results, ...): take the results
+            parts = [shape_bytes(t) for t in re.findall(r"[a-z0-9]+\[[0-9,]*\]", result_types)]
+            result = parts[len(parts) // 2] if len(parts) >= 2 else result
+        groups = _GROUPS.search(text)
+        replica_groups = groups.group(1) if groups else None
+        devices = group_size(replica_groups)
+        lines = tuple(model.lines_for_op(op.id)) or _users_lines(model, stage, op, users)
+        shardings: tuple[str, ...] = ()
+        if lowered is not None and lines:
+            shardings = _line_shardings(model, lowered, lines[0])
+        name = _OP_NAME.search(text)
+        out.append(Collective(op.label or op.name, opcode, op.collective or "inserted",
+                              replica_groups, devices, result,
+                              moved_bytes(opcode, result, devices), lines,
+                              name.group(1) if name else op.name_stack, shardings))
+    return out
