@@ -35,7 +35,8 @@ from typing import Any
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable
 
-__all__ = ["PassStep", "PassPipeline", "pass_pipeline", "dumped", "NO_PASS", "read_dump",
+__all__ = ["PassStep", "PassPipeline", "pass_pipeline", "dumped", "dumped_compile", "NO_PASS",
+           "read_dump",
            "instruction_count",
            "Carrier", "JourneyEvent", "Journey", "journey", "journeys"]
 
@@ -139,8 +140,9 @@ def dumped(lowered, *, pass_re: str = NO_PASS,
     removed afterwards, even when the compile or the reading fails.
 
     XLA writes the module before and after optimization, and after optimization its
-    buffer assignment (``*-buffer-assignment.txt``), live ranges (``*-live-range.txt``,
-    with the buffers live at the peak) and memory usage report; ``pass_re`` adds the
+    buffer assignment (``*-buffer-assignment.txt``) and live ranges (with the buffers
+    live at the peak: ``*-live-range.txt``, or the buffer assignment's end in older
+    releases); ``pass_re`` adds the
     module after each pass whose name it matches (XLA's ``xla_dump_hlo_pass_re``;
     :data:`NO_PASS` by default). ``compiler_options`` are the compile's own, as for
     ``compile()``. Nothing of the process (``XLA_FLAGS``, JAX's configuration) is
@@ -148,15 +150,25 @@ def dumped(lowered, *, pass_re: str = NO_PASS,
 
     >>> lowered = olympus.jit(lambda x: x * 2.0).trace(np.ones(4, np.float32)).lower()
     >>> with dumped(lowered) as folder:
-    ...     any(n.endswith("-live-range.txt") for n in os.listdir(folder))
+    ...     any(n.endswith("-buffer-assignment.txt") for n in os.listdir(folder))
     True
     """
+    with dumped_compile(lowered, pass_re=pass_re, compiler_options=compiler_options) \
+            as (folder, _):
+        yield folder
+
+
+@contextlib.contextmanager
+def dumped_compile(lowered, *, pass_re: str = NO_PASS,
+                   compiler_options: Mapping[str, Any] | None = None
+                   ) -> Iterator[tuple[str, Any]]:
+    """:func:`dumped`, yielding the compiled program too (its analyses are those of
+    the program dumped)."""
     options = dict(compiler_options or {})
     with tempfile.TemporaryDirectory(prefix="olympus-passes-") as folder:
         options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=pass_re,
                        xla_dump_hlo_as_text=True)
-        lowered.compile(options)
-        yield folder
+        yield folder, lowered.compile(options)
 
 
 def pass_pipeline(lowered, *, pass_re: str = ".*",

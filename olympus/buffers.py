@@ -1,0 +1,390 @@
+"""Peak memory by line: the buffers live at the peak of a compiled program.
+
+:func:`peak_memory` compiles a ``Lowered`` (or a ``Compiled``'s lowering) once more
+with XLA's text dumps into a private temporary folder, removed afterwards (as
+:func:`olympus.passes.dumped` does), and reads three of its files
+(:func:`read_peak_memory` reads such a folder):
+
+* ``*after_optimizations-live-range.txt`` (up to JAX 0.9's XLA: the end of the
+  buffer assignment's file): the program's instruction sequence and
+  the values (logical buffers) live at the peak, ``Live ranges at N (peak):``,
+  with their sizes. Their sum is :attr:`PeakMemory.peak_bytes`.
+* ``*after_optimizations-buffer-assignment.txt``: which allocation holds each value
+  and what that allocation is (``parameter N``, ``output shape is ...``,
+  ``maybe-live-out``, ``constant``, ``thread-local``, ``preallocated-temp``). It
+  gives each buffer its :attr:`Buffer.kind`; an output placed in a (donated)
+  argument's allocation is an ``"output"`` with :attr:`Buffer.aliased_argument`.
+* ``*after_optimizations.txt``: the optimized HLO with its metadata, for the source
+  lines that made each buffer (a fusion's: those of its fused instructions).
+
+The files' platform prefix (``cpu_``, ``gpu_``...) is not assumed: they are found
+by suffix.
+
+``compiled.memory_analysis().peak_memory_in_bytes`` is kept next to it for
+comparison (:attr:`PeakMemory.memory_analysis_peak`), never folded into
+:attr:`PeakMemory.peak_bytes`: the two are different measures, and
+:meth:`PeakMemory.difference` says how they relate, from the buffer assignment
+(on XLA:CPU, for one, that peak is the argument, output and constant allocations
+with no temporaries at all).
+
+>>> def f(x):
+...     y = jnp.sort(x, axis=0)
+...     return y[0] + y[-1]
+>>> peak = peak_memory(olympus.jit(f).trace(np.ones((64, 64), np.float32)).lower())
+>>> sum(b.size for b in peak.buffers) == peak.peak_bytes
+True
+>>> sum(row.bytes for row in peak.by_line()) == peak.peak_bytes
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from olympus.passes import dumped_compile
+from olympus.provenance.hlo import hlo_stage
+from olympus.provenance.sources import SourceTable
+
+__all__ = ["Buffer", "LineBytes", "Allocation", "PeakMemory", "peak_memory", "read_peak_memory",
+           "KINDS"]
+
+#: The kinds of buffers, by the allocation XLA put them in.
+KINDS = ("argument", "output", "temporary", "constant", "thread-local")
+
+# allocation 0: size 65536, parameter 0, shape |f32[256,64]| at ShapeIndex {}, maybe-live-out:
+_ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(?:, (.*))?:\s*$")
+#  value: <26 x.1 @0> (size=65536,offset=0): f32[256,64]{1,0}
+#  value: <39 tuple.2{} @0> (size=16,offset=0): (f32[2], f32[2])
+_VALUE = re.compile(r"^\s+value: <(\d+) (\S+?)(\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?> "
+                    r"\(size=(\d+),offset=(\d+)\): (.*)$")
+_PARAMETER = re.compile(r"(?:^|, )parameter (\d+)")
+#   3:sort.0
+_SEQUENCE = re.compile(r"^\s+(\d+):(\S+)\s*$")
+#   Live ranges at 7 (peak):
+_PEAK_AT = re.compile(r"^\s*Live ranges at (\d+) \(peak\):\s*$")
+#     x.1{}: 65536 bytes (cumulative: 131072 bytes)
+_LIVE = re.compile(r"^\s+(\S+?)(\{[\d,]*\}): (\d+) bytes")
+#   %x.1 = f32[256,64]{1,0} parameter(0), metadata=...
+_PARAMETER_LINE = re.compile(r"^\s+%?([^\s=]+) = .*? parameter\(\d+\)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Buffer:
+    """One buffer (an HLO value) live at the peak.
+
+    ``label`` is the instruction that defines it (``index`` the tuple element,
+    ``"{}"`` for a whole array); ``kind`` one of :data:`KINDS` (``"unknown"`` if
+    the buffer assignment does not name it); ``aliased_argument`` the parameter
+    number of the argument whose allocation an output reuses (a donated
+    argument), else ``None``. ``lines`` are the (file, line) pairs of the user's
+    code that made it, the line of its defining (root) instruction first; ``()``
+    for what the compiler made on its own (copies, layout changes) and for the
+    arguments themselves.
+    """
+    label: str
+    size: int
+    kind: str
+    allocation: int | None
+    shape: str
+    lines: tuple[tuple[str, int], ...] = ()
+    index: str = "{}"
+    aliased_argument: int | None = None
+
+    @property
+    def line(self) -> tuple[str, int] | None:
+        """The line the buffer is put down to in :meth:`PeakMemory.by_line`."""
+        return self.lines[0] if self.lines else None
+
+
+@dataclasses.dataclass(frozen=True)
+class LineBytes:
+    """Bytes live at the peak that one source line made (``file``, ``line``), or,
+    with ``file`` ``None``, one of the rows ``"arguments"`` and ``"compiler-made"``
+    (``what``)."""
+    what: str
+    file: str | None
+    line: int | None
+    bytes: int
+    labels: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Allocation:
+    """One allocation of the buffer assignment (what :meth:`PeakMemory.difference`
+    reads)."""
+    index: int
+    size: int
+    kind: str
+    parameter: int | None
+    live_out: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class PeakMemory:
+    """The buffers live at the peak of a compiled program, biggest first.
+
+    ``peak_bytes`` is the live-range dump's peak (the sum of the sizes of
+    ``buffers``); ``at`` the instruction at which it is reached;
+    ``memory_analysis_peak`` the compiled program's
+    ``memory_analysis().peak_memory_in_bytes`` (``None`` when not known), a
+    different measure: see :meth:`difference`.
+    """
+    peak_bytes: int
+    buffers: tuple[Buffer, ...]
+    at: str | None
+    memory_analysis_peak: int | None
+    allocations: tuple[Allocation, ...] = ()
+
+    def by_kind(self) -> dict[str, int]:
+        """Bytes live at the peak per kind of buffer."""
+        out: dict[str, int] = {}
+        for b in self.buffers:
+            out[b.kind] = out.get(b.kind, 0) + b.size
+        return out
+
+    def by_line(self) -> list[LineBytes]:
+        """Bytes live at the peak per source line, biggest first, with a row for
+        the arguments and one for what the compiler made on its own; the rows sum
+        to :attr:`peak_bytes`. A buffer counts for one line: that of its defining
+        instruction (:attr:`Buffer.line`)."""
+        rows: dict[tuple, list] = {}
+        for b in self.buffers:
+            if b.line is not None:
+                key = ("line", b.line[0], b.line[1])
+            elif b.kind == "argument":
+                key = ("arguments", None, None)
+            else:
+                key = ("compiler-made", None, None)
+            row = rows.setdefault(key, [0, []])
+            row[0] += b.size
+            row[1].append(b.label)
+        out = [LineBytes(what, file, line, size, tuple(labels))
+               for (what, file, line), (size, labels) in rows.items()]
+        out.sort(key=lambda r: (-r.bytes, r.what, r.file or "", r.line or 0))
+        return out
+
+    def allocation_bytes(self, *kinds: str) -> int:
+        """The sizes of the allocations of these kinds, each allocation once (an
+        argument's allocation that an output reuses is an ``"argument"``)."""
+        return sum(a.size for a in self.allocations if a.kind in kinds)
+
+    def difference(self) -> str:
+        """How :attr:`memory_analysis_peak` relates to :attr:`peak_bytes`, exactly,
+        or that the dump does not explain it."""
+        ma = self.memory_analysis_peak
+        if ma is None:
+            return "no memory_analysis() peak to compare with"
+        if ma == self.peak_bytes:
+            return f"memory_analysis() peak {ma} bytes = live-range peak"
+        static = self.allocation_bytes("argument", "output", "constant")
+        if ma == static:
+            temps = self.by_kind().get("temporary", 0)
+            return (f"memory_analysis() peak {ma} bytes = the argument, output and "
+                    f"constant allocations ({self.allocation_bytes('argument')} + "
+                    f"{self.allocation_bytes('output')} + "
+                    f"{self.allocation_bytes('constant')} bytes, each allocation once, "
+                    f"whether live at the same time or not), with no temporaries; "
+                    f"the live-range peak {self.peak_bytes} bytes counts the values "
+                    f"live at one point ({temps} bytes of them temporaries)")
+        return (f"memory_analysis() peak {ma} bytes differs from the live-range peak "
+                f"{self.peak_bytes} bytes by {ma - self.peak_bytes:+d}: not explained "
+                f"by the dump")
+
+
+def _find(folder: str, names: list[str], suffix: str) -> str:
+    found = sorted(n for n in names if n.endswith(suffix))
+    if not found:
+        raise ValueError(f"XLA wrote no *{suffix} into {os.fspath(folder)!r} (this "
+                         f"XLA does not dump it)")
+    # One compile dumps one module; should there be more, take the last one.
+    with open(os.path.join(folder, found[-1]), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def _read_assignment(text: str):
+    """Allocations, and per value (label, index): (allocation, size, shape)."""
+    allocations: list[Allocation] = []
+    values: dict[tuple[str, str], tuple[int, int, str]] = {}
+    current = None
+    for line in text.split("\n"):
+        m = _ALLOCATION.match(line)
+        if m:
+            attrs = m.group(3) or ""
+            p = _PARAMETER.search(attrs)
+            live_out = "maybe-live-out" in attrs or "output shape is" in attrs
+            if p:
+                kind = "argument"
+            elif "constant" in attrs.split(", "):
+                kind = "constant"
+            elif "thread-local" in attrs:
+                kind = "thread-local"
+            elif live_out:
+                kind = "output"
+            else:
+                kind = "temporary"
+            current = Allocation(int(m.group(1)), int(m.group(2)), kind,
+                                 int(p.group(1)) if p else None, live_out)
+            allocations.append(current)
+            continue
+        m = _VALUE.match(line)
+        if m and current is not None:
+            values[(m.group(2), m.group(3) or "{}")] = (
+                current.index, int(m.group(4)), m.group(6).strip())
+        elif line and not line.startswith(" "):
+            current = None  # a section after the allocations ("Used values:"...)
+    return allocations, values
+
+
+def _read_live_range(text: str):
+    """The instruction sequence, the peak's position and the values live there."""
+    sequence: dict[int, str] = {}
+    at: int | None = None
+    live: list[tuple[str, str, int]] = []
+    section = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("InstructionSequence"):
+            section = "sequence"
+            continue
+        if stripped.startswith("BufferLiveRange"):
+            section = "ranges"
+            continue
+        m = _PEAK_AT.match(line)
+        if m:
+            at, section = int(m.group(1)), "peak"
+            continue
+        if section == "sequence":
+            m = _SEQUENCE.match(line)
+            if m:
+                sequence[int(m.group(1))] = m.group(2)
+        elif section == "peak":
+            m = _LIVE.match(line)
+            if m:
+                live.append((m.group(1), m.group(2), int(m.group(3))))
+            elif stripped:
+                section = None  # "Stack trace breakdown..." and what follows
+    if at is None:
+        raise ValueError("the live-range dump names no peak ('Live ranges at N (peak):'): "
+                         "this XLA's format is not one Olympus reads")
+    return sequence, at, live
+
+
+def _lines_by_label(text: str) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Per instruction of the entry computation (and of computations it calls
+    that are not fusions), the user lines that made its result: its own
+    metadata's innermost frame, then its fused instructions' (the fusion's root
+    first)."""
+    table = SourceTable()
+    stage = hlo_stage(text, table, name="buffers")
+
+    def where(op) -> tuple[str, int] | None:
+        if op.location is None:
+            return None
+        frames = table.locations[op.location].frames
+        if not frames:
+            return None
+        frame = table.frames[frames[0]]
+        return (table.files[frame.file], frame.line)
+
+    fused: dict[int, list] = {}
+    for op in stage.ops:
+        if op.fusion is not None:
+            fused.setdefault(op.fusion, []).append(op)
+    out: dict[str, tuple[tuple[str, int], ...]] = {}
+    for op in stage.ops:
+        if op.fusion is not None or not op.label or op.name == "parameter":
+            continue
+        lines: list[tuple[str, int]] = []
+        own = where(op)
+        if own is not None:
+            lines.append(own)
+        # The fused computation's ROOT is printed last: its line first.
+        for inner in reversed(fused.get(op.index, [])):
+            w = where(inner)
+            if w is not None and w not in lines:
+                lines.append(w)
+        # An entry instruction's label wins over a callee's of the same name.
+        if op.label not in out or op.parent is None:
+            out[op.label] = tuple(lines)
+    return out
+
+
+def read_peak_memory(folder: str | os.PathLike,
+                     memory_analysis_peak: int | None = None) -> PeakMemory:
+    """The buffers live at the peak, read from an XLA dump folder (one compile's,
+    with ``xla_dump_hlo_as_text``); ``memory_analysis_peak`` is kept for
+    comparison."""
+    folder = os.fspath(folder)
+    names = os.listdir(folder)
+    assignment_text = _find(folder, names, "after_optimizations-buffer-assignment.txt")
+    if any(n.endswith("after_optimizations-live-range.txt") for n in names):
+        live_text = _find(folder, names, "after_optimizations-live-range.txt")
+    elif "HloLiveRange" in assignment_text:  # older XLA (JAX 0.9): one file for both
+        live_text = assignment_text[assignment_text.index("HloLiveRange"):]
+    else:
+        raise ValueError(f"XLA dumped no live ranges into {folder!r} (neither a "
+                         f"*-live-range.txt nor an HloLiveRange in the buffer assignment)")
+    hlo_text = _find(folder, names, "after_optimizations.txt")
+    sequence, at, live = _read_live_range(live_text)
+    allocations, values = _read_assignment(assignment_text)
+    by_index = {a.index: a for a in allocations}
+    lines = _lines_by_label(hlo_text)
+    parameters = frozenset(m.group(1) for line in hlo_text.split("\n")
+                           if (m := _PARAMETER_LINE.match(line)))
+    buffers = []
+    for label, index, size in live:
+        found = values.get((label, index))
+        allocation = shape = None
+        kind, aliased = "unknown", None
+        if found is not None:
+            allocation, _, shape = found
+            a = by_index[allocation]
+            kind = a.kind
+            if a.kind == "argument" and label not in parameters:
+                # A value of the program put in an argument's allocation: the
+                # output that reuses a donated argument.
+                kind, aliased = "output", a.parameter
+        made = () if kind == "argument" else lines.get(label, ())
+        buffers.append(Buffer(label, size, kind, allocation, shape or "", made, index,
+                              aliased))
+    buffers.sort(key=lambda b: (-b.size, b.label, b.index))
+    return PeakMemory(sum(b.size for b in buffers), tuple(buffers), sequence.get(at),
+                      memory_analysis_peak, tuple(allocations))
+
+
+def _memory_analysis_peak(compiled) -> int | None:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # a backend without it  # noqa: BLE001
+        return None
+    peak = getattr(stats, "peak_memory_in_bytes", None) if stats is not None else None
+    return None if peak is None else int(peak)
+
+
+def peak_memory(compiled_or_lowered, *,
+                compiler_options: Mapping[str, Any] | None = None) -> PeakMemory:
+    """The buffers live at the peak of the compiled program: compiles the
+    ``Lowered`` (an Olympus or JAX one; for an Olympus ``Compiled``, its lowering,
+    with its compiler options unless ``compiler_options`` are given) once more
+    with XLA's dumps, into a private folder removed afterwards, and reads them.
+
+    Nothing of the process (``XLA_FLAGS``, JAX's configuration) is changed; a
+    compile that fails raises as ``compile()`` does.
+    """
+    lowered = compiled_or_lowered
+    options = compiler_options
+    if hasattr(compiled_or_lowered, "lowered") and hasattr(compiled_or_lowered,
+                                                             "memory_analysis"):
+        lowered = compiled_or_lowered.lowered
+        if lowered is None:
+            raise ValueError("this Compiled keeps no Lowered to compile again")
+        if options is None:
+            options = getattr(compiled_or_lowered, "compiler_options", None)
+    elif not hasattr(compiled_or_lowered, "compile"):
+        raise TypeError(f"peak_memory takes a Lowered or an Olympus Compiled, not "
+                        f"{type(compiled_or_lowered).__name__}")
+    with dumped_compile(lowered, compiler_options=options) as (folder, compiled):
+        return read_peak_memory(folder, _memory_analysis_peak(compiled))
