@@ -43,7 +43,7 @@ __all__ = [
     "dtype_to_ir_type", "export_flatbuffers", "location_kind", "hlo_sharding_text",
     "source_map_marker", "source_map_index", "known_platforms",
     "pytree_deserialization_registry", "read_portable_artifact",
-    "PORTABLE_ARTIFACT_CHECK_SCRIPT",
+    "PORTABLE_ARTIFACT_CHECK_SCRIPT", "compiled_client", "hlo_text_cost_analyzer",
 ]
 
 #: Oldest supported release (inclusive) and the next minor not yet tried (exclusive).
@@ -399,6 +399,47 @@ def pytree_deserialization_registry() -> dict:
     (the registration functions only add to it).
     """
     return dict(_export_impl.deserialization_registry)
+
+
+# --------------------------------------------------------------------------
+# Cost analysis of HLO texts (per-line cost)
+# --------------------------------------------------------------------------
+
+def compiled_client(jax_compiled):
+    """The runtime client (backend) a ``jax.stages.Compiled`` was compiled for, or
+    ``None``.
+
+    Internal: ``LoadedExecutable.client`` (``Compiled.runtime_executable()`` is
+    public, what it returns is not); public: none.
+    """
+    try:
+        return jax_compiled.runtime_executable().client
+    except Exception:
+        return None
+
+
+def hlo_text_cost_analyzer(client):
+    """A function from an HLO module's text to XLA's cost analysis of it (a dict:
+    ``flops``, ``transcendentals``, ``bytes accessed``...), as the backend of
+    ``client`` counts; ``None`` where that backend cannot analyse a module itself
+    (a PJRT C API plugin).
+
+    Internal: ``hlo_module_from_text`` (``jaxlib._jax`` on 0.9, ``jaxlib._hlo`` from
+    0.10) and ``hlo_module_cost_analysis``; public: ``Compiled.cost_analysis()``
+    only, for a whole compiled module.
+    """
+    if client is None or _xla_bridge.using_pjrt_c_api(client):
+        return None
+    try:
+        from jax._src.lib import hlo as _hlo  # 0.10 and later
+        from_text = _hlo.hlo_module_from_text
+    except ImportError:
+        from_text = _jaxlib.hlo_module_from_text
+    analyse = _jaxlib.hlo_module_cost_analysis
+
+    def analyser(text: str) -> dict:
+        return analyse(client, from_text(text))
+    return analyser
 
 
 # --------------------------------------------------------------------------

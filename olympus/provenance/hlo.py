@@ -73,8 +73,13 @@ def _unquote(s: str) -> str:
     return s.replace('\\"', '"').replace("\\\\", "\\") if "\\" in s else s
 
 
-def _closing(text: str, start: int, open_ch: str, close_ch: str) -> int:
-    """Index just past the bracket that closes the one at ``start``."""
+def closing_bracket(text: str, start: int, open_ch: str, close_ch: str) -> int:
+    """Index just past the bracket that closes the one at ``start`` (strings in
+    quotes skipped); the text's end if none does.
+
+    >>> closing_bracket('f(a, "x)", g(b)) + 1', 1, "(", ")")
+    16
+    """
     depth = 0
     in_str = False
     i = start
@@ -331,7 +336,7 @@ def _sharding(head: str, after: int) -> str | None:
         return sh.group(1)
     # Braces nested deeper than the pattern reaches.
     at = head.find(", sharding={", after) + 11
-    return head[at:_closing(head, at, "{", "}")]
+    return head[at:closing_bracket(head, at, "{", "}")]
 
 
 def _calls(head: str, after: int) -> list[tuple[str, str]] | None:

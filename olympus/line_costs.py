@@ -1,0 +1,525 @@
+"""Per-line cost: the compiled program's flops, transcendentals and bytes accessed,
+attributed to the source lines that produced each instruction, fusions included.
+
+How the costs are found (XLA's own counts, instruction by instruction):
+
+* Every instruction of the entry computation of ``Compiled.as_text()`` is costed
+  alone: a small HLO module holding just it (a parameter for each operand, the
+  computations it calls copied) goes through XLA's cost analysis for the
+  compiled program's backend. A module's cost is the sum of its entry's
+  instructions' costs, so these parts add up to ``Compiled.cost_analysis()``.
+* An instruction that calls computations of its own (a ``fusion``, ``while``,
+  ``conditional``, ``call``, an async wrapper) has its cost split among the
+  instructions of those computations, each quantity in proportion to that
+  instruction's own cost as if it ran alone (costed the same way); a nested
+  fusion or loop is split again. Where none of them has any of a quantity (a
+  fusion's bytes with only bitcasts inside...), it stays on the caller's line.
+* An instruction goes to the innermost user frame of its source location; one
+  without (copies, layout changes, constants the compiler made) goes to the
+  compiler-made row, which is never dropped. Except: one that computes (flops or
+  transcendentals) with no location, or with just the metadata of the loop whose
+  body holds it (a ``dot`` XLA rewrote in a loop body) goes to the line of the
+  nearest instruction it feeds that has one of its own, as ``notes`` say.
+
+Instructions of the same text (names aside) are costed once. An instruction whose
+module XLA cannot read (rare) shares what the entry's costed instructions leave
+of the module's totals with the others like it.
+
+>>> import jax.numpy as jnp, olympus
+>>> def f(x, y):
+...     return x @ y
+>>> c = olympus.jit(f).trace(jnp.ones((8, 16)), jnp.ones((16, 4))).lower().compile()
+>>> costs = cost_by_line(c)
+>>> costs.lines[0].line, costs.lines[0].flops
+(2, 1024.0)
+>>> costs.check()
+()
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping
+
+from olympus import jax_compat
+from olympus.provenance.hlo import closing_bracket, hlo_stage
+from olympus.provenance.sources import SourceTable
+
+__all__ = ["LineCost", "CostByLine", "cost_by_line", "cost_by_line_text", "KEYS"]
+
+#: The quantities attributed, as XLA's cost analysis names them.
+KEYS = ("flops", "transcendentals", "bytes accessed")
+_FIELDS = ("flops", "transcendentals", "bytes_accessed")
+
+# ``[ROOT] %name = shape opcode(``: a tuple shape nests parentheses three deep.
+_INSTR = re.compile(
+    r"\s+(ROOT )?%?([^\s=]+) = "
+    r"(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+) ([a-z][\w\-]*)\(")
+_CALLS = re.compile(r"\b(calls|to_apply|body|condition)=%?([\w.\-]+)")
+_CALL_LISTS = re.compile(r"\b(branch_computations|called_computations)=\{([^}]*)\}")
+_COMMENT = re.compile(r"/\*.*?\*/")
+_NAME = re.compile(r"%[\w.\-]+")
+_DROPPED_ATTRS = (", metadata={", ", control-predecessors={")
+# ``metadata={...}`` as printed: quoted strings, no nested braces (else the slow path).
+_METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+# Opcodes XLA gives no cost at all (a constant's operand is its literal).
+_FREE = frozenset({"parameter", "constant"})
+
+
+@dataclasses.dataclass(frozen=True)
+class LineCost:
+    """What one source line costs in the compiled program.
+
+    ``file``/``line`` are ``None`` for the compiler-made row (instructions with no
+    user source: copies, layout changes...). ``instructions`` are the labels of the
+    compiled instructions attributed to it (fused instructions by their own label).
+
+    >>> LineCost("m.py", 3, 8.0, 0.0, 96.0, ("add.1",)).bytes_accessed
+    96.0
+    """
+    file: str | None
+    line: int | None
+    flops: float
+    transcendentals: float
+    bytes_accessed: float
+    instructions: tuple[str, ...]
+
+    @property
+    def compiler_made(self) -> bool:
+        """Whether this is the row of instructions with no user line."""
+        return self.file is None
+
+    def get(self, key: str) -> float:
+        """The quantity under XLA's name (``"bytes accessed"``...)."""
+        return getattr(self, _FIELDS[KEYS.index(key)])
+
+
+@dataclasses.dataclass(frozen=True)
+class CostByLine:
+    """The compiled program's cost, line by line.
+
+    ``lines``: biggest flops first (then bytes), the compiler-made row last; only
+    rows that cost something. ``totals``: XLA's module totals
+    (``Compiled.cost_analysis()``). ``notes``: what could not be done exactly.
+
+    >>> row = LineCost("m.py", 3, 8.0, 0.0, 96.0, ("add.1",))
+    >>> c = CostByLine((row,), {"flops": 8.0, "transcendentals": 0.0,
+    ...                         "bytes accessed": 96.0})
+    >>> c.sums()["flops"], c.check()
+    (8.0, ())
+    """
+    lines: tuple[LineCost, ...]
+    totals: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+    def sums(self) -> dict[str, float]:
+        """Each quantity summed over the rows (under XLA's names)."""
+        return {k: float(sum(row.get(k) for row in self.lines)) for k in KEYS}
+
+    @property
+    def compiler_made(self) -> LineCost | None:
+        """The compiler-made row, if it costs anything."""
+        return self.lines[-1] if self.lines and self.lines[-1].compiler_made else None
+
+    def check(self, tolerance: float = 0.01) -> tuple[str, ...]:
+        """The quantities whose sum over the rows is off XLA's total by more than
+        ``tolerance`` (relative), each said in words; empty when all add up."""
+        problems = []
+        for key, got in self.sums().items():
+            want = float(self.totals.get(key, 0.0))
+            if abs(got - want) > tolerance * max(abs(want), 1.0):
+                problems.append(f"{key}: lines sum to {got:g}, XLA's total is {want:g}")
+        return tuple(problems)
+
+
+def cost_by_line(compiled) -> CostByLine:
+    """Flops, transcendentals and bytes accessed of ``compiled`` (an Olympus or JAX
+    ``Compiled``) by source line; see the module's docstring for how.
+
+    >>> import jax.numpy as jnp, olympus
+    >>> c = olympus.jit(jnp.tanh).trace(jnp.ones(32)).lower().compile()
+    >>> [row.transcendentals for row in cost_by_line(c).lines]
+    [32.0]
+    """
+    jax_compiled = getattr(compiled, "_jax", compiled)
+    text = jax_compiled.as_text()
+    if text is None:
+        raise ValueError("the compiled program has no HLO text to read")
+    totals = _totals(jax_compiled.cost_analysis())
+    analyse = jax_compat.hlo_text_cost_analyzer(jax_compat.compiled_client(jax_compiled))
+    notes: list[str] = []
+    if analyse is None:
+        # The backend cannot analyse a module it is handed: count as the CPU does,
+        # scaled to the backend's totals below.
+        import jax.extend.backend
+        analyse = jax_compat.hlo_text_cost_analyzer(jax.extend.backend.get_backend("cpu"))
+        notes.append("costed per instruction by the CPU's cost analysis (the backend "
+                     "cannot analyse a module alone), scaled to the backend's totals")
+        result = cost_by_line_text(text, analyse, totals=None)
+        return _scaled(result, totals, tuple(notes))
+    if not totals:
+        totals = _totals(analyse(text))
+    return cost_by_line_text(text, analyse, totals=totals, notes=tuple(notes))
+
+
+def _totals(raw) -> dict[str, float]:
+    if isinstance(raw, (list, tuple)):  # older releases: one dict per program
+        raw = raw[0] if raw else None
+    if not raw:
+        return {}
+    return {k: float(v) for k, v in raw.items() if "{" not in k}
+
+
+def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLine:
+    sums = result.sums()
+    factor = {k: (totals.get(k, 0.0) / sums[k]) if sums[k] else 1.0 for k in KEYS}
+    rows = tuple(dataclasses.replace(
+        r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)}) for r in result.lines)
+    return CostByLine(rows, dict(totals) or result.totals, tuple(result.notes) + tuple(notes))
+
+
+def cost_by_line_text(text: str, analyse: Callable[[str], Mapping[str, float]], *,
+                      totals: Mapping[str, float] | None = None,
+                      notes: tuple[str, ...] = ()) -> CostByLine:
+    """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
+    (HLO module text -> XLA cost analysis dict) costing each instruction;
+    ``totals`` default to ``analyse(text)``."""
+    if totals is None:
+        totals = _totals(analyse(text))
+    return _Attribution(text, analyse, dict(totals), list(notes)).run()
+
+
+class _Attribution:
+    def __init__(self, text, analyse, totals, notes):
+        self.text = text
+        self.analyse = analyse
+        self.totals = totals
+        self.notes = notes
+        self.table = SourceTable()
+        self.stage = hlo_stage(text, self.table, name="compiled")
+        self.lines = text.split("\n")
+        self.ops = self.stage.ops
+        comps = self.stage.computations
+        self.comp_index = {c.name: i for i, c in enumerate(comps)}
+        self.comp_ops: list[list[int]] = [[] for _ in comps]
+        for op in self.ops:
+            if op.computation is not None:
+                self.comp_ops[op.computation].append(op.index)
+        self.parsed: dict[int, tuple | None] = {}
+        self.shapes: dict[str, str] = {
+            op.label: op.types[0] for op in self.ops if op.label and op.types}
+        self.comp_keys: dict[int, str] = {}
+        self.cache: dict[str, dict[str, float] | None] = {}
+        self.own: dict[int, dict[str, float] | None] = {}
+        self.clean: dict[int, str] = {}
+        self.closure: dict[int, tuple[int, ...]] = {}
+        self.failed = 0
+        # (file, line) or None -> [costs, labels]
+        self.rows: dict[tuple[str, int] | None, list] = {}
+        self.where: dict[int, tuple[str, int] | None] = {}
+        self.users: dict[int, dict[str, list[int]]] = {}
+        self.inherited: dict[str, tuple[str, int]] = {}
+
+    # -- reading ----------------------------------------------------------
+
+    def _match(self, i):
+        op = self.ops[i]
+        if op.lines is None:
+            return None
+        return _INSTR.match(self.lines[op.lines[0] - 1])
+
+    def _parse(self, i):
+        """(name, shape, opcode, operand names, attributes text, calls) of op ``i``."""
+        if i in self.parsed:
+            return self.parsed[i]
+        found = None
+        m = self._match(i)
+        if m is not None:
+            line = self.lines[self.ops[i].lines[0] - 1]
+            start = m.end()
+            end = closing_bracket(line, start - 1, "(", ")")
+            operands = []
+            for part in _COMMENT.sub("", line[start:end - 1]).split(","):
+                part = part.strip()
+                if part:
+                    operands.append(part.rsplit(" ", 1)[-1].lstrip("%"))
+            attrs = _strip_attrs(line[end:])
+            calls = [(kind, name) for kind, name in _CALLS.findall(attrs)]
+            for kind, names in _CALL_LISTS.findall(attrs):
+                calls.extend((kind, n.strip().lstrip("%")) for n in names.split(",") if n.strip())
+            found = (m.group(2), m.group(3), m.group(4), operands, attrs, calls)
+        self.parsed[i] = found
+        return found
+
+    def _clean_line(self, lineno: int) -> str:
+        line = self.clean.get(lineno)
+        if line is None:
+            line = self.clean[lineno] = _strip_attrs(self.lines[lineno - 1])
+        return line
+
+    def _called(self, i) -> tuple[int, ...]:
+        """The computations op ``i`` needs (called, and what those call), in text order."""
+        if i in self.closure:
+            return self.closure[i]
+        seen: set[int] = set()
+        todo = [self.comp_index[name] for _, name in self._parse(i)[5]
+                if name in self.comp_index]
+        while todo:
+            ci = todo.pop()
+            if ci in seen:
+                continue
+            seen.add(ci)
+            for j in self.comp_ops[ci]:
+                p = self._parse(j)
+                if p is not None:
+                    todo.extend(self.comp_index[n] for _, n in p[5] if n in self.comp_index)
+        out = self.closure[i] = tuple(sorted(seen))
+        return out
+
+    def _children(self, i) -> list[int]:
+        """The instructions op ``i``'s cost is split among: those of the computations
+        it runs as its own body (not a reduction's or sort's scalar function)."""
+        parsed = self._parse(i)
+        if parsed is None:
+            return []
+        opcode, calls = parsed[2], parsed[5]
+        out = []
+        for kind, name in calls:
+            if kind == "to_apply" and opcode != "call":
+                continue
+            ci = self.comp_index.get(name)
+            if ci is not None:
+                out.extend(j for j in self.comp_ops[ci] if self.ops[j].name not in _FREE)
+        return out
+
+    # -- costing ----------------------------------------------------------
+
+    def _module(self, i) -> str | None:
+        """An HLO module holding op ``i`` alone, operands as parameters."""
+        parsed = self._parse(i)
+        if parsed is None:
+            return None
+        _name, shape, opcode, operands, attrs, _calls = parsed
+        params: dict[str, int] = {}
+        for o in operands:
+            if o not in self.shapes:
+                return None
+            params.setdefault(o, len(params))
+        out = ["HloModule m", ""]
+        for ci in self._called(i):
+            first, last = self.stage.computations[ci].lines
+            header = self.lines[first - 1]
+            if header.startswith("ENTRY "):
+                header = header[len("ENTRY "):]
+            out.append(header)
+            out.extend(self._clean_line(n) for n in range(first + 1, last))
+            out.append("}")
+            out.append("")
+        sig = ", ".join(f"p{k}: {self.shapes[o]}" for o, k in params.items())
+        out.append(f"ENTRY %e ({sig}) -> {shape} {{")
+        out.extend(f"  %p{k} = {self.shapes[o]} parameter({k})" for o, k in params.items())
+        args = ", ".join(f"%p{params[o]}" for o in operands)
+        out.append(f"  ROOT %r = {shape} {opcode}({args}){attrs}")
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+    def _cost(self, i) -> dict[str, float] | None:
+        """XLA's cost of op ``i`` alone, or ``None`` if XLA could not read it."""
+        if i in self.own:
+            return self.own[i]
+        if self.ops[i].name in _FREE:
+            self.own[i] = found = {k: 0.0 for k in KEYS}
+            return found
+        key = self._key(i)
+        if key in self.cache:
+            found = self.cache[key]
+        else:
+            module = self._module(i)
+            found = None
+            if module is not None:
+                try:
+                    raw = self.analyse(module)
+                    found = {k: float(raw.get(k, 0.0)) for k in KEYS}
+                except Exception:
+                    found = None
+            self.cache[key] = found
+        self.own[i] = found
+        return found
+
+    def _key(self, i) -> str:
+        """What op ``i``'s cost depends on, names aside: its text with operands
+        numbered and the computations it calls by their own keys."""
+        parsed = self._parse(i)
+        if parsed is None:
+            return f"?{i}"
+        _name, shape, opcode, operands, attrs, calls = parsed
+        order: dict[str, int] = {}
+        args = ",".join(f"{self.shapes.get(o, '?')}#{order.setdefault(o, len(order))}"
+                        for o in operands)
+        comps = ";".join(self._comp_key(self.comp_index[n]) if n in self.comp_index else n
+                         for _, n in calls)
+        return f"{shape} {opcode}({args}){_NAME.sub('%', attrs)}[{comps}]"
+
+    def _comp_key(self, ci) -> str:
+        found = self.comp_keys.get(ci)
+        if found is None:
+            self.comp_keys[ci] = f"?{ci}"  # a computation that calls itself
+            first, last = self.stage.computations[ci].lines
+            text = "\n".join(self._clean_line(n) for n in range(first + 1, last))
+            names: dict[str, str] = {}
+            body = _NAME.sub(lambda m: names.setdefault(m.group(), f"%{len(names)}"), text)
+            calls = ";".join(self._comp_key(self.comp_index[n[1:]]) for n in names
+                             if n[1:] in self.comp_index)
+            found = self.comp_keys[ci] = f"{{{body}}}[{calls}]"
+        return found
+
+    # -- attributing ------------------------------------------------------
+
+    def _where(self, i):
+        if i in self.where:
+            return self.where[i]
+        op = self.ops[i]
+        found = None
+        if op.location is not None:
+            frames = self.table.locations[op.location].frames
+            if frames:
+                frame = self.table.frames[frames[0]]
+                found = (self.table.files[frame.file], frame.line)
+        self.where[i] = found
+        return found
+
+    def _users(self, ci) -> dict[str, list[int]]:
+        """Instruction name -> the instructions of computation ``ci`` that use it."""
+        found = self.users.get(ci)
+        if found is None:
+            found = self.users[ci] = {}
+            for j in self.comp_ops[ci]:
+                p = self._parse(j)
+                if p is not None:
+                    for o in dict.fromkeys(p[3]):
+                        found.setdefault(o, []).append(j)
+        return found
+
+    def _loops_own(self, i) -> bool:
+        """Whether op ``i`` carries just the metadata of the loop (or call) whose
+        body holds it: what XLA gives an instruction it made there."""
+        op = self.ops[i]
+        ci = op.computation
+        caller = self.stage.computations[ci].caller if ci is not None else None
+        if caller is None or self.ops[caller].name == "fusion":
+            return False
+        outer = self.ops[caller]
+        return op.location == outer.location and op.name_stack == outer.name_stack
+
+    def _fed(self, i):
+        """The line of the nearest instruction op ``i`` feeds (in its computation)
+        that has one, or ``None``."""
+        seen = {i}
+        while True:
+            ci = self.ops[i].computation
+            if ci is None:
+                return None
+            users = self._users(ci)
+            todo = [i]
+            while todo:
+                nxt = []
+                for j in todo:
+                    p = self._parse(j)
+                    for u in users.get(p[0], ()) if p is not None else ():
+                        if u in seen:
+                            continue
+                        seen.add(u)
+                        where = self._where(u)
+                        if where is not None and not self._loops_own(u):
+                            return where
+                        nxt.append(u)
+                todo = nxt
+            # Nothing in its computation has a line: go on from what calls it.
+            i = self.stage.computations[ci].caller
+            if i is None or i in seen:
+                return None
+            seen.add(i)
+            where = self._where(i)
+            if where is not None:
+                return where
+
+    def _add(self, i, amounts: Mapping[str, float], *, label: bool = True):
+        where = self._where(i)
+        if (amounts.get("flops") or amounts.get("transcendentals")) and (
+                where is None or self._loops_own(i)):
+            fed = self._fed(i)
+            if fed is not None:
+                where = fed
+                self.inherited.setdefault(self.ops[i].label or "?", where)
+        row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), []])
+        for k, v in amounts.items():
+            row[0][k] += v
+        if label and self.ops[i].label:
+            row[1].append(self.ops[i].label)
+
+    def _spread(self, i, amounts: dict[str, float]):
+        children = self._children(i)
+        if not children:
+            self._add(i, amounts)
+            return
+        weights = {j: self._cost(j) or dict.fromkeys(KEYS, 0.0) for j in children}
+        shares = {j: dict.fromkeys(KEYS, 0.0) for j in children}
+        kept = dict.fromkeys(KEYS, 0.0)
+        for k in KEYS:
+            total = sum(w[k] for w in weights.values())
+            if total > 0:
+                for j, w in weights.items():
+                    shares[j][k] = amounts[k] * w[k] / total
+            else:
+                kept[k] = amounts[k]
+        self._add(i, kept, label=any(kept.values()))
+        for j in children:
+            self._spread(j, shares[j])
+
+    def run(self) -> CostByLine:
+        entry = next((ci for ci, c in enumerate(self.stage.computations) if c.entry), None)
+        if entry is None:
+            raise ValueError("no ENTRY computation in the HLO text")
+        top = [j for j in self.comp_ops[entry] if self.ops[j].name not in _FREE]
+        costs = {j: self._cost(j) for j in top}
+        failed = [j for j, c in costs.items() if c is None]
+        if failed:
+            known = {k: sum(c[k] for c in costs.values() if c is not None) for k in KEYS}
+            left = {k: max(self.totals.get(k, 0.0) - known[k], 0.0) / len(failed)
+                    for k in KEYS}
+            for j in failed:
+                costs[j] = dict(left)
+            self.notes.append(
+                f"{len(failed)} instruction(s) XLA could not cost alone "
+                f"({', '.join(self.ops[j].label or '?' for j in failed[:5])}"
+                f"{'...' if len(failed) > 5 else ''}): they share what the others "
+                "leave of the totals")
+        for j in top:
+            self._spread(j, dict(costs[j]))
+        for label, (file, line) in self.inherited.items():
+            self.notes.append(f"{label} has no source location of its own but computes: "
+                              f"counted on line {line} of {file}, which it feeds")
+        rows = []
+        for where, (amounts, labels) in self.rows.items():
+            if not any(amounts.values()):
+                continue
+            file, line = where if where is not None else (None, None)
+            rows.append(LineCost(file, line, amounts["flops"], amounts["transcendentals"],
+                                 amounts["bytes accessed"], tuple(dict.fromkeys(labels))))
+        rows.sort(key=lambda r: (r.compiler_made, -r.flops, -r.bytes_accessed,
+                                 -r.transcendentals, r.file or "", r.line or 0))
+        return CostByLine(tuple(rows), dict(self.totals), tuple(self.notes))
+
+
+def _strip_attrs(text: str) -> str:
+    """``text`` without its ``metadata={...}`` and ``control-predecessors={...}``
+    (they name what a module of one instruction does not hold)."""
+    text = _METADATA.sub("", text)
+    for attr in _DROPPED_ATTRS:
+        at = text.find(attr)
+        while at >= 0:
+            brace = at + len(attr) - 1
+            end = closing_bracket(text, brace, "{", "}")
+            text = text[:at] + text[end:]
+            at = text.find(attr, at)
+    return text
