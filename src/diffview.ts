@@ -12,17 +12,12 @@
  * in theirs).
  */
 import { MergeView } from '@codemirror/merge';
-import { syntaxHighlighting } from '@codemirror/language';
-import { EditorState, Extension } from '@codemirror/state';
-import { EditorView, lineNumbers } from '@codemirror/view';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
-import { editorTheme } from './host';
 import { h } from './dom';
 import { errorBox, unsupportedBox } from './header';
-import { stageLanguage } from './languages';
-import { stageHighlightStyle } from './languages/tokens';
+import { mergeSideExtensions } from './editor';
 import { LinkIndex } from './links';
 import {
   ContractError,
@@ -175,22 +170,6 @@ function compareTable(diff: IDiff, stage: 'cost' | 'memory'): HTMLTableElement {
       )
     )
   );
-}
-
-function sideExtensions(stage: IStageInfo, label: string): Extension[] {
-  return [
-    EditorState.readOnly.of(true),
-    EditorView.editable.of(false),
-    EditorView.contentAttributes.of({
-      tabindex: '0',
-      'aria-label': label,
-      'aria-readonly': 'true'
-    }),
-    lineNumbers(),
-    editorTheme,
-    syntaxHighlighting(stageHighlightStyle),
-    stageLanguage(stage.language)
-  ];
 }
 
 export class DiffViewer extends Widget implements IRenderMime.IRenderer {
@@ -406,11 +385,11 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
     const view = new MergeView({
       a: {
         doc: ta ?? '',
-        extensions: sideExtensions(stage, `${stage.title}, ${la}`)
+        extensions: mergeSideExtensions(stage.language, `${stage.title}, ${la}`)
       },
       b: {
         doc: tb ?? '',
-        extensions: sideExtensions(stage, `${stage.title}, ${lb}`)
+        extensions: mergeSideExtensions(stage.language, `${stage.title}, ${lb}`)
       },
       parent: host,
       gutter: true,

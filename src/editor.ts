@@ -29,6 +29,7 @@ import {
   lineNumbers
 } from '@codemirror/view';
 import { editorTheme, searchKeys } from './host';
+import { stageLanguage } from './languages';
 import { stageHighlightStyle } from './languages/tokens';
 
 /** What a view shows on each line (1-based). */
@@ -381,4 +382,28 @@ export function createTextView(o: ITextViewOptions): EditorView {
     ]
   });
   return new EditorView({ state, parent: o.parent });
+}
+
+/**
+ * The extensions of one side of a read-only merge view (a diff of two stage
+ * texts, or of a module before and after an XLA pass): the host's theme and
+ * highlight style, line numbers, and `label` for screen readers.
+ */
+export function mergeSideExtensions(
+  language: string | null,
+  label: string
+): Extension[] {
+  return [
+    EditorState.readOnly.of(true),
+    EditorView.editable.of(false),
+    EditorView.contentAttributes.of({
+      tabindex: '0',
+      'aria-label': label,
+      'aria-readonly': 'true'
+    }),
+    lineNumbers(),
+    editorTheme,
+    syntaxHighlighting(stageHighlightStyle),
+    stageLanguage(language)
+  ];
 }

@@ -24,25 +24,16 @@
  * `olympus:passes-paint` (the panel built, to its first frame).
  */
 import { Change, MergeView, diff as textDiff } from '@codemirror/merge';
-import { syntaxHighlighting } from '@codemirror/language';
 import {
-  EditorState,
   Extension,
   RangeSetBuilder,
   StateEffect,
   StateField
 } from '@codemirror/state';
-import {
-  Decoration,
-  DecorationSet,
-  EditorView,
-  lineNumbers
-} from '@codemirror/view';
+import { Decoration, DecorationSet, EditorView } from '@codemirror/view';
 import { h } from './dom';
-import { editorTheme } from './host';
+import { mergeSideExtensions } from './editor';
 import { ISelection, LinkHub } from './hub';
-import { stageLanguage } from './languages';
-import { stageHighlightStyle } from './languages/tokens';
 import { parseKey } from './links';
 import {
   IJourney,
@@ -307,20 +298,7 @@ const hitField = StateField.define<DecorationSet>({
 const HIT = Decoration.line({ class: 'olympus-pass-hit' });
 
 function sideExtensions(language: string | null, label: string): Extension[] {
-  return [
-    EditorState.readOnly.of(true),
-    EditorView.editable.of(false),
-    EditorView.contentAttributes.of({
-      tabindex: '0',
-      'aria-label': label,
-      'aria-readonly': 'true'
-    }),
-    lineNumbers(),
-    editorTheme,
-    syntaxHighlighting(stageHighlightStyle),
-    stageLanguage(language),
-    hitField
-  ];
+  return [...mergeSideExtensions(language, label), hitField];
 }
 
 function count(n: number): string {

@@ -157,6 +157,21 @@ def dismiss_kernel_dialog(page):
                 return
 
 
+def open_offline(page, path, root_selector: str):
+    """Opens a saved page from file://, with every request other than the file refused;
+    returns the element ``root_selector`` finds (once it is there), the requests made
+    and the page's URL."""
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+               else route.abort())
+    url = pathlib.Path(path).as_uri()
+    page.goto(url)
+    root = page.locator(root_selector)
+    root.wait_for()
+    return root, requests, url
+
+
 def run_all_cells(page, server: Server, path: str):
     """Opens a notebook (``lab/tree/NB?reset`` or ``notebooks/NB``), waits for its kernel
     to be connected and idle, and runs every cell in it."""

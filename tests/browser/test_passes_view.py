@@ -3,7 +3,6 @@ diff in the merge view, and where a source line's instructions went (its journey
 JupyterLab and in the standalone page ``report.save()`` writes."""
 from __future__ import annotations
 
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
-from labserver import artifacts_dir, open_notebook, write_notebook
+from labserver import artifacts_dir, open_notebook, open_offline, write_notebook
 
 SETUP = ("import numpy as np, olympus, olympus.numpy as jnp\n"
          "import olympus_jupyter\n"
@@ -170,14 +169,7 @@ def test_the_pass_list_is_keyboard_reachable(page, lab, passes_nb):
                     reason="the view is not built (jlpm build:standalone)")
 def test_a_saved_page_shows_the_passes(page, saved_page):
     path, data = saved_page
-    requests = []
-    page.on("request", lambda r: requests.append(r.url))
-    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-               else route.abort())
-    url = pathlib.Path(path).as_uri()
-    page.goto(url)
-    root = page.locator(LIVE)
-    root.wait_for()
+    root, requests, url = open_offline(page, path, LIVE)
     tabs_layout(root)
     panel = open_passes_tab(root)
     assert_pass_list(panel)

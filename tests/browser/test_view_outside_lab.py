@@ -22,7 +22,7 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
-from labserver import Server, artifacts_dir, run_all_cells, write_notebook
+from labserver import Server, artifacts_dir, open_offline, run_all_cells, write_notebook
 
 pytestmark = pytest.mark.skipif(
     interactive.viewer() is None,
@@ -91,21 +91,8 @@ def saved_pages(tmp_path_factory):
     }
 
 
-def open_offline(page, path):
-    """Opens a saved page from file://, with every request other than the file refused."""
-    requests = []
-    page.on("request", lambda r: requests.append(r.url))
-    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-               else route.abort())
-    url = pathlib.Path(path).as_uri()
-    page.goto(url)
-    root = page.locator(LIVE)
-    root.wait_for()
-    return root, requests, url
-
-
 def test_a_saved_page_is_the_live_view_linked_both_ways(page, saved_pages):
-    root, requests, url = open_offline(page, saved_pages["model"])
+    root, requests, url = open_offline(page, saved_pages["model"], LIVE)
     # The view took the static report's place; its scripts are gone.
     assert page.locator(".olympus-report[data-olympus-live]").count() == 1
     assert not page.locator(".olympus-report > details.stage").first.is_visible()
@@ -126,7 +113,7 @@ def test_a_saved_page_is_the_live_view_linked_both_ways(page, saved_pages):
 
 
 def test_a_hostile_saved_page_shows_the_markup_as_text(page, saved_pages):
-    root, requests, url = open_offline(page, saved_pages["hostile"])
+    root, requests, url = open_offline(page, saved_pages["hostile"], LIVE)
     assert not pwned(page)
     assert BREAKOUT in root.locator(".olympus-name").inner_text()
     assert 'label = "</script><script>window.__pwned=1</script>"' in \
