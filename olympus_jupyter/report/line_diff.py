@@ -22,7 +22,7 @@ import dataclasses
 import difflib
 from collections.abc import Sequence
 
-__all__ = ["LineDiff", "line_diff", "ALIGN_CELLS"]
+__all__ = ["LineDiff", "line_diff", "unified_lines", "ALIGN_CELLS"]
 
 #: The largest stretch (lines before × lines after) aligned line by line with
 #: ``difflib`` when nothing anchors it; bigger ones are one changed block.
@@ -153,3 +153,43 @@ def line_diff(a: Sequence[str], b: Sequence[str], *, cells: int = ALIGN_CELLS) -
     differ = _Differ(ia, ib, cells)
     differ.diff(0, len(ia), 0, len(ib))
     return LineDiff(differ.ops, differ.unaligned)
+
+
+class _Given(difflib.SequenceMatcher):
+    """A matcher whose opcodes are given (line_diff's), for difflib's grouping."""
+
+    def __init__(self, opcodes: list[tuple[str, int, int, int, int]]):
+        super().__init__(None, [], [])
+        self._given = opcodes
+
+    def get_opcodes(self):
+        return list(self._given)
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's range as unified diffs write it (an empty one names the line before)."""
+    length = stop - start
+    return f"{start + 1 if length else start}" + ("" if length == 1 else f",{length}")
+
+
+def unified_lines(a: Sequence[str], b: Sequence[str], context: int = 3) -> list[str]:
+    """The lines of a unified diff of ``a`` to ``b`` (hunks ``@@ -i,n +j,m @@``, then
+    `` ``, ``-`` and ``+`` lines; no file headers), aligned by :func:`line_diff`, so
+    that it stays fast on big texts, and grouped into hunks as difflib groups them.
+
+    >>> unified_lines(["a", "b", "c"], ["a", "x", "c"], context=1)
+    ['@@ -1,3 +1,3 @@', ' a', '-b', '+x', ' c']
+    >>> unified_lines(["a", "b"], ["a", "b", "c"], context=0)
+    ['@@ -2,0 +3 @@', '+c']
+    """
+    out: list[str] = []
+    for group in _Given(line_diff(a, b).opcodes).get_grouped_opcodes(context):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@")
+        for tag, x1, x2, y1, y2 in group:
+            if tag == "equal":
+                out.extend(" " + line for line in a[x1:x2])
+                continue
+            out.extend("-" + line for line in a[x1:x2])
+            out.extend("+" + line for line in b[y1:y2])
+    return out

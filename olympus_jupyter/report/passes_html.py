@@ -20,11 +20,11 @@ True
 """
 from __future__ import annotations
 
-import difflib
 import os
 
 from olympus import stage_registry
 
+from olympus_jupyter.report.line_diff import unified_lines
 from olympus_jupyter.report.markup import h
 from olympus_jupyter.report.passes_view import line_summary, module_texts, step_diff
 from olympus_jupyter.report.sections import section, unavailable
@@ -38,8 +38,7 @@ MAX_DIFF_LINES = 200
 
 
 def _diff_block(before: str, after: str, limit: int | None):
-    lines = list(difflib.unified_diff(before.split("\n"), after.split("\n"), "before", "after",
-                                      n=2, lineterm=""))[2:]
+    lines = unified_lines(before.split("\n"), after.split("\n"), context=2)
     shown = lines if limit is None else lines[:limit]
     out = []
     for line in shown:
