@@ -139,17 +139,18 @@ _GROUPS = re.compile(r"replica_groups=(\{\{.*?\}\}|\{\}|\[[0-9,]+\]<=\[[0-9,]+\]
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 
 
-def _instruction_text(stage, op) -> str:
+def _instruction_text(lines: list[str], op) -> str:
+    """The text of ``op``, its lines (its stage's text split once) joined."""
     if op.lines is None:
         return ""
-    lines = stage.text.split("\n")[op.lines[0] - 1:op.lines[1]]
-    return " ".join(lines)
+    return " ".join(lines[op.lines[0] - 1:op.lines[1]])
 
 
 _ARG = re.compile(r"%arg(\d+)\b")
 
 
-def _line_shardings(model, lowered, line: tuple[str, int]) -> tuple[str, ...]:
+def _line_shardings(model, lowered, lowered_lines: list[str],
+                    line: tuple[str, int]) -> tuple[str, ...]:
     """The shardings a source line's lowered ops carry, and those of the function's
     arguments they read: what the partitioner had to honour there."""
     found = []
@@ -157,7 +158,7 @@ def _line_shardings(model, lowered, line: tuple[str, int]) -> tuple[str, ...]:
         op = model.op(ident)
         if op.sharding:
             found.append(op.sharding)
-        for k in _ARG.findall(_instruction_text(lowered, op)):
+        for k in _ARG.findall(_instruction_text(lowered_lines, op)):
             k = int(k)
             if k < len(lowered.arg_shardings) and lowered.arg_shardings[k]:
                 found.append(f"argument {k}: {lowered.arg_shardings[k]}")
@@ -167,13 +168,13 @@ def _line_shardings(model, lowered, line: tuple[str, int]) -> tuple[str, ...]:
 _NAME = re.compile(r"%([\w.\-]+)")
 
 
-def _users_lines(model, stage, op, users) -> tuple[tuple[str, int], ...]:
+def _users_lines(model, stage, lines: list[str], op, users) -> tuple[tuple[str, int], ...]:
     """The lines of the first instructions downstream of ``op`` that have one: some
     XLA releases give an inserted collective the name of the operand it moves and
     no source, and the line that needed it is the one that uses its result."""
     if not users:  # who reads each instruction, read once for all the collectives
         for other in stage.ops:
-            text = _instruction_text(stage, other)
+            text = _instruction_text(lines, other)
             call = text.find("(", text.find(" = ") + 3) if " = " in text else -1
             for name in set(_NAME.findall(text[call:])) if call >= 0 else ():
                 users.setdefault(name, []).append(other.index)
@@ -203,13 +204,15 @@ def collectives(model) -> list[Collective]:
     stage = model.stages["compiled"]
     lowered = model.stages.get("stablehlo")
     users: dict[str, list[int]] = {}  # filled when a collective has no line
+    texts = stage.text.split("\n")
+    lowered_texts = lowered.text.split("\n") if lowered is not None else []
     out = []
     for op in model.collectives():
         m = _BASE.search(op.name)
         if m and m.group(1) != "start":
             continue
         opcode = _BASE.sub("", op.name)
-        text = _instruction_text(stage, op)
+        text = _instruction_text(texts, op)
         head = text.split(" = ", 1)[1] if " = " in text else text
         result_types = head.split(f" {op.name}(", 1)[0]
         result = shape_bytes(result_types)
@@ -219,10 +222,11 @@ def collectives(model) -> list[Collective]:
         groups = _GROUPS.search(text)
         replica_groups = groups.group(1) if groups else None
         devices = group_size(replica_groups)
-        lines = tuple(model.lines_for_op(op.id)) or _users_lines(model, stage, op, users)
+        lines = tuple(model.lines_for_op(op.id)) or _users_lines(model, stage, texts, op,
+                                                                 users)
         shardings: tuple[str, ...] = ()
         if lowered is not None and lines:
-            shardings = _line_shardings(model, lowered, lines[0])
+            shardings = _line_shardings(model, lowered, lowered_texts, lines[0])
         name = _OP_NAME.search(text)
         out.append(Collective(op.label or op.name, opcode, op.collective or "inserted",
                               replica_groups, devices, result,
