@@ -26,7 +26,7 @@ from olympus import stage_registry
 
 from olympus_jupyter.report.line_diff import unified_lines
 from olympus_jupyter.report.markup import h
-from olympus_jupyter.report.passes_view import line_summary, module_texts, step_diff
+from olympus_jupyter.report.passes_view import counts, line_summary, module_texts, step_diff
 from olympus_jupyter.report.sections import section, unavailable
 
 __all__ = ["passes_section", "MAX_DIFFS", "MAX_DIFF_LINES"]
@@ -85,7 +85,7 @@ def _pass_tables(data, full: bool):
     head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
         "#", "pipeline", "pass", "instructions", "lines")]))
     tables = [h("table", {"class": "tab passes"}, head, h("tbody", None, changed))]
-    n_changed = sum(1 for r in data["rows"] if r["kind"] == "changed")
+    n_changed = counts(data)[0]
     if not full and n_changed > MAX_DIFFS:
         tables.append(h("p", {"class": "cap"}, f"Diffs are folded in for the first "
                         f"{MAX_DIFFS} of {n_changed:,} passes; the interactive view and "
@@ -126,9 +126,7 @@ def passes_section(report, uid: str, full: bool):
     if data is None:
         return unavailable(uid, "passes", report.unavailable.get("passes", "not made"))
     rows = data["rows"]
-    n_changed = sum(1 for r in rows if r["kind"] == "changed")
-    first = rows[0]["instructions_before"] if rows else 0
-    last = rows[-1]["instructions"] if rows else first
+    n_changed, first, last = counts(data)
     scope = "" if data["pass_re"] == ".*" else f" whose names match {data['pass_re']!r}"
     summary = h("p", None, f"{n_changed:,} passes{scope} changed the module, of the "
                 f"{len(rows):,} steps XLA names; {first:,} → {last:,} instructions. XLA "

@@ -43,7 +43,7 @@ from olympus.passes import Carrier, PassPipeline, instruction_count, journeys
 from olympus_jupyter.report.line_diff import line_diff
 
 __all__ = ["passes_json", "module_texts", "step_diff", "journey_json", "line_summary",
-           "check_passes", "MAX_DELTA_CHARS"]
+           "counts", "check_passes", "MAX_DELTA_CHARS"]
 
 #: Characters of modules (the first one and the deltas) a report carries, uncapped
 #: with ``full``: a notebook keeps a report's data twice (its JSON, and the HTML's
@@ -192,6 +192,20 @@ def _where(carriers: Sequence[Mapping[str, Any]]) -> str:
         else:
             parts.append(f"{c['label']} ({c['opcode']})")
     return ", ".join(dict.fromkeys(parts))
+
+
+def counts(data: Mapping[str, Any]) -> tuple[int, int, int]:
+    """How many passes changed the module, and its instruction count before the
+    first pass and after the last.
+
+    >>> counts({"rows": [{"kind": "start", "instructions_before": 5, "instructions": 5},
+    ...                  {"kind": "changed", "instructions_before": 5, "instructions": 3}]})
+    (1, 5, 3)
+    """
+    rows = data["rows"]
+    changed = sum(1 for r in rows if r["kind"] == "changed")
+    first = rows[0]["instructions_before"] if rows else 0
+    return changed, first, rows[-1]["instructions"] if rows else first
 
 
 def line_summary(j: Mapping[str, Any]) -> tuple[str, str, str]:

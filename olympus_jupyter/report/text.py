@@ -14,7 +14,7 @@ import os
 from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names
-from olympus_jupyter.report.passes_view import line_summary
+from olympus_jupyter.report.passes_view import counts, line_summary
 
 
 def format_bytes(n: float) -> str:
@@ -89,11 +89,8 @@ def pass_lines(passes, model, limit: int = MAX_JOURNEY_LINES) -> list[str]:
     """
     if not passes:
         return []
-    rows = passes["rows"]
-    changed = sum(1 for r in rows if r["kind"] == "changed")
-    first = rows[0]["instructions_before"] if rows else 0
-    last = rows[-1]["instructions"] if rows else first
-    out = [f"  passes: {changed} of {len(rows)} steps changed the module; "
+    changed, first, last = counts(passes)
+    out = [f"  passes: {changed} of {len(passes['rows'])} steps changed the module; "
            f"{first:,} → {last:,} instructions"]
     for j in passes["journeys"][:limit]:
         where = f"line {j['line']}"
