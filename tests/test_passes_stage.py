@@ -254,3 +254,15 @@ def test_the_inspector_shows_passes_with_a_filter_and_compiles_them_once():
     ins.pass_filter.value = "("           # refused next to the control, nothing re-staged
     assert "not a regular expression" in ins.options_error.value
     assert ins.report.passes["pass_re"] == "^cse$"
+
+
+def test_the_static_diffs_are_capped_and_the_cap_said(report, monkeypatch):
+    from olympus_jupyter.report import passes_html
+    from olympus_jupyter.report.markup import concat
+    monkeypatch.setattr(passes_html, "MAX_DIFF_LINES", 3)
+    monkeypatch.setattr(passes_html, "MAX_DIFFS", 1)
+    capped = str(concat(passes_html.passes_section(report, "ol1", full=False)))
+    assert capped.count('class="ol-pass-diff"') == 1
+    assert "Showing 3 of the" in capped and "Diffs are folded in for the first 1 of" in capped
+    whole = str(concat(passes_html.passes_section(report, "ol1", full=True)))
+    assert whole.count('class="ol-pass-diff"') > 1 and "Showing 3 of the" not in whole
