@@ -48,8 +48,8 @@ from olympus.passes import dumped_compile
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable
 
-__all__ = ["Buffer", "LineBytes", "Allocation", "PeakMemory", "peak_memory", "read_peak_memory",
-           "KINDS"]
+__all__ = ["Buffer", "LineBytes", "Allocation", "PeakMemory", "PeakDump", "peak_memory",
+           "read_peak_memory", "compile_with_peak", "lines_by_label", "KINDS"]
 
 #: The kinds of buffers, by the allocation XLA put them in.
 KINDS = ("argument", "output", "temporary", "constant", "thread-local")
@@ -272,14 +272,12 @@ def _read_live_range(text: str):
     return sequence, at, live
 
 
-def _lines_by_label(text: str) -> dict[str, tuple[tuple[str, int], ...]]:
+def lines_by_label(stage, table: SourceTable) -> dict[str, tuple[tuple[str, int], ...]]:
     """Per instruction of the entry computation (and of computations it calls
-    that are not fusions), the user lines that made its result: its own
-    metadata's innermost frame, then its fused instructions' (the fusion's root
-    first)."""
-    table = SourceTable()
-    stage = hlo_stage(text, table, name="buffers")
-
+    that are not fusions) of an optimized HLO stage (:func:`hlo_stage`), the user
+    lines that made its result: its own metadata's innermost frame, then its fused
+    instructions' (the fusion's root first). A caller that has the stage parsed
+    already (the report) gives it, and the module is read once."""
     def where(op) -> tuple[str, int] | None:
         if op.location is None:
             return None
@@ -297,19 +295,82 @@ def _lines_by_label(text: str) -> dict[str, tuple[tuple[str, int], ...]]:
     for op in stage.ops:
         if op.fusion is not None or not op.label or op.name == "parameter":
             continue
-        lines: list[tuple[str, int]] = []
+        lines: dict[tuple[str, int], None] = {}  # ordered, each line once
         own = where(op)
         if own is not None:
-            lines.append(own)
+            lines[own] = None
         # The fused computation's ROOT is printed last: its line first.
         for inner in reversed(fused.get(op.index, [])):
             w = where(inner)
-            if w is not None and w not in lines:
-                lines.append(w)
+            if w is not None:
+                lines.setdefault(w)
         # An entry instruction's label wins over a callee's of the same name.
         if op.label not in out or op.parent is None:
             out[op.label] = tuple(lines)
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PeakDump:
+    """What XLA dumped of one compile that the peak is read from: the buffer
+    assignment, the live ranges and the optimized module, as texts (kept once the
+    dump folder is gone); :meth:`read` makes the :class:`PeakMemory`."""
+    assignment: str
+    live_range: str
+    hlo: str
+    memory_analysis_peak: int | None = None
+
+    @classmethod
+    def from_folder(cls, folder: str | os.PathLike,
+                    memory_analysis_peak: int | None = None) -> "PeakDump":
+        """The texts of an XLA dump folder (one compile's, with
+        ``xla_dump_hlo_as_text``); raises ``ValueError`` saying what is missing."""
+        folder = os.fspath(folder)
+        names = os.listdir(folder)
+        assignment = _find(folder, names, "after_optimizations-buffer-assignment.txt")
+        if any(n.endswith("after_optimizations-live-range.txt") for n in names):
+            live = _find(folder, names, "after_optimizations-live-range.txt")
+        elif "HloLiveRange" in assignment:  # older XLA (JAX 0.9): one file for both
+            live = assignment[assignment.index("HloLiveRange"):]
+        else:
+            raise ValueError(f"XLA dumped no live ranges into {folder!r} (neither a "
+                             f"*-live-range.txt nor an HloLiveRange in the buffer "
+                             f"assignment)")
+        return cls(assignment, live, _find(folder, names, "after_optimizations.txt"),
+                   memory_analysis_peak)
+
+    def read(self, lines: Mapping[str, tuple[tuple[str, int], ...]] | None = None
+             ) -> PeakMemory:
+        """The buffers live at the peak; ``lines`` (:func:`lines_by_label` of the same
+        compiled module) spares reading the module again."""
+        hlo_text = self.hlo
+        sequence, at, live = _read_live_range(self.live_range)
+        allocations, values = _read_assignment(self.assignment)
+        by_index = {a.index: a for a in allocations}
+        if lines is None:
+            table = SourceTable()
+            lines = lines_by_label(hlo_stage(hlo_text, table, name="buffers"), table)
+        parameters = frozenset(m.group(1) for line in hlo_text.split("\n")
+                               if "parameter(" in line and (m := _PARAMETER_LINE.match(line)))
+        buffers = []
+        for label, index, size in live:
+            found = values.get((label, index))
+            allocation = shape = None
+            kind, aliased = "unknown", None
+            if found is not None:
+                allocation, _, shape = found
+                a = by_index[allocation]
+                kind = a.kind
+                if a.kind == "argument" and label not in parameters:
+                    # A value of the program put in an argument's allocation: the
+                    # output that reuses a donated argument.
+                    kind, aliased = "output", a.parameter
+            made = () if kind == "argument" else lines.get(label, ())
+            buffers.append(Buffer(label, size, kind, allocation, shape or "", made, index,
+                                  aliased))
+        buffers.sort(key=lambda b: (-b.size, b.label, b.index))
+        return PeakMemory(sum(b.size for b in buffers), tuple(buffers), sequence.get(at),
+                          self.memory_analysis_peak, tuple(allocations))
 
 
 def read_peak_memory(folder: str | os.PathLike,
@@ -317,42 +378,7 @@ def read_peak_memory(folder: str | os.PathLike,
     """The buffers live at the peak, read from an XLA dump folder (one compile's,
     with ``xla_dump_hlo_as_text``); ``memory_analysis_peak`` is kept for
     comparison."""
-    folder = os.fspath(folder)
-    names = os.listdir(folder)
-    assignment_text = _find(folder, names, "after_optimizations-buffer-assignment.txt")
-    if any(n.endswith("after_optimizations-live-range.txt") for n in names):
-        live_text = _find(folder, names, "after_optimizations-live-range.txt")
-    elif "HloLiveRange" in assignment_text:  # older XLA (JAX 0.9): one file for both
-        live_text = assignment_text[assignment_text.index("HloLiveRange"):]
-    else:
-        raise ValueError(f"XLA dumped no live ranges into {folder!r} (neither a "
-                         f"*-live-range.txt nor an HloLiveRange in the buffer assignment)")
-    hlo_text = _find(folder, names, "after_optimizations.txt")
-    sequence, at, live = _read_live_range(live_text)
-    allocations, values = _read_assignment(assignment_text)
-    by_index = {a.index: a for a in allocations}
-    lines = _lines_by_label(hlo_text)
-    parameters = frozenset(m.group(1) for line in hlo_text.split("\n")
-                           if (m := _PARAMETER_LINE.match(line)))
-    buffers = []
-    for label, index, size in live:
-        found = values.get((label, index))
-        allocation = shape = None
-        kind, aliased = "unknown", None
-        if found is not None:
-            allocation, _, shape = found
-            a = by_index[allocation]
-            kind = a.kind
-            if a.kind == "argument" and label not in parameters:
-                # A value of the program put in an argument's allocation: the
-                # output that reuses a donated argument.
-                kind, aliased = "output", a.parameter
-        made = () if kind == "argument" else lines.get(label, ())
-        buffers.append(Buffer(label, size, kind, allocation, shape or "", made, index,
-                              aliased))
-    buffers.sort(key=lambda b: (-b.size, b.label, b.index))
-    return PeakMemory(sum(b.size for b in buffers), tuple(buffers), sequence.get(at),
-                      memory_analysis_peak, tuple(allocations))
+    return PeakDump.from_folder(folder, memory_analysis_peak).read()
 
 
 def _memory_analysis_peak(compiled) -> int | None:
@@ -388,3 +414,30 @@ def peak_memory(compiled_or_lowered, *,
                         f"{type(compiled_or_lowered).__name__}")
     with dumped_compile(lowered, compiler_options=options) as (folder, compiled):
         return read_peak_memory(folder, _memory_analysis_peak(compiled))
+
+
+def compile_with_peak(lowered, compiler_options: Mapping[str, Any] | None = None):
+    """``lowered.compile(compiler_options)``, and what XLA dumped of that very
+    compile to read its peak from (into a private folder removed afterwards): no
+    second compile, as :func:`peak_memory` needs for a program compiled already.
+
+    Returns ``(compiled, dump, reason)``: ``dump`` is the :class:`PeakDump`
+    (``dump.read()`` gives the :class:`PeakMemory`), or ``None`` with ``reason``
+    saying why the dump could not be read. The compiled program keeps
+    ``compiler_options`` as given (the dump options were for this compile only).
+    A compile that fails raises as ``compile()`` does.
+
+    >>> lowered = olympus.jit(lambda x: x * 2.0).trace(np.ones(4, np.float32)).lower()
+    >>> compiled, dump, reason = compile_with_peak(lowered)
+    >>> compiled.compiler_options, dump.read().peak_bytes > 0, reason
+    ({}, True, None)
+    """
+    with dumped_compile(lowered, compiler_options=compiler_options) as (folder, compiled):
+        try:
+            peak = PeakDump.from_folder(folder, _memory_analysis_peak(compiled))
+            reason = None
+        except (OSError, ValueError) as e:
+            peak, reason = None, f"XLA's buffer assignment could not be read: {e}"
+    if hasattr(compiled, "compiler_options"):
+        compiled.compiler_options = dict(compiler_options or {})
+    return compiled, peak, reason

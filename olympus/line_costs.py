@@ -132,7 +132,7 @@ class CostByLine:
         return tuple(problems)
 
 
-def cost_by_line(compiled) -> CostByLine:
+def cost_by_line(compiled, *, parsed=None) -> CostByLine:
     """Flops, transcendentals and bytes accessed of ``compiled`` (an Olympus or JAX
     ``Compiled``) by source line; see the module's docstring for how.
 
@@ -140,6 +140,10 @@ def cost_by_line(compiled) -> CostByLine:
     >>> c = olympus.jit(jnp.tanh).trace(jnp.ones(32)).lower().compile()
     >>> [row.transcendentals for row in cost_by_line(c).lines]
     [32.0]
+
+    ``parsed``: ``(stage, table)``, the :func:`~olympus.provenance.hlo.hlo_stage`
+    of ``compiled.as_text()`` and its source table, for a caller that has read it
+    already (the module is then not read again).
     """
     jax_compiled = getattr(compiled, "_jax", compiled)
     text = jax_compiled.as_text()
@@ -155,11 +159,11 @@ def cost_by_line(compiled) -> CostByLine:
         analyse = jax_compat.hlo_text_cost_analyzer(jax.extend.backend.get_backend("cpu"))
         notes.append("costed per instruction by the CPU's cost analysis (the backend "
                      "cannot analyse a module alone), scaled to the backend's totals")
-        result = cost_by_line_text(text, analyse, totals=None)
+        result = cost_by_line_text(text, analyse, totals=None, parsed=parsed)
         return _scaled(result, totals, tuple(notes))
     if not totals:
         totals = _totals(analyse(text))
-    return cost_by_line_text(text, analyse, totals=totals, notes=tuple(notes))
+    return cost_by_line_text(text, analyse, totals=totals, notes=tuple(notes), parsed=parsed)
 
 
 def _totals(raw) -> dict[str, float]:
@@ -180,23 +184,26 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
 
 def cost_by_line_text(text: str, analyse: Callable[[str], Mapping[str, float]], *,
                       totals: Mapping[str, float] | None = None,
-                      notes: tuple[str, ...] = ()) -> CostByLine:
+                      notes: tuple[str, ...] = (), parsed=None) -> CostByLine:
     """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
     (HLO module text -> XLA cost analysis dict) costing each instruction;
     ``totals`` default to ``analyse(text)``."""
     if totals is None:
         totals = _totals(analyse(text))
-    return _Attribution(text, analyse, dict(totals), list(notes)).run()
+    return _Attribution(text, analyse, dict(totals), list(notes), parsed).run()
 
 
 class _Attribution:
-    def __init__(self, text, analyse, totals, notes):
+    def __init__(self, text, analyse, totals, notes, parsed=None):
         self.text = text
         self.analyse = analyse
         self.totals = totals
         self.notes = notes
-        self.table = SourceTable()
-        self.stage = hlo_stage(text, self.table, name="compiled")
+        if parsed is None:
+            self.table = SourceTable()
+            self.stage = hlo_stage(text, self.table, name="compiled")
+        else:
+            self.stage, self.table = parsed
         self.lines = text.split("\n")
         self.ops = self.stage.ops
         comps = self.stage.computations
@@ -481,7 +488,11 @@ class _Attribution:
         if entry is None:
             raise ValueError("no ENTRY computation in the HLO text")
         top = [j for j in self.comp_ops[entry] if self.ops[j].name not in _FREE]
-        costs = {j: self._cost(j) for j in top}
+        if len(top) == 1 and self.totals:
+            # The module's cost is its entry's instructions': this one's is the total.
+            costs = {top[0]: {k: float(self.totals.get(k, 0.0)) for k in KEYS}}
+        else:
+            costs = {j: self._cost(j) for j in top}
         failed = [j for j, c in costs.items() if c is None]
         if failed:
             known = {k: sum(c[k] for c in costs.values() if c is not None) for k in KEYS}
