@@ -29,11 +29,13 @@ from olympus import partitioning
 from olympus.errors import StageUnavailable
 from olympus.provenance import readers
 
-__all__ = ["StageSpec", "STAGES", "STEPS", "stage", "names", "default_names",
+__all__ = ["StageSpec", "STAGES", "STEPS", "KINDS", "stage", "names", "default_names",
            "program_stages", "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
 
 #: The compilation steps, in order; each stage is made by one of them (or none).
 STEPS = ("trace", "lower", "compile")
+#: What a stage can be (see :class:`StageSpec`); the bundle schema's ``kind`` takes these.
+KINDS = ("source", "program", "passes", "costs", "analysis")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,8 +43,9 @@ class StageSpec:
     """One stage: where it comes from and how it is shown.
 
     ``kind`` is ``'source'`` (the user's code), ``'program'`` (a program text with
-    ops), ``'passes'`` (XLA's pass pipeline, pass by pass: :mod:`olympus.passes`)
-    or ``'analysis'`` (figures). ``step`` is the compilation step that makes
+    ops), ``'passes'`` (XLA's pass pipeline, pass by pass: :mod:`olympus.passes`),
+    ``'costs'`` (flops, bytes and peak memory by source line, and the collectives
+    a sharding costs) or ``'analysis'`` (figures). ``step`` is the compilation step that makes
     it (``None`` for the source). ``text(stage_object, debug_info)`` gives a
     program's text from the object that step made (a ``Traced``, ``Lowered`` or
     ``Compiled``), or ``None`` where it does not exist; ``reader(stage_object,
@@ -96,6 +99,8 @@ STAGES: tuple[StageSpec, ...] = (
               reader=partitioning.read_partitioned_hlo),
     StageSpec("passes", "XLA passes · what each pass did", "passes", "passes",
               step="compile", language="hlo", unit="passes", default=False),
+    StageSpec("costs", "Where the cost goes · by line", "by line", "costs", step="compile",
+              unit="lines", default=False),
     StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile"),
     StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile"),
 )
@@ -149,7 +154,7 @@ def made_by(step: str) -> tuple[str, ...]:
     unmade.
 
     >>> made_by("compile")
-    ('compiled', 'partitioned', 'passes', 'cost', 'memory')
+    ('compiled', 'partitioned', 'passes', 'costs', 'cost', 'memory')
     """
     later = STEPS[STEPS.index(step):]
     return tuple(s.name for s in STAGES if s.step in later)

@@ -16,17 +16,22 @@ from olympus_jupyter import StageReport, inspect
 from olympus_jupyter.frontends import cli
 from olympus_jupyter.frontends.options import split_line
 from olympus_jupyter.highlight.render import LEXERS
+from olympus_jupyter.report.validate import SCHEMA_PATH
 
 
 def test_the_table_is_consistent():
     names = stage_registry.names()
     assert len(set(names)) == len(names)
     for spec in stage_registry.STAGES:
-        assert spec.kind in ("source", "program", "passes", "analysis")
+        assert spec.kind in stage_registry.KINDS
         assert spec.step in (None,) + stage_registry.STEPS
         if spec.kind == "program":
             assert spec.language in LEXERS and (spec.linked or spec.text is not None)
     assert PROVENANCE_STAGES == tuple(s.name for s in stage_registry.provenance_stages())
+    # The bundle's schema takes every kind, and no other.
+    schema = json.loads(SCHEMA_PATH.read_text())
+    kind = schema["definitions"]["stage_info"]["properties"]["kind"]["enum"]
+    assert sorted(kind) == sorted(stage_registry.KINDS)
     with pytest.raises(KeyError, match="choose from source, olympuspr"):
         stage_registry.stage("optimised")
 

@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="also show what each XLA pass did and where each line's "
                                   "ops went (one more compile); REGEX keeps the passes "
                                   "whose names it matches (default: every pass)")
+        command.add_argument("--costs", action="store_true",
+                             help="also show where the cost goes, line by line: flops, "
+                                  "bytes, the buffers live at the memory peak, collectives")
         command.add_argument("-o", "--output", required=True, type=argparse_type("save"),
                              metavar="REPORT.html",
                              help="the standalone HTML report to write (its folder must exist)")
@@ -150,7 +153,7 @@ def main(argv=None) -> int:
             try:
                 report = inspect(fun, *fargs, platform=platform, debug_info=debug_info,
                                  stages=args.stages, timeout=timeout, cache=None,
-                                 passes=args.passes,
+                                 passes=args.passes, costs=args.costs,
                                  progress=progress)
             except ValueError as e:
                 raise CliError(str(e)) from None

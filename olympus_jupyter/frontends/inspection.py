@@ -122,7 +122,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             stages: str | Sequence[str] | None = None, debug_info: bool = True,
             compiler_options: Mapping[str, Any] | str | None = None, full: bool = False,
             timeout: float | None = None, passes: bool | str | None = None,
-            cache: ReportCache | bool | None = True,
+            costs: bool = False, cache: ReportCache | bool | None = True,
             progress: bool | Callable[[str], None] | None = None,
             **kwargs: Any) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
@@ -134,7 +134,11 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     ``passes=True`` adds the ``passes`` stage: one more compile with XLA's per-pass
     dumps, to show what each pass did and where each line's ops went
     (``report.journey(line)``); a regular expression of pass names
-    (``passes='fusion|cse'``) keeps only those passes.
+    (``passes='fusion|cse'``) keeps only those passes. ``costs=True`` adds the
+    ``costs`` stage: where the compiled program's flops, bytes and peak memory go,
+    line by line, and the collectives a sharding costs (``report.cost_by_line()``,
+    ``report.peak_buffers()``, ``report.collectives()``); the buffers live at the
+    peak are read from XLA's dumps of the same compile.
     ``progress=True`` shows which step runs and for how long once staging takes
     more than a second (in a notebook, a line of the cell's output; elsewhere, on
     standard error); a function ``progress(text)`` is given that line instead. An
@@ -155,7 +159,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     options = ReportOptions(platforms=platform, static_argnums=static_argnums,
                             static_argnames=static_argnames, stages=stages,
                             debug_info=debug_info, compiler_options=compiler_options,
-                            full=full, timeout=timeout, passes=passes)
+                            full=full, timeout=timeout, passes=passes, costs=costs)
     cache = check_cache(cache, default_cache)
     if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
         progress = check_option("progress", progress)
@@ -182,7 +186,8 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
                          compiler_options=dict(options.compiler_options),
                          lower=any(s in stages for s in stage_registry.made_by("lower")),
                          compile=options.needs_compile, timeout=options.timeout,
-                         progress=shown, beside_compile=early)
+                         progress=shown, beside_compile=early,
+                         read_peak="costs" in stages)
         shown.step("report")
         report = build_report(run, stages=stages, debug_info=options.debug_info,
                               full=options.full, early=early,

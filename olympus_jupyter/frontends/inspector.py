@@ -185,14 +185,14 @@ class Inspector(W.VBox):
                  platform: Sequence[str] | str | None = None,
                  debug_info: bool = True, stages: str | Sequence[str] | None = None,
                  compiler_options: Mapping[str, Any] | str | None = None,
-                 passes: bool | str | None = None,
+                 passes: bool | str | None = None, costs: bool = False,
                  history_size: int = HISTORY_SIZE, history_bytes: int = HISTORY_BYTES,
                  **example_kwargs):
         # The options take what inspect() and the magic take, checked in one place.
         options = ReportOptions(platforms=platform, static_argnums=static_argnums,
                                 static_argnames=static_argnames, stages=stages,
                                 debug_info=debug_info, compiler_options=compiler_options,
-                                passes=passes)
+                                passes=passes, costs=costs)
         history_size = check_option("history_size", history_size)
         history_bytes = check_option("history_bytes", history_bytes)
         self.static_argnums = options.static_argnums or ()

@@ -90,7 +90,8 @@ class OlympusMagics(Magics):
                                  stages=options.stages, debug_info=options.debug_info,
                                  compiler_options=dict(options.compiler_options),
                                  full=options.full, timeout=options.timeout,
-                                 passes=options.passes, cache=self.cache,
+                                 passes=options.passes, costs=options.costs,
+                                 cache=self.cache,
                                  progress=progress, **kwargs)
             except (StagingError, ValueError, TypeError) as e:
                 raise UsageError(str(e)) from None
@@ -113,7 +114,7 @@ class OlympusMagics(Magics):
                                platform=options.platforms, debug_info=options.debug_info,
                                stages=options.stages,
                                compiler_options=dict(options.compiler_options),
-                               passes=options.passes, **kwargs)
+                               passes=options.passes, costs=options.costs, **kwargs)
         except (StagingError, ValueError, TypeError) as e:
             raise UsageError(str(e)) from None
         if options.name:

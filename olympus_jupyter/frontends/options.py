@@ -349,6 +349,7 @@ OPTIONS: dict[str, Option] = {
         "'fusion|cse', or None/False (no passes stage)",
         "a regular expression of pass names, e.g. fusion|cse (default: every pass)",
         _pass_filter),
+    "costs": Option("costs", "--costs", "True or False", None, _true_false(False)),
     "timeout": Option("timeout", "--timeout",
                       "a positive number of seconds (or None for no limit)",
                       "a positive number of seconds", _seconds),
@@ -455,6 +456,8 @@ class ReportOptions:
     timeout: float | None = None
     #: XLA's passes to show (a regular expression), or None: no passes stage.
     passes: str | None = None
+    #: Whether to show where the cost goes, by line (the ``costs`` stage).
+    costs: bool = False
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -467,6 +470,12 @@ class ReportOptions:
                 self.stages + ("passes",), key=order.index)))
         elif self.passes is None and "passes" in self.stages:
             object.__setattr__(self, "passes", ".*")
+        # --costs adds the stage, as the stage asked for by name does.
+        if self.costs and "costs" not in self.stages:
+            order = stage_registry.names()
+            object.__setattr__(self, "stages", tuple(sorted(
+                self.stages + ("costs",), key=order.index)))
+        object.__setattr__(self, "costs", "costs" in self.stages)
         if self.interactive:
             for field, flag, why in (("save", "--save", "writes a static report"),
                                      ("timeout", "--timeout", "limits a static report")):
@@ -490,6 +499,7 @@ examples:
   %olympus_lower --interactive f(x)                  # an inspector widget to explore shapes
   %olympus_lower --passes f(x)                       # what each XLA pass did (one more compile)
   %olympus_lower --passes 'fusion|cse' f(x)          # only the passes these names match
+  %olympus_lower --costs f(x)                        # flops, bytes, peak memory by line; collectives
 
   %%olympus_lower --stages olympuspr,hlo
   def g(x):
@@ -549,6 +559,10 @@ def build_parser(prog: str = "%olympus_lower") -> argparse.ArgumentParser:
                    help="also compile once more with XLA's per-pass dumps and show what each "
                         "pass did, and where each line's ops went (default: every pass; "
                         "REGEX keeps the passes whose names it matches)")
+    p.add_argument("--costs", action="store_true",
+                   help="also show where the compiled program's cost goes, line by line: "
+                        "flops, bytes accessed, the buffers live at the memory peak, and "
+                        "the collectives a sharding costs")
     p.add_argument("--timeout", type=seconds, metavar="SECONDS",
                    help="stop staging after this long (a function that hangs while traced); "
                         "the report shows the line it was stopped at")
@@ -560,7 +574,8 @@ def _to_options(ns: argparse.Namespace) -> ReportOptions:
         platforms=ns.platforms, static_argnums=ns.static_argnums,
         static_argnames=ns.static_argnames, stages=ns.stages, debug_info=ns.debug_info,
         compiler_options=tuple(ns.compiler_options), save=ns.save, name=ns.name,
-        full=ns.full, interactive=ns.interactive, timeout=ns.timeout, passes=ns.passes)
+        full=ns.full, interactive=ns.interactive, timeout=ns.timeout, passes=ns.passes,
+        costs=ns.costs)
 
 
 def parse_options(text: str) -> ReportOptions:

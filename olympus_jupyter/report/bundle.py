@@ -29,6 +29,7 @@ from olympus.provenance import Provenance
 
 from olympus_jupyter.report import cost_names
 from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
+from olympus_jupyter.report.costs_view import check_costs
 from olympus_jupyter.report.passes_view import check_passes
 from olympus_jupyter.report.validate import BundleError, check_bundle
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
@@ -80,6 +81,7 @@ def to_json(report) -> dict[str, Any]:
         "provenance": report.provenance.to_json() if report.provenance else None,
         **({"notes": list(report.notes)} if report.notes else {}),
         **({"passes": report.passes} if report.passes is not None else {}),
+        **({"costs": report.costs} if report.costs is not None else {}),
     }
 
 
@@ -102,13 +104,15 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     if version == 1 and data.get("hlo_text") is not None:
         texts["hlo"] = data["hlo_text"]  # version 1 held the compiler's input HLO alone
     cost = data["analyses"]["cost"]
-    passes = data.get("passes")
-    if passes is not None:
-        files = len(data["provenance"]["files"]) if data["provenance"] else 0
-        try:
+    passes, costs = data.get("passes"), data.get("costs")
+    files = len(data["provenance"]["files"]) if data["provenance"] else 0
+    try:
+        if passes is not None:
             check_passes(passes, files)
-        except ValueError as e:
-            raise BundleError(f"Not a readable Olympus report: {e}") from None
+        if costs is not None:
+            check_costs(costs, files)
+    except ValueError as e:
+        raise BundleError(f"Not a readable Olympus report: {e}") from None
     return dict(
         name=data["name"], platforms=tuple(data["platforms"]),
         stages=tuple(s for s in data["stages"] if s in known),
@@ -117,4 +121,4 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
         analyses=Analyses(cost["lowered"], cost["compiled"], data["analyses"]["memory"]),
         timings=dict(data["timings"]), failure=_failure_from(data["failure"]),
         unavailable=dict(data["unavailable"]), debug_info=data["debug_info"],
-        notes=tuple(data.get("notes", ())), passes=passes)
+        notes=tuple(data.get("notes", ())), passes=passes, costs=costs)

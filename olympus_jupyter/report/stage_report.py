@@ -29,11 +29,16 @@ from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
 from olympus.provenance.build import Reading, read_before_compile
 from olympus.passes import pass_pipeline
-from olympus_jupyter.report import bundle, cells
+from olympus.buffers import lines_by_label, peak_memory
+from olympus.provenance.hlo import hlo_stage
+from olympus.provenance.sources import SourceTable
+from olympus.collectives import collectives
+from olympus.line_costs import cost_by_line
+from olympus_jupyter.report import bundle, cells, costs_view
 from olympus_jupyter.report.passes_view import passes_json
 from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
-from olympus_jupyter.report.html import render_html
+from olympus_jupyter.report.html import caller_lines, render_html
 from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report.output_cap import capped_forms
 from olympus_jupyter.report.text import render_text
@@ -67,6 +72,10 @@ class StageReport:
     #: XLA's pass pipeline and each line's journey through it (the ``passes``
     #: stage, :mod:`.passes_view`), or None.
     passes: Mapping[str, Any] | None = None
+    #: Where the compiled program's cost goes, by line: flops, bytes, the buffers
+    #: live at the peak, the collectives (the ``costs`` stage, :mod:`.costs_view`),
+    #: or None.
+    costs: Mapping[str, Any] | None = None
     _memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def _memoized(self, key, make):
@@ -203,6 +212,43 @@ class StageReport:
             if j["file"] == index and j["line"] == line:
                 return j
         return None
+
+    def _costs(self) -> tuple[Mapping[str, Any], list[str]]:
+        if self.costs is None:
+            raise ValueError("This report has no costs stage: make it with "
+                             "inspect(f, *args, costs=True) or %olympus_lower --costs.")
+        files = [f.path for f in self.provenance.files] if self.provenance else []
+        return self.costs, files
+
+    def cost_by_line(self) -> list[dict[str, Any]]:
+        """Flops, transcendentals, bytes accessed and bytes live at the peak of each
+        source line of the compiled program, as plain data (``costs`` stage): one
+        dict a line (``what`` ``'line'``, ``file``, ``line``), biggest flops first,
+        then the compiler-made row and the arguments' row; each figure with its
+        share of XLA's total (``flops_share``...). The rows add up to XLA's totals
+        (``report.costs['totals']``). Raises ``ValueError`` without a ``costs``
+        stage (``inspect(f, x, costs=True)``, ``%olympus_lower --costs``)."""
+        data, files = self._costs()
+        return costs_view.line_rows(data, files)
+
+    def peak_buffers(self) -> list[dict[str, Any]]:
+        """The buffers live at the compiled program's memory peak, biggest first: the
+        instruction that defines each (``label``), ``size``, ``kind`` (argument,
+        output, temporary, constant), ``shape`` and the ``file``/``line`` that made
+        it; ``report.costs['peak']`` has the peak's total and how it relates to
+        ``memory_analysis()``. Empty when the peak could not be read
+        (``report.costs['unavailable']``). Needs the ``costs`` stage."""
+        data, files = self._costs()
+        return costs_view.peak_buffers(data, files)
+
+    def collectives(self) -> list[dict[str, Any]]:
+        """The collectives of the compiled program (a sharded one's all-gathers,
+        all-reduces…): opcode, whether the compiler inserted it, replica groups,
+        bytes per device and moved, the ``(file, line)`` pairs that caused it and
+        their shardings. Empty for a program on one device. Needs the ``costs``
+        stage."""
+        data, files = self._costs()
+        return costs_view.collectives_rows(data, files)
 
     @property
     def hlo_text(self) -> str | None:
@@ -358,12 +404,20 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
             passes = failures.attempt("passes", lambda: _passes(run, provenance, pass_re, full))
             if passes is not None:
                 kept[("passes", pass_re, full)] = passes
+    costs = None
+    if "costs" in stages and compiled is not None and "costs" not in unavailable:
+        kept = models.setdefault(stage_obj, {}) if models is not None else {}
+        costs = kept.get(("costs", full))
+        if costs is None:
+            costs = failures.attempt("costs", lambda: costs_data(run, provenance, full))
+            if costs is not None:
+                kept[("costs", full)] = costs
     provenance, failure = _as_cells(provenance, failures.failure)
     return StageReport(
         name=run.name, platforms=tuple(run.platforms), stages=stages,
         provenance=provenance, texts=texts, analyses=analyses,
         timings=dict(run.timings), failure=failure, unavailable=unavailable,
-        debug_info=debug_info, full=full, passes=passes)
+        debug_info=debug_info, full=full, passes=passes, costs=costs)
 
 
 def _passes(run: StagedRun, provenance: Provenance | None, pass_re: str, full: bool):
@@ -372,6 +426,34 @@ def _passes(run: StagedRun, provenance: Provenance | None, pass_re: str, full: b
     pipeline = pass_pipeline(run.lowered, pass_re=pass_re, compiler_options=options)
     files = [f.path for f in provenance.files] if provenance is not None else []
     return passes_json(pipeline, files, full=full)
+
+
+def costs_data(run: StagedRun, provenance: Provenance | None, full: bool = False):
+    """The ``costs`` stage: the cost by line of the compiled program, its peak (read
+    from the dumps of its compile, else from one more compile) and collectives.
+    The optimized module is read once, for the costs and the peak's lines."""
+    text = run.compiled.as_text()
+    table = SourceTable()
+    parsed = (hlo_stage(text, table, name="compiled"), table) if text is not None else None
+    peak, unread = None, run.peak_unread
+    try:
+        if run.peak is not None:
+            peak = run.peak.read(lines_by_label(*parsed) if parsed else None)
+        elif unread is None:
+            peak = peak_memory(run.compiled)
+    except Exception as e:  # noqa: BLE001 - the rest of the stage stands
+        unread = f"the buffer assignment could not be read: {e}"
+    files = [f.path for f in provenance.files] if provenance is not None else []
+    model = provenance
+    if model is None or not {"stablehlo", "compiled"} <= set(model.stages):
+        # The report shows other stages: the collectives' lines and shardings are read
+        # from a model of its own.
+        model = build_provenance(run.compiled, stages=("stablehlo", "compiled"))
+    found = collectives(model)
+    callers = {(model.files[f].path, line) for f, line in caller_lines(model)}
+    return costs_view.costs_json(run.compiled, cost_by_line(run.compiled, parsed=parsed),
+                                 peak, found, files, full=full, callers=callers,
+                                 unavailable={"peak": unread} if unread else None)
 
 
 def _as_cells(provenance, failure: StageFailure | None):

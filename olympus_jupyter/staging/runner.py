@@ -25,6 +25,7 @@ import jax
 import olympus
 from olympus import platforms as _platforms
 from olympus import stage_registry
+from olympus.buffers import compile_with_peak
 from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
 from olympus_jupyter.staging.alongside import alongside
@@ -85,6 +86,10 @@ class StagedRun:
     unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
     platforms: tuple[str, ...] = ()
     fun: Any = None
+    #: The buffers live at the compiled program's peak, read from XLA's dumps of
+    #: its compile (``StageRequest.read_peak``), or why they could not be read.
+    peak: Any = None
+    peak_unread: str | None = None
 
 
 def user_frames(exc: BaseException) -> tuple[UserFrame, ...]:
@@ -175,6 +180,9 @@ class StageRequest:
     platforms: tuple[str, ...] | None = None
     compiler_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     until: str = "compile"
+    #: Read the buffers live at the peak from XLA's dumps of the compile itself
+    #: (:func:`olympus.buffers.compile_with_peak`) into ``StagedRun.peak``.
+    read_peak: bool = False
 
     def steps(self) -> tuple[str, ...]:
         return STEPS[:STEPS.index(self.until) + 1]
@@ -207,8 +215,16 @@ def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None,
         run.unavailable["compile"] = reason
         return False
     options = dict(request.compiler_options) or None
+
+    def compile_it():
+        # A compile the user asked to dump somewhere dumps there, as asked: the peak
+        # is then read from a compile of its own (build_report does).
+        if not request.read_peak or any(k.startswith("xla_dump") for k in options or ()):
+            return run.lowered.compile(options)
+        compiled, run.peak, run.peak_unread = compile_with_peak(run.lowered, options)
+        return compiled
     with alongside(beside_compile(run) if beside_compile is not None else None):
-        run.compiled = timed(run, "compile", lambda: run.lowered.compile(options))
+        run.compiled = timed(run, "compile", compile_it)
     return run.compiled is not None
 
 
@@ -234,7 +250,7 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
                compiler_options: Mapping[str, Any] | None = None,
                lower: bool = True, compile: bool = True,
                timeout: float | None = None, progress=None,
-               beside_compile=None) -> StagedRun:
+               beside_compile=None, read_peak: bool = False) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
     ``target`` may be a Python function, an ``olympus.jit``/``jax.jit`` function, or an
@@ -245,7 +261,8 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
     (see :mod:`~olympus_jupyter.staging.time_limit` for what can be stopped).
     ``progress`` (a :class:`~olympus_jupyter.staging.progress.Progress`) is told
     when each step starts. ``beside_compile(run)`` may return work to run while
-    XLA compiles (see :func:`next_step`).
+    XLA compiles (see :func:`next_step`). ``read_peak`` reads the buffers live
+    at the peak from XLA's dumps of that compile (``StagedRun.peak``).
     """
     try:
         timeout = check_timeout(timeout)
@@ -260,7 +277,8 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
     _refuse_unknown_platforms(requested)
     request = StageRequest(tuple(args), dict(kwargs or {}), requested,
                            dict(compiler_options or {}),
-                           "compile" if compile and lower else "lower" if lower else "trace")
+                           "compile" if compile and lower else "lower" if lower else "trace",
+                           read_peak=read_peak)
 
     if isinstance(target, (jax.stages.Traced, jax.stages.Lowered, jax.stages.Compiled)):
         target = from_jax(target)
