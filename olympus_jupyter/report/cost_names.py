@@ -48,7 +48,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = ["CostName", "describe", "sort_key", "legend", "names_json", "bundle_json", "STAGES_NOTE",
-           "LOWERED_NOTE", "COMPILED_NOTE"]
+           "LOWERED_NOTE", "COMPILED_NOTE", "format_value", "format_bytes", "format_flops",
+           "format_share"]
 
 #: What the two columns of the cost table are.
 LOWERED_NOTE = ("before optimization (lowered): XLA's estimate for the program as it was "
@@ -309,3 +310,54 @@ def format_value(value: float | None, unit: str) -> str:
         short = _short(v, _SI) if abs(v) >= 1e6 else None
         return f"{text} {unit}" + (f" ({short})" if short else "")
     return text
+
+
+def format_bytes(n: float) -> str:
+    """A size in short binary units, as every form of a report writes sizes.
+
+    >>> format_bytes(1536), format_bytes(0), format_bytes(14336), format_bytes(3 << 30)
+    ('1.5 KiB', '0 B', '14.0 KiB', '3.0 GiB')
+    """
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover - the loop always returns
+
+
+_DECIMAL = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def format_flops(n: float, unit: str = "FLOP") -> str:
+    """A count of floating-point operations in short decimal units; another count
+    (transcendental operations: ``unit="ops"``) the same way, its unit a word.
+
+    >>> format_flops(65536), format_flops(192), format_flops(0), format_flops(2.5e9)
+    ('65.5 kFLOP', '192 FLOP', '0 FLOP', '2.5 GFLOP')
+    >>> format_flops(2048, "ops"), format_flops(3, "ops")
+    ('2.0 k ops', '3 ops')
+    """
+    n = float(n)
+    space = "" if unit == "FLOP" else " "
+    if not math.isfinite(n):
+        return f"{n} {unit}"
+    for size, prefix in _DECIMAL:
+        if abs(n) >= size:
+            return f"{n / size:.1f} {prefix}{space}{unit}"
+    return f"{n:.0f} {unit}" if n.is_integer() else f"{n:.3g} {unit}"
+
+
+def format_share(share: float) -> str:
+    """A share of a total (``0.25``) as a percentage, never rounded to 0 or 100 when it
+    is not.
+
+    >>> format_share(0.25), format_share(0.001), format_share(0), format_share(0.999), format_share(1)
+    ('25%', '<1%', '0%', '>99%', '100%')
+    """
+    pct = float(share) * 100
+    if 0 < pct < 1:
+        return "<1%"
+    if 99 < pct < 100:
+        return ">99%"
+    return f"{pct:.0f}%"

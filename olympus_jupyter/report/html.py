@@ -28,10 +28,11 @@ from olympus_jupyter.highlight.render import highlight_lines, plain_lines
 from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, concat, fragment, h, join,
                                            tags, template)
 from olympus_jupyter.report import cost_names
+from olympus_jupyter.report.costs_html import costs_section
 from olympus_jupyter.report.passes_html import passes_section
 from olympus_jupyter.report.sections import section as _section
 from olympus_jupyter.report.sections import unavailable as _unavailable
-from olympus_jupyter.report.text import format_bytes
+from olympus_jupyter.report.cost_names import format_bytes
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
 MAX_LINES = 1500
@@ -514,6 +515,8 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
                                             highlight))
         elif kind == "passes":
             parts.append(passes_section(report, uid, full))
+        elif kind == "costs":
+            parts.append(costs_section(report, uid, full))
         else:
             parts.append(analyses[key](report, uid))
     body = h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
@@ -583,6 +586,21 @@ font-size:var(--jp-code-font-size,12.5px);overflow-x:auto;padding:.3em 0;border-
 .olympus-report .tab thead th{font-weight:600}
 .olympus-report .mem .bar{width:14em;text-align:left}
 .olympus-report .mem .bar span{display:inline-block;height:.8em;background:var(--ol-link);border-radius:2px;vertical-align:middle}
+.olympus-report .ol-costs td.ol-cfig{white-space:nowrap}
+.olympus-report .ol-costs .ol-cs{display:inline-block;min-width:2.8em;margin-left:.4em;color:var(--ol-muted)}
+.olympus-report .ol-costs .ol-cbar{display:inline-block;width:4em;height:.7em;margin-left:.3em;background:var(--ol-code-bg);box-shadow:inset 0 0 0 1px var(--ol-border);border-radius:2px;vertical-align:middle;overflow:hidden}
+.olympus-report .ol-costs .ol-cbar span{display:block;height:100%;background:var(--ol-link)}
+.olympus-report .ol-costs .ol-ccode{text-align:left;max-width:30em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.olympus-report .ol-costs .ol-ctotal>*{font-weight:600;border-top:2px solid var(--ol-border)}
+.olympus-report .ol-costs .ol-c-compiler-made th,.olympus-report .ol-costs .ol-c-arguments th{font-style:italic}
+.olympus-report .ol-cbody{padding:0 .6em .4em}
+.olympus-report .ol-cbody>p,.olympus-report .ol-cbody>h4,.olympus-report .ol-cbody>ul{margin:.4em .6em}
+.olympus-report .ol-cbody>h4{margin-top:.9em}
+.olympus-report .ol-clines thead th:nth-child(2),.olympus-report .ol-cbuf th,.olympus-report .ol-cbuf td,.olympus-report .ol-ccoll th,.olympus-report .ol-ccoll td{text-align:left}
+.olympus-report .ol-cshard code{display:block;white-space:pre-wrap;overflow-wrap:anywhere}
+.olympus-report details.ol-cfold>summary{cursor:pointer;margin:.4em .8em}
+.olympus-report .ol-costs .ol-cl{display:block;white-space:nowrap}
+.olympus-report .ol-ccoll th code{white-space:nowrap}
 .olympus-report .failure{border:1px solid var(--ol-bad);background:var(--ol-bad-bg);border-radius:6px;padding:.3em .8em;margin:.4em 0}
 .olympus-report .failure pre{white-space:pre-wrap;margin:.3em 0;font-family:var(--jp-code-font-family,monospace)}
 .olympus-report .unavailable,.olympus-report .cap,.olympus-report .note{color:var(--ol-muted);margin:.4em .8em}

@@ -14,16 +14,8 @@ import os
 from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names
+from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
 from olympus_jupyter.report.passes_view import counts, line_summary
-
-
-def format_bytes(n: float) -> str:
-    """``1536`` -> ``'1.5 KiB'``."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
 
 
 #: Cost figures the summary lists (the headline ones come first); the rest are counted.
@@ -105,6 +97,92 @@ def pass_lines(passes, model, limit: int = MAX_JOURNEY_LINES) -> list[str]:
     return out
 
 
+#: Source lines of the ``costs`` stage the summary lists, and collectives it quotes.
+MAX_COST_ROWS = 5
+MAX_COLLECTIVES = 3
+
+
+def _number(value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return v if v == v and abs(v) != float("inf") else 0.0
+
+
+def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
+    """Where the compiled program's cost goes (the ``costs`` stage): XLA's totals and
+    the peak, the source lines that cost most (their flops, bytes accessed and bytes
+    live at the peak, each with its share), the compiler-made part when there is one,
+    and the collectives; ``[]`` without the stage.
+
+    >>> print("\\n".join(costs_lines({"devices": 8, "totals": {"flops": 66000.0,
+    ...     "transcendentals": 0.0, "bytes accessed": 16384.0},
+    ...     "peak": {"bytes": 14336}, "lines": [
+    ...     {"what": "line", "file": None, "path": "/src/m.py", "line": 6, "flops": 65500.0,
+    ...      "bytes": 14336.0, "peak": 2048},
+    ...     {"what": "compiler-made", "file": None, "path": None, "line": None,
+    ...      "flops": 0.0, "bytes": 2048.0, "peak": 0}], "collectives": [
+    ...     {"text": "all-gather (inserted) at m.py:6: 4,096 B per device"}],
+    ...     "unavailable": {}}, None)))
+      costs: 66.0 kFLOP, 16.0 KiB accessed, 14.0 KiB live at the peak (per device on 8 devices)
+        line 6 (m.py): 65.5 kFLOP (>99%), 14.0 KiB (88%), peak 2.0 KiB (14%)
+        compiler-made (copies, layout changes): 0 FLOP (0%), 2.0 KiB (12%), peak 0 B (0%)
+        collectives: 1
+          all-gather (inserted) at m.py:6: 4,096 B per device
+    """
+    if not costs:
+        return []
+    totals = costs.get("totals") or {}
+    flops, accessed = _number(totals.get("flops")), _number(totals.get("bytes accessed"))
+    peak_data = costs.get("peak")
+    peak = _number(peak_data.get("bytes")) if peak_data else 0.0
+    head = f"  costs: {format_flops(flops)}, {format_bytes(accessed)} accessed"
+    if peak_data:
+        head += f", {format_bytes(peak)} live at the peak"
+    else:
+        reason = (costs.get("unavailable") or {}).get("peak", "not known")
+        head += f", live at the peak: unavailable ({reason})"
+    devices = costs.get("devices") or 1
+    if devices > 1:
+        head += f" (per device on {devices} devices)"
+    out = [head]
+
+    def share(value: float, total: float) -> str:
+        return f" ({format_share(value / total)})" if total else ""
+
+    def figures(r) -> str:
+        f, b, p = _number(r.get("flops")), _number(r.get("bytes")), _number(r.get("peak"))
+        text = f"{format_flops(f)}{share(f, flops)}, {format_bytes(b)}{share(b, accessed)}"
+        return text + (f", peak {format_bytes(p)}{share(p, peak)}" if peak_data else "")
+
+    rows = costs.get("lines") or []
+    lines = [r for r in rows if r.get("what") == "line"]
+    files = [f.path for f in model.files] if model is not None else []
+    for r in lines[:limit]:
+        file, path = r.get("file"), r.get("path")
+        name = files[file] if isinstance(file, int) and 0 <= file < len(files) else path
+        where = f"line {r.get('line')}"
+        if name:
+            where += f" ({os.path.basename(str(name)) or name})"
+        out.append(_printable(f"    {where}: {figures(r)}"))
+    if len(lines) > limit:
+        out.append(f"    … and {len(lines) - limit} more lines: report.cost_by_line() "
+                   f"gives each")
+    for r in rows:
+        if r.get("what") == "compiler-made" and any(
+                _number(r.get(k)) for k in ("flops", "transcendentals", "bytes", "peak")):
+            out.append(f"    compiler-made (copies, layout changes): {figures(r)}")
+    found = costs.get("collectives") or []
+    if found:
+        out.append(f"    collectives: {len(found)}")
+        out.extend(_printable(f"      {c.get('text', '')}") for c in found[:MAX_COLLECTIVES])
+        if len(found) > MAX_COLLECTIVES:
+            out.append(f"      … and {len(found) - MAX_COLLECTIVES} more: "
+                       f"report.collectives() gives each")
+    return out
+
+
 def render_text(report) -> str:
     """The summary of a :class:`~olympus_jupyter.report.StageReport`."""
     lines = [f"Olympus report: {report.name} for {', '.join(report.platforms)}"]
@@ -124,6 +202,7 @@ def render_text(report) -> str:
         lines.append(f"  peak memory {format_bytes(peak)}")
     lines.extend(cost_lines(report.analyses.cost_lowered, report.analyses.cost_compiled))
     lines.extend(pass_lines(report.passes, model))
+    lines.extend(costs_lines(report.costs, model))
     for stage, reason in report.unavailable.items():
         if stage in report.stages and stage_registry.stage(stage).step == "compile" \
                 and stage_registry.stage(stage).kind == "program":
