@@ -2,8 +2,10 @@
  * The read-only CodeMirror 6 view every text panel uses, with the host's theme,
  * highlight style and search keys (`host.ts`: JupyterLab's shared CodeMirror, or
  * CodeMirror's own in the standalone bundle): line numbers, folding, search, a
- * keyboard focus line, and line decorations computed for the visible lines only
- * (so a 100k-line text costs no more than its first screen).
+ * keyboard focus line, line decorations computed for the visible lines only
+ * (so a 100k-line text costs no more than its first screen), and the heatmap's
+ * gutter when it is on (`setHeatGutter`), its markers too made for the visible
+ * lines only.
  */
 import {
   codeFolding,
@@ -23,8 +25,10 @@ import {
   Decoration,
   DecorationSet,
   EditorView,
+  GutterMarker,
   ViewPlugin,
   ViewUpdate,
+  gutter,
   keymap,
   lineNumbers
 } from '@codemirror/view';
@@ -56,6 +60,8 @@ export interface ITextViewOptions {
   onEscape(): void;
   /** Displayed line numbers (the source view shows the file's). */
   formatNumber?: (line: number) => string;
+  /** The heatmap's marks, when it is on as the view is made (see `setHeatGutter`). */
+  heat?: HeatMarks | null;
   extensions?: Extension[];
 }
 
@@ -350,12 +356,109 @@ function keys(o: ITextViewOptions): Extension {
   ]);
 }
 
+/** What the heatmap's gutter shows beside one line. */
+export interface IHeatMark {
+  /** 1 (a small share) to 5 (the largest): the colour's strength. */
+  level: number;
+  /** The share as text (`84%`): the gutter shows it, colour is not the only signal. */
+  text: string;
+  /** The exact figures, for the tooltip and for assistive technology. */
+  title: string;
+}
+
+/** The heatmap's mark of a line (1-based), or null for none. */
+export type HeatMarks = (line: number) => IHeatMark | null;
+
+class HeatMarker extends GutterMarker {
+  constructor(readonly mark: IHeatMark) {
+    super();
+    this.elementClass = `olympus-heat olympus-heat-${mark.level}`;
+  }
+  eq(other: HeatMarker): boolean {
+    return (
+      other.mark.level === this.mark.level &&
+      other.mark.text === this.mark.text &&
+      other.mark.title === this.mark.title
+    );
+  }
+  toDOM(): HTMLElement {
+    const el = document.createElement('span');
+    el.className = 'olympus-heat-mark';
+    el.textContent = this.mark.text;
+    if (this.mark.level > 0) {
+      // (Not the spacer, which only sizes the gutter.)
+      el.setAttribute('data-olympus-heat-mark', String(this.mark.level));
+      el.setAttribute('role', 'img');
+      el.setAttribute('aria-label', this.mark.title);
+      el.title = this.mark.title;
+    }
+    return el;
+  }
+}
+
+/** The widest mark, so that the gutter does not change width as it scrolls. */
+const heatSpacer = new HeatMarker({ level: 0, text: '100%', title: '' });
+/** The spacer while the heatmap is off: the gutter takes no room. */
+const noHeatSpacer = new HeatMarker({ level: 0, text: '', title: '' });
+
+const setHeatMarks = StateEffect.define<HeatMarks | null>();
+
+/** The heatmap's marks shown, or null (off). */
+const heatMarks = StateField.define<HeatMarks | null>({
+  create: () => null,
+  update(value, tr) {
+    for (const e of tr.effects) {
+      if (e.is(setHeatMarks)) {
+        value = e.value;
+      }
+    }
+    return value;
+  }
+});
+
+/**
+ * The heatmap's gutter, in every view from the start: switching the heatmap only
+ * changes its marks (no reconfiguration, which would cost a big text's editor a
+ * full measure). With no marks it holds no element and takes no room.
+ */
+const heatGutter: Extension = [
+  heatMarks,
+  gutter({
+    class: 'olympus-heat-gutter',
+    lineMarker(view, block) {
+      const marks = view.state.field(heatMarks);
+      const mark = marks
+        ? marks(view.state.doc.lineAt(block.from).number)
+        : null;
+      return mark ? new HeatMarker(mark) : null;
+    },
+    lineMarkerChange: u =>
+      u.startState.field(heatMarks) !== u.state.field(heatMarks) ||
+      u.transactions.some(tr => tr.effects.some(e => e.is(refreshEffect))),
+    initialSpacer: view =>
+      view.state.field(heatMarks) ? heatSpacer : noHeatSpacer,
+    updateSpacer: (spacer, u) =>
+      u.state.field(heatMarks) ? heatSpacer : noHeatSpacer
+  })
+];
+
+/**
+ * Shows the heatmap's gutter with `marks` (asked for the visible lines only), or
+ * empties it (`null`); the line decorations are rebuilt too (their tooltips may
+ * say the figures).
+ */
+export function setHeatGutter(view: EditorView, marks: HeatMarks | null): void {
+  view.dispatch({
+    effects: [setHeatMarks.of(marks), refreshEffect.of(null)]
+  });
+}
+
 /** A read-only CodeMirror view of `o.doc` inside `o.parent`. */
 export function createTextView(o: ITextViewOptions): EditorView {
   if (_searchKeys === null) {
     _searchKeys = searchKeys();
   }
-  const state = EditorState.create({
+  let state = EditorState.create({
     doc: o.doc,
     extensions: [
       EditorState.readOnly.of(true),
@@ -378,9 +481,13 @@ export function createTextView(o: ITextViewOptions): EditorView {
       o.language,
       decorations(o.decorator),
       pointer(o),
+      heatGutter,
       ...(o.extensions ?? [])
     ]
   });
+  if (o.heat) {
+    state = state.update({ effects: setHeatMarks.of(o.heat) }).state;
+  }
   return new EditorView({ state, parent: o.parent });
 }
 

@@ -38,7 +38,8 @@ export interface IStageInfo {
   label: string;
   /**
    * What the stage is: `source` (the user's code), `program` (a text with ops),
-   * `analysis` (figures) or `passes` (XLA's pass pipeline, the report's `passes`).
+   * `analysis` (figures), `passes` (XLA's pass pipeline, the report's `passes`) or
+   * `costs` (where the cost goes, by line: the report's `costs`).
    * Another kind is kept, and its panel says this viewer cannot show it.
    */
   kind: string;
@@ -481,6 +482,8 @@ export interface IReport {
   provenance: IProvenance | null;
   /** XLA's passes (the `passes` stage), when the report made them. */
   passes: IPasses | null;
+  /** Where the cost goes (the `costs` stage), when the report made it; read by `readCosts`. */
+  costs: ICosts | null;
 }
 
 /** An instruction that carries a source line's work (a journey's start or end). */
@@ -544,6 +547,92 @@ export interface IPasses {
   deltas: Array<PassDelta | null>;
   journeys: IJourney[];
   note: string | null;
+}
+
+/** One row of the costs by line: a source line, or what no line made. */
+export interface ICostLine {
+  /** `line` (a source line), `compiler-made` or `arguments`. */
+  what: 'line' | 'compiler-made' | 'arguments';
+  /** Index into `provenance.files` (checked), or null. */
+  file: number | null;
+  /** The path of a line in a file the report does not hold (`file` is null), or null. */
+  path: string | null;
+  /** 1-based line number in its file, or null (not a line). */
+  line: number | null;
+  flops: number;
+  transcendentals: number;
+  /** Bytes accessed. */
+  bytes: number;
+  /** Bytes live at the peak that this line made. */
+  peak: number;
+  /** Compiled instructions (capped). */
+  instructions: string[];
+  /** Its buffers live at the peak (capped). */
+  buffers: string[];
+}
+
+/** A buffer live at the peak. */
+export interface ICostBuffer {
+  label: string;
+  index: string;
+  size: number;
+  kind: string;
+  shape: string;
+  /** Index into `provenance.files` (checked), or null. */
+  file: number | null;
+  /** The path of a file the report does not hold (`file` is null), or null. */
+  path: string | null;
+  line: number | null;
+  /** The argument whose buffer it reuses, or null. */
+  aliased_argument: string | null;
+}
+
+/** A collective the compiled program runs. */
+export interface ICollective {
+  label: string;
+  opcode: string;
+  /** `inserted` (by the partitioner) or as written. */
+  kind: string;
+  replica_groups: string;
+  group_size: number | null;
+  /** Bytes of its result, per device. */
+  result_bytes: number;
+  /** Bytes each device sends or receives, or null when not known. */
+  moved_bytes: number | null;
+  op_name: string;
+  /** `[file, line]` pairs (file checked: null when it is not one of the report's). */
+  lines: Array<[number | null, number]>;
+  shardings: string[];
+  text: string;
+}
+
+/** The live-range peak of the compiled program. */
+export interface ICostPeak {
+  bytes: number;
+  at: string | null;
+  memory_analysis_peak: number | null;
+  difference: string;
+  by_kind: { [kind: string]: number };
+}
+
+/**
+ * The report's `costs` (the `costs` stage; see
+ * `olympus_jupyter/report/costs_view.py`): XLA's figures by source line, the
+ * buffers live at the peak, the collectives and the shardings. Read by `readCosts`,
+ * which checks every field: numbers are finite and not negative, file indices are
+ * within `provenance.files`, strings are strings.
+ */
+export interface ICosts {
+  /** Devices the program runs on (figures are per device). */
+  devices: number;
+  totals: { flops: number; transcendentals: number; bytes: number };
+  peak: ICostPeak | null;
+  lines: ICostLine[];
+  buffers: ICostBuffer[];
+  collectives: ICollective[];
+  shardings: { inputs: string[]; outputs: string[] };
+  notes: string[];
+  unavailable: { [part: string]: string };
 }
 
 export interface IDiff {
@@ -792,7 +881,147 @@ export function readReport(data: unknown, at = ''): IReport {
       memory: isObject(analyses.memory) ? (analyses.memory as any) : null
     },
     provenance: prov ? readProvenance(prov as Record<string, unknown>) : null,
-    passes: isObject(data.passes) ? (data.passes as unknown as IPasses) : null
+    passes: isObject(data.passes) ? (data.passes as unknown as IPasses) : null,
+    costs: readCosts(data.costs, isObject(prov) ? prov.files : null)
+  };
+}
+
+/** The most rows of each list of `costs` read (the bundle caps them lower). */
+const MAX_COST_ROWS = 100_000;
+
+/** A figure: a finite number, not negative (anything else is 0). */
+function figure(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
+}
+
+/** A figure, or null when there is none (anything not a figure is none). */
+function figureOrNull(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null;
+}
+
+/** A line number: a positive integer, or null. */
+function lineNumber(v: unknown): number | null {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : null;
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function strOrNull(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v)
+    ? v.slice(0, MAX_COST_ROWS).filter(s => typeof s === 'string')
+    : [];
+}
+
+function rows(v: unknown): Record<string, unknown>[] {
+  return Array.isArray(v) ? v.slice(0, MAX_COST_ROWS).filter(isObject) : [];
+}
+
+/**
+ * The report's `costs`, checked field by field (tolerant, as `passes`: what is not
+ * an object is no costs; a field of the wrong type reads as empty). A file index is
+ * kept only when it names one of `files` (the provenance model's), else it is null.
+ */
+export function readCosts(data: unknown, files: unknown): ICosts | null {
+  if (!isObject(data)) {
+    return null;
+  }
+  const nFiles = Array.isArray(files) ? files.length : 0;
+  const file = (v: unknown): number | null =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < nFiles
+      ? v
+      : null;
+  const totals = isObject(data.totals) ? data.totals : {};
+  const peak = isObject(data.peak) ? data.peak : null;
+  const byKind: { [kind: string]: number } = {};
+  if (peak && isObject(peak.by_kind)) {
+    for (const [k, v] of Object.entries(peak.by_kind)) {
+      byKind[k] = figure(v);
+    }
+  }
+  const shardings = isObject(data.shardings) ? data.shardings : {};
+  const devices = data.devices;
+  return {
+    devices:
+      typeof devices === 'number' && Number.isInteger(devices) && devices > 0
+        ? devices
+        : 1,
+    totals: {
+      flops: figure(totals.flops),
+      transcendentals: figure(totals.transcendentals),
+      bytes: figure(totals['bytes accessed'])
+    },
+    peak: peak
+      ? {
+          bytes: figure(peak.bytes),
+          at: strOrNull(peak.at),
+          memory_analysis_peak: figureOrNull(peak.memory_analysis_peak),
+          difference: str(peak.difference),
+          by_kind: byKind
+        }
+      : null,
+    lines: rows(data.lines).map(r => {
+      const what =
+        r.what === 'compiler-made' || r.what === 'arguments' ? r.what : 'line';
+      return {
+        what,
+        file: file(r.file),
+        path: strOrNull(r.path),
+        line: lineNumber(r.line),
+        flops: figure(r.flops),
+        transcendentals: figure(r.transcendentals),
+        bytes: figure(r.bytes),
+        peak: figure(r.peak),
+        instructions: strings(r.instructions),
+        buffers: strings(r.buffers)
+      };
+    }),
+    buffers: rows(data.buffers).map(b => ({
+      label: str(b.label),
+      index: str(b.index),
+      size: figure(b.size),
+      kind: str(b.kind),
+      shape: str(b.shape),
+      file: file(b.file),
+      path: strOrNull(b.path),
+      line: lineNumber(b.line),
+      aliased_argument:
+        b.aliased_argument === null || b.aliased_argument === undefined
+          ? null
+          : String(b.aliased_argument).slice(0, 200)
+    })),
+    collectives: rows(data.collectives).map(c => ({
+      label: str(c.label),
+      opcode: str(c.opcode),
+      kind: str(c.kind),
+      replica_groups: str(c.replica_groups),
+      group_size:
+        typeof c.group_size === 'number' && Number.isInteger(c.group_size)
+          ? c.group_size
+          : null,
+      result_bytes: figure(c.result_bytes),
+      moved_bytes: figureOrNull(c.moved_bytes),
+      op_name: str(c.op_name),
+      lines: (Array.isArray(c.lines) ? c.lines.slice(0, MAX_COST_ROWS) : [])
+        .filter(
+          (l): l is unknown[] =>
+            Array.isArray(l) && l.length === 2 && lineNumber(l[1]) !== null
+        )
+        .map(l => [file(l[0]), l[1] as number] as [number | null, number]),
+      shardings: strings(c.shardings),
+      text: str(c.text)
+    })),
+    shardings: {
+      inputs: strings(shardings.inputs),
+      outputs: strings(shardings.outputs)
+    },
+    notes: strings(data.notes),
+    unavailable: stringMap(data.unavailable)
   };
 }
 
@@ -924,6 +1153,8 @@ export function unavailableReason(
       return given ?? null;
     case 'passes':
       return report.passes ? null : (given ?? 'not made');
+    case 'costs':
+      return report.costs ? null : (given ?? 'not made');
   }
   return given ?? null;
 }

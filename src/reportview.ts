@@ -10,13 +10,24 @@
  * `data-layout` and, once the first panel has painted, `data-olympus-rendered`;
  * `button[data-olympus-action=layout]`; tabs `[role=tab][data-stage]`; panels
  * `[role=tabpanel][data-stage-panel][data-stage-kind]` (a `passes` panel: see
- * `passview.ts`); `[data-olympus-unavailable]`;
+ * `passview.ts`; a `costs` panel: `costview.ts`); the heatmap's choice
+ * `select[data-olympus-action=heat]` (a report with costs only) and its marks
+ * `.olympus-heat-gutter [data-olympus-heat-mark]`; `[data-olympus-unavailable]`;
  * `[data-olympus-unsupported]` (a stage this viewer has no view for); `[data-olympus-failure]`.
  *
  * The stages, their order, titles, labels, languages and units are the report's
  * stage table's (see `readReport`): each panel's view follows its stage's kind.
+ *
+ * User Timing: `olympus:heat` (the heatmap switched, to the next frame).
  */
 import { AnalysisView } from './analysisview';
+import {
+  CostHeat,
+  CostView,
+  HEAT_METRICS,
+  HeatMetric,
+  costsMeta
+} from './costview';
 import { h } from './dom';
 import {
   errorBox,
@@ -135,6 +146,8 @@ export class ReportView {
     for (const p of this._panels.values()) {
       p.view?.dispose();
     }
+    this._costs = null;
+    this._heat = null;
     this._panels.clear();
     this._hub = null;
     this._links = null;
@@ -175,8 +188,22 @@ export class ReportView {
       layout: this._mode,
       hidden: this._hidden,
       onLayout: layout => this._setLayout(layout),
-      onToggle: (stage, shown) => this._toggle(stage, shown)
+      onToggle: (stage, shown) => this._toggle(stage, shown),
+      heat: report.costs
+        ? {
+            choices: HEAT_METRICS.map(([value, label]) => ({
+              value,
+              label,
+              unavailable:
+                value === 'peak' && !report.costs!.peak
+                  ? (report.costs!.unavailable.peak ?? 'no peak was computed')
+                  : undefined
+            })),
+            onHeat: metric => this._setHeat(metric as HeatMetric | null)
+          }
+        : undefined
     });
+    this._costs = report.costs;
     this.node.appendChild(toolbar.node);
 
     this._tabs = new TabList({
@@ -300,6 +327,19 @@ export class ReportView {
           onPainted: painted
         });
         break;
+      case 'costs':
+        panel.view = report.costs
+          ? new CostView({
+              stage,
+              costs: report.costs,
+              hub: this._hub!,
+              links,
+              label: `${stage.title} of ${report.name}`,
+              parent: body,
+              onPainted: painted
+            })
+          : null;
+        break;
       case 'passes':
         panel.view = report.passes
           ? new PassView({
@@ -337,6 +377,9 @@ export class ReportView {
       parts.push(
         `${changed.toLocaleString('en-US')} of ${rows.length.toLocaleString('en-US')} ${stage.unit} changed the module`
       );
+    }
+    if (stage.kind === 'costs' && report.costs) {
+      parts.push(costsMeta(report.costs));
     }
     if (stage.kind !== 'program') {
       return parts.join(' · ');
@@ -428,6 +471,32 @@ export class ReportView {
     }
   }
 
+  /**
+   * The heatmap: off (null), or each line coloured by its share of `metric`. Every
+   * source and stage view follows at once (a view not built yet takes it when it is).
+   */
+  private _setHeat(metric: HeatMetric | null): void {
+    mark('olympus:heat-start');
+    this._heat =
+      metric && this._costs
+        ? new CostHeat(this._costs, metric, this._links)
+        : null;
+    for (const panel of this._panels.values()) {
+      const view = panel.view;
+      if (view instanceof SourceView || view instanceof StageView) {
+        view.setHeat(this._heat);
+      }
+    }
+    this.node.dataset.olympusHeat = metric ?? 'off';
+    requestAnimationFrame(() => {
+      try {
+        performance.measure('olympus:heat', 'olympus:heat-start');
+      } catch {
+        // no start mark (cleared by the page): nothing to measure
+      }
+    });
+  }
+
   /** Builds the views of the panels now on screen (the others wait until shown). */
   private _showVisible(): void {
     let any = false;
@@ -438,7 +507,8 @@ export class ReportView {
           any ||
           panel.view instanceof StageView ||
           panel.view instanceof SourceView ||
-          panel.view instanceof PassView;
+          panel.view instanceof PassView ||
+          panel.view instanceof CostView;
       }
     }
     if (!any) {
@@ -481,6 +551,9 @@ export class ReportView {
 
   private _hub: LinkHub | null = null;
   private _links: LinkIndex | null = null;
+  private _costs: IReport['costs'] = null;
+  /** The heatmap shown, or null (off). */
+  private _heat: CostHeat | null = null;
   private _tabs: TabList | null = null;
   private _status: LinkStatus | null = null;
   private _panels = new Map<string, IPanel>();

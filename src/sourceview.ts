@@ -2,7 +2,8 @@
  * The Python source of the staged function (from the report's file chunks) in a
  * read-only editor with the files' own line numbers. Every line that made ops has
  * a colour, which its ops carry in every stage; hovering or clicking it (or Enter
- * on it) lights up and scrolls to those ops.
+ * on it) lights up and scrolls to those ops. With the heatmap on (`setHeat`), a
+ * gutter shows each line's share of the chosen cost, its figures on hover.
  */
 import {
   Compartment,
@@ -16,7 +17,14 @@ import {
   EditorView,
   WidgetType
 } from '@codemirror/view';
-import { createTextView, refreshDecorations, revealLine } from './editor';
+import { CostHeat } from './costview';
+import {
+  HeatMarks,
+  createTextView,
+  refreshDecorations,
+  revealLine,
+  setHeatGutter
+} from './editor';
 import { pythonLanguage } from './host';
 import { ISelection, LinkHub } from './hub';
 import { LinkIndex, SourceKey, sourceKey } from './links';
@@ -243,6 +251,25 @@ export class SourceView implements IPanelView {
     this._view = null;
   }
 
+  /** Shows the heatmap of `heat` in the gutter (null: the heatmap is off). */
+  setHeat(heat: CostHeat | null): void {
+    this._heat = heat;
+    if (this._view) {
+      setHeatGutter(this._view, this._heatMarks());
+    }
+  }
+
+  private _heatMarks(): HeatMarks | null {
+    const heat = this._heat;
+    if (!heat) {
+      return null;
+    }
+    return line => {
+      const key = this.doc.keys[line];
+      return key ? heat.sourceMark(key) : null;
+    };
+  }
+
   private _key(line: number): SourceKey | null {
     const key = this.doc.keys[line] ?? null;
     return key !== null && this.o.links.colorOf(key) !== undefined ? key : null;
@@ -268,9 +295,17 @@ export class SourceView implements IPanelView {
         },
         title: line => {
           const key = this._key(line);
-          return key === null ? null : this.summary(key) || null;
+          const summary = key === null ? '' : this.summary(key);
+          const docKey = this._heat ? this.doc.keys[line] : null;
+          const heat = docKey ? this._heat!.sourceMark(docKey) : null;
+          return heat
+            ? summary
+              ? `${summary}\n${heat.title}`
+              : heat.title
+            : summary || null;
         }
       },
+      heat: this._heatMarks(),
       onActivate: line => {
         const key = this._key(line);
         this.o.hub.select(key, null);
@@ -288,6 +323,7 @@ export class SourceView implements IPanelView {
   }
 
   private _view: EditorView | null = null;
+  private _heat: CostHeat | null = null;
   private _doc: ISourceDoc | null = null;
   private _active = 0;
   private _pendingLine: number | null = null;

@@ -4,10 +4,18 @@
  * language the table names. In a linked stage each op line carries the colour of
  * the source line that made it; the ops of the selected source line (and, in
  * compiled HLO, the fusions holding them) light up; clicking an op line selects
- * its source line.
+ * its source line. With the heatmap on (`setHeat`), a linked stage's gutter shows
+ * each op line's cost: the largest share among the source lines its op is tied to.
  */
 import { EditorView } from '@codemirror/view';
-import { createTextView, refreshDecorations, revealLine } from './editor';
+import { CostHeat } from './costview';
+import {
+  HeatMarks,
+  createTextView,
+  refreshDecorations,
+  revealLine,
+  setHeatGutter
+} from './editor';
 import { braceFolds, foldLines, hloTableLines, spanFolds } from './folds';
 import { ISelection, LinkHub } from './hub';
 import { stageLanguage } from './languages';
@@ -102,6 +110,23 @@ export class StageView implements IPanelView {
     this._view = null;
   }
 
+  /** Shows the heatmap of `heat` in the gutter of a linked stage (null: off). */
+  setHeat(heat: CostHeat | null): void {
+    this._heat = heat;
+    this._marks = null;
+    if (this._view && this.o.index) {
+      setHeatGutter(this._view, this._heatMarks());
+    }
+  }
+
+  /** The heatmap's marks of this stage's lines (made on first use), or null. */
+  private _heatMarks(): HeatMarks | null {
+    if (!this._marks && this._heat && this.o.index) {
+      this._marks = this._heat.stageMarks(this.o.index);
+    }
+    return this._marks;
+  }
+
   private _classes(line: number): string {
     const index = this.o.index;
     let cls = '';
@@ -127,11 +152,14 @@ export class StageView implements IPanelView {
 
   private _title(line: number): string | null {
     const index = this.o.index;
-    if (!index || !this.o.debugInfo) {
+    if (!index) {
       return null;
     }
-    const op = index.lineOp(line);
-    return op < 0 ? null : index.describeOp(op) || null;
+    const op = this.o.debugInfo ? index.lineOp(line) : -1;
+    const own = op < 0 ? '' : index.describeOp(op);
+    // The heatmap's figures too: the gutter is hidden from assistive technology.
+    const heat = this._heat ? this._heatMarks()?.(line) : null;
+    return heat ? (own ? `${own}\n${heat.title}` : heat.title) : own || null;
   }
 
   private _activate(line: number): void {
@@ -176,6 +204,7 @@ export class StageView implements IPanelView {
       },
       onActivate: line => this._activate(line),
       onEscape: () => this.o.hub.clear(),
+      heat: this._heatMarks(),
       extensions: [folds]
     });
     if (hloTables) {
@@ -188,6 +217,8 @@ export class StageView implements IPanelView {
   }
 
   private _view: EditorView | null = null;
+  private _heat: CostHeat | null = null;
+  private _marks: HeatMarks | null = null;
   private _linked = new Set<number>();
   private _fusions = new Set<number>();
   private _active = 0;

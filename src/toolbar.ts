@@ -1,7 +1,8 @@
 /**
  * The report's toolbar: the layout toggle (side by side or tabs, a real button
- * whose `aria-pressed` says "side by side") and a checkbox per stage to show or
- * hide it.
+ * whose `aria-pressed` says "side by side"), a checkbox per stage to show or
+ * hide it, and, when the report has costs by line, the heatmap's choice (off, or
+ * the figure it colours lines by: `select[data-olympus-action=heat]`).
  */
 import { h } from './dom';
 import { Layout } from './prefs';
@@ -12,6 +13,15 @@ export interface IToolbarOptions {
   hidden: Set<string>;
   onLayout(layout: Layout): void;
   onToggle(stage: string, shown: boolean): void;
+  /** The heatmap's choices (value, label, and why it cannot be chosen, if so); none: no heatmap. */
+  heat?: {
+    choices: ReadonlyArray<{
+      value: string;
+      label: string;
+      unavailable?: string;
+    }>;
+    onHeat(value: string | null): void;
+  };
 }
 
 export class Toolbar {
@@ -58,7 +68,40 @@ export class Toolbar {
       this._button,
       toggles
     );
+    if (o.heat) {
+      this.node.appendChild(this._heatChoice(o.heat));
+    }
     this.setLayout(this._layout);
+  }
+
+  /** The heatmap's `select`: `off`, then one option per figure. */
+  private _heatChoice(heat: NonNullable<IToolbarOptions['heat']>): HTMLElement {
+    const select = h(
+      'select',
+      {
+        class: 'olympus-heat-select',
+        'data-olympus-action': 'heat',
+        title:
+          'Colour each source line, and each op line of every stage, by its share of a cost ' +
+          '(the share is written in the gutter; the figures on hover)'
+      },
+      h('option', { value: 'off' }, 'off'),
+      ...heat.choices.map(c =>
+        h(
+          'option',
+          {
+            value: c.value,
+            disabled: c.unavailable !== undefined,
+            title: c.unavailable ?? null
+          },
+          c.label
+        )
+      )
+    );
+    select.addEventListener('change', () =>
+      heat.onHeat(select.value === 'off' ? null : select.value)
+    );
+    return h('label', { class: 'olympus-heat-choice' }, 'Heatmap ', select);
   }
 
   setLayout(layout: Layout): void {

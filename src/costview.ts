@@ -1,0 +1,850 @@
+/**
+ * Where the cost goes: the `costs` panel (stages of kind `costs`) and the heatmap
+ * the toolbar turns on, both from the report's `costs` (see
+ * `olympus_jupyter/report/costs_view.py`; read and checked by `readCosts`).
+ *
+ * - the panel: a table of XLA's figures by source line (flops, transcendentals,
+ *   bytes accessed, bytes live at the peak), each with its share and a bar, what
+ *   no line made (compiler-made, arguments) last; clicking a line's row selects
+ *   that source line as a click on it does; the buffers live at the peak; the
+ *   collectives the program runs; the shardings of its inputs and outputs; notes.
+ * - the heatmap (`CostHeat`): each source line's share of one figure (flops, bytes
+ *   accessed or peak memory), and each op line of a linked stage the largest share
+ *   among the source lines its op is tied to, as marks for the editors' heat
+ *   gutter (`editor.ts`): a colour, the share as text, the exact figures on hover.
+ *
+ * Every string of the report is data: the DOM is built with text nodes only.
+ *
+ * DOM hooks (tests and styles): `[data-olympus-costs]`; the tables
+ * `table[data-olympus-table=cost-lines|cost-buffers|collectives|shardings]`; a
+ * line's row `tr[data-olympus-cost-row=<i>]` (`data-key` when it is a source line
+ * of the report, `aria-current` when it is the selected one) with its button
+ * `button[data-olympus-cost-line]`; `[data-olympus-no-collectives]`;
+ * `[data-olympus-costs-devices]`; `[data-olympus-costs-peak]`;
+ * `[data-olympus-costs-notes]`. User Timing: `olympus:costs-paint`.
+ */
+import { h } from './dom';
+import { HeatMarks, IHeatMark } from './editor';
+import { ISelection, LinkHub } from './hub';
+import { LinkIndex, SourceKey, StageIndex, sourceKey } from './links';
+import { ICostLine, ICosts, IStageInfo, baseName, formatBytes } from './model';
+import { IPanelView } from './panel';
+
+// -- figures for people -----------------------------------------------------------
+
+/** Like Python's `.3g`: `8.19` for 8.192, `2` for 2.00. */
+function g3(v: number): string {
+  return String(Number(v.toPrecision(3)));
+}
+
+const FLOP_PREFIXES: [number, string][] = [
+  [1e18, 'E'],
+  [1e15, 'P'],
+  [1e12, 'T'],
+  [1e9, 'G'],
+  [1e6, 'M'],
+  [1e3, 'k']
+];
+
+/** `8192` → `8.19 kFLOP`, `512` → `512 FLOP`, `1.6e7` → `16 MFLOP`. */
+export function formatFlops(v: number): string {
+  const step = FLOP_PREFIXES.find(([size]) => Math.abs(v) >= size);
+  return step ? `${g3(v / step[0])} ${step[1]}FLOP` : `${g3(v)} FLOP`;
+}
+
+/** A share as a percentage: `84%`, `<1%` (more than none), `0%`. */
+export function formatShare(share: number): string {
+  if (!(share > 0)) {
+    return '0%';
+  }
+  return share < 0.005 ? '<1%' : `${Math.round(share * 100)}%`;
+}
+
+/** `numerator / total`, 0 when there is no total. */
+function shareOf(value: number, total: number): number {
+  return total > 0 ? value / total : 0;
+}
+
+// -- the heatmap -------------------------------------------------------------------
+
+/** What the heatmap colours by. */
+export type HeatMetric = 'flops' | 'bytes' | 'peak';
+
+/** The heatmap's choices, in the toolbar's order (its value, its label). */
+export const HEAT_METRICS: ReadonlyArray<[HeatMetric, string]> = [
+  ['flops', 'flops'],
+  ['bytes', 'bytes accessed'],
+  ['peak', 'peak memory']
+];
+
+/** A source line's figures (the rows of one line summed). */
+interface ILineFigures {
+  file: number;
+  line: number;
+  flops: number;
+  transcendentals: number;
+  bytes: number;
+  peak: number;
+}
+
+/** A share's colour strength, 1 to 5 (a small share still shows). */
+export function heatLevel(share: number): number {
+  if (share >= 0.5) {
+    return 5;
+  }
+  if (share >= 0.25) {
+    return 4;
+  }
+  if (share >= 0.1) {
+    return 3;
+  }
+  return share >= 0.02 ? 2 : 1;
+}
+
+/**
+ * The heatmap of one figure: each source line's share of the program's total, and
+ * for each linked stage the largest share among the source lines each op line is
+ * tied to (through the provenance model's links, as selection lights them up).
+ * Computed on first use and kept: a stage's table is one pass over the ops of the
+ * lines that cost something.
+ */
+export class CostHeat {
+  constructor(
+    readonly costs: ICosts,
+    readonly metric: HeatMetric,
+    readonly links: LinkIndex | null
+  ) {
+    const c = costs;
+    this.total =
+      metric === 'flops'
+        ? c.totals.flops
+        : metric === 'bytes'
+          ? c.totals.bytes
+          : (c.peak?.bytes ?? 0);
+    for (const row of c.lines) {
+      if (row.what !== 'line' || row.file === null || row.line === null) {
+        continue;
+      }
+      const key = sourceKey(row.file, row.line);
+      let fig = this._byKey.get(key);
+      if (!fig) {
+        fig = {
+          file: row.file,
+          line: row.line,
+          flops: 0,
+          transcendentals: 0,
+          bytes: 0,
+          peak: 0
+        };
+        this._byKey.set(key, fig);
+      }
+      fig.flops += row.flops;
+      fig.transcendentals += row.transcendentals;
+      fig.bytes += row.bytes;
+      fig.peak += row.peak;
+    }
+  }
+
+  /** The program's total of the figure (XLA's module totals; the live-range peak). */
+  readonly total: number;
+
+  /** What the share is of: `flops`, `bytes accessed`, `the peak`. */
+  get of(): string {
+    return this.metric === 'flops'
+      ? 'flops'
+      : this.metric === 'bytes'
+        ? 'bytes accessed'
+        : 'the peak';
+  }
+
+  /** A source line's share of the figure (0 when it costs none). */
+  share(key: SourceKey): number {
+    const fig = this._byKey.get(key);
+    return fig ? shareOf(fig[this.metric], this.total) : 0;
+  }
+
+  /** The mark of a source line, or null when it has no share. */
+  sourceMark(key: SourceKey): IHeatMark | null {
+    let mark = this._marks.get(key);
+    if (mark === undefined) {
+      const fig = this._byKey.get(key);
+      const share = fig ? shareOf(fig[this.metric], this.total) : 0;
+      mark =
+        fig && share > 0
+          ? {
+              level: heatLevel(share),
+              text: formatShare(share),
+              title: this.describe(fig)
+            }
+          : null;
+      this._marks.set(key, mark);
+    }
+    return mark;
+  }
+
+  /**
+   * The marks of a linked stage's text lines: each op line takes the largest share
+   * among the source lines tied to its op.
+   */
+  stageMarks(index: StageIndex): HeatMarks {
+    let table = this._stages.get(index.stage);
+    if (!table) {
+      table = this._stageTable(index);
+      this._stages.set(index.stage, table);
+    }
+    const { best, keys } = table;
+    return line => {
+      if (line <= 0 || line >= best.length || keys[line] < 0) {
+        return null;
+      }
+      const key = this._keyList[keys[line]];
+      const mark = this.sourceMark(key);
+      return mark && { ...mark, title: `tied to ${mark.title}` };
+    };
+  }
+
+  /** `line 12: 8.19 kFLOP (84% of flops), 4.0 KiB accessed, 2.0 KiB live at peak` */
+  describe(fig: ILineFigures): string {
+    const parts: Record<HeatMetric, string> = {
+      flops: formatFlops(fig.flops),
+      bytes: `${formatBytes(fig.bytes)} accessed`,
+      peak: `${formatBytes(fig.peak)} live at peak`
+    };
+    const own = `${parts[this.metric]} (${formatShare(shareOf(fig[this.metric], this.total))} of ${this.of})`;
+    const others = HEAT_METRICS.map(([m]) => m)
+      .filter(m => m !== this.metric)
+      .map(m => parts[m]);
+    return `${this.where(fig.file, fig.line)}: ${[own, ...others].join(', ')}`;
+  }
+
+  /** `line 12` in the function's file, `other.py:12` in another. */
+  where(file: number, line: number): string {
+    const prov = this.links?.prov;
+    if (!prov || file === prov.function.file) {
+      return `line ${line}`;
+    }
+    const path = prov.files[file]?.path;
+    return `${path ? baseName(String(path)) : '?'}:${line}`;
+  }
+
+  private _stageTable(index: StageIndex): {
+    best: Float64Array;
+    keys: Int32Array;
+  } {
+    if (!this._keyList.length) {
+      this._keyList = [...this._byKey.keys()];
+    }
+    const lit: Array<[number, number[]]> = [];
+    let max = 0;
+    this._keyList.forEach((key, k) => {
+      if (this.share(key) <= 0 || !this.links?.opsOf(key)) {
+        return;
+      }
+      const lines = index.linkedLines(key).ops;
+      if (lines.length) {
+        lit.push([k, lines]);
+        max = Math.max(max, lines[lines.length - 1]);
+      }
+    });
+    const best = new Float64Array(max + 1);
+    const keys = new Int32Array(max + 1).fill(-1);
+    for (const [k, lines] of lit) {
+      const share = this.share(this._keyList[k]);
+      for (const line of lines) {
+        if (share > best[line]) {
+          best[line] = share;
+          keys[line] = k;
+        }
+      }
+    }
+    return { best, keys };
+  }
+
+  private _byKey = new Map<SourceKey, ILineFigures>();
+  private _keyList: SourceKey[] = [];
+  private _marks = new Map<SourceKey, IHeatMark | null>();
+  private _stages = new Map<string, { best: Float64Array; keys: Int32Array }>();
+}
+
+// -- the panel ---------------------------------------------------------------------
+
+export interface ICostViewOptions {
+  stage: IStageInfo;
+  costs: ICosts;
+  hub: LinkHub;
+  /** The report's links (null: no provenance, no line can be selected). */
+  links: LinkIndex | null;
+  /** `Where the cost goes of f`, for assistive technology. */
+  label: string;
+  parent: HTMLElement;
+  /** Called once the panel has painted for the first time. */
+  onPainted?: () => void;
+}
+
+/** `4 lines · 8.19 kFLOP · peak 4.0 KiB`: the panel's heading's meta. */
+export function costsMeta(costs: ICosts): string {
+  const lines = costs.lines.filter(r => r.what === 'line').length;
+  const parts = [
+    `${lines.toLocaleString('en-US')} ${lines === 1 ? 'line' : 'lines'}`,
+    formatFlops(costs.totals.flops)
+  ];
+  if (costs.peak) {
+    parts.push(`peak ${formatBytes(costs.peak.bytes)}`);
+  }
+  if (costs.devices > 1) {
+    parts.push(`per device of ${costs.devices}`);
+  }
+  return parts.join(' · ');
+}
+
+/** One figure's column of the line table. */
+interface IColumn {
+  heading: string;
+  explanation: string;
+  value(row: ICostLine): number;
+  total: number;
+  format(v: number): string;
+}
+
+export class CostView implements IPanelView {
+  constructor(private readonly o: ICostViewOptions) {
+    this.stage = o.stage.name;
+  }
+
+  readonly stage: string;
+
+  show(): void {
+    if (this._root) {
+      return;
+    }
+    performance.mark?.('olympus:costs-start');
+    this._root = this._build();
+    this.o.parent.appendChild(this._root);
+    this.apply(this.o.hub.current);
+    requestAnimationFrame(() => {
+      this._root?.setAttribute('data-olympus-costs-painted', '1');
+      try {
+        performance.measure('olympus:costs-paint', 'olympus:costs-start');
+      } catch {
+        // no start mark (cleared by the page): nothing to measure
+      }
+      this.o.onPainted?.();
+    });
+  }
+
+  apply(sel: ISelection): void {
+    const key = sel.source;
+    for (const [rowKey, rows] of this._rowsByKey) {
+      for (const tr of rows) {
+        if (rowKey === key) {
+          tr.setAttribute('aria-current', 'true');
+          tr.classList.add('olympus-active');
+        } else if (tr.hasAttribute('aria-current')) {
+          tr.removeAttribute('aria-current');
+          tr.classList.remove('olympus-active');
+        }
+      }
+    }
+  }
+
+  focus(): void {
+    const target =
+      this._root?.querySelector<HTMLElement>(
+        'button[data-olympus-cost-line]'
+      ) ?? this._root?.querySelector<HTMLElement>('table');
+    if (target && target.tagName === 'TABLE') {
+      target.tabIndex = -1;
+    }
+    target?.focus();
+  }
+
+  dispose(): void {
+    this._root?.remove();
+    this._root = null;
+    this._rowsByKey.clear();
+  }
+
+  private _build(): HTMLElement {
+    const c = this.o.costs;
+    const root = h('div', {
+      class: 'olympus-costs',
+      'data-olympus-costs': '1',
+      'aria-label': this.o.label
+    });
+    root.appendChild(
+      h(
+        'p',
+        {
+          class: 'olympus-costs-summary',
+          'data-olympus-costs-devices': c.devices
+        },
+        c.devices > 1
+          ? `The program runs on ${c.devices.toLocaleString('en-US')} devices: figures are per device.`
+          : 'The program runs on one device.',
+        ` XLA counts ${formatFlops(c.totals.flops)}, ${formatFlops(c.totals.transcendentals).replace('FLOP', 'transcendentals')} and ${formatBytes(c.totals.bytes)} accessed in all.`
+      )
+    );
+    const notes = [
+      ...c.notes,
+      ...Object.entries(c.unavailable).map(
+        ([part, why]) => `No ${part}: ${why}`
+      )
+    ];
+    if (notes.length) {
+      root.appendChild(
+        h(
+          'div',
+          { class: 'olympus-notes', 'data-olympus-costs-notes': '1' },
+          ...notes.map(n => h('p', { class: 'olympus-note' }, n))
+        )
+      );
+    }
+    root.appendChild(
+      h('div', { class: 'olympus-table-wrap' }, this._lineTable())
+    );
+    root.appendChild(this._peak());
+    root.appendChild(this._collectives());
+    root.appendChild(this._shardings());
+    return root;
+  }
+
+  /** The line's place: `f.py:12` (with its text), `compiler-made`, `arguments`. */
+  private _where(row: ICostLine): { label: string; key: SourceKey | null } {
+    if (row.what !== 'line') {
+      return { label: row.what, key: null };
+    }
+    const prov = this.o.links?.prov;
+    if (row.file !== null && row.line !== null && prov) {
+      const path = prov.files[row.file]?.path;
+      return {
+        label: `${path ? baseName(String(path)) : '?'}:${row.line}`,
+        key: sourceKey(row.file, row.line)
+      };
+    }
+    return {
+      label: `${row.path ? baseName(row.path) : '?'}:${row.line ?? '?'}`,
+      key: null
+    };
+  }
+
+  private _lineTable(): HTMLTableElement {
+    const c = this.o.costs;
+    const columns: IColumn[] = [
+      {
+        heading: 'flops',
+        explanation:
+          'Floating-point operations of the line’s compiled instructions (XLA’s cost analysis)',
+        value: r => r.flops,
+        total: c.totals.flops,
+        format: formatFlops
+      },
+      {
+        heading: 'transcendentals',
+        explanation:
+          'Transcendental operations (exp, log, tanh, ...) of the line’s compiled instructions',
+        value: r => r.transcendentals,
+        total: c.totals.transcendentals,
+        format: v => g3(v)
+      },
+      {
+        heading: 'bytes accessed',
+        explanation: 'Bytes the line’s compiled instructions read and write',
+        value: r => r.bytes,
+        total: c.totals.bytes,
+        format: formatBytes
+      },
+      {
+        heading: 'live at peak',
+        explanation:
+          'Bytes of the line’s buffers that are live when the program’s memory peaks',
+        value: r => r.peak,
+        total: c.peak?.bytes ?? 0,
+        format: formatBytes
+      }
+    ];
+    const body = h('tbody');
+    c.lines.forEach((row, i) =>
+      body.appendChild(this._lineRow(row, i, columns))
+    );
+    if (!c.lines.length) {
+      body.appendChild(
+        h(
+          'tr',
+          null,
+          h(
+            'td',
+            { colspan: columns.length + 1, class: 'olympus-hint' },
+            'No line costs anything.'
+          )
+        )
+      );
+    }
+    const foot = h(
+      'tfoot',
+      null,
+      h(
+        'tr',
+        null,
+        h('th', { scope: 'row' }, 'the program'),
+        ...columns.map(col =>
+          h(
+            'td',
+            { title: `${col.heading}: ${col.total.toLocaleString('en-US')}` },
+            col.format(col.total)
+          )
+        )
+      )
+    );
+    return h(
+      'table',
+      {
+        class: 'olympus-table olympus-cost-table',
+        'data-olympus-table': 'cost-lines'
+      },
+      h(
+        'caption',
+        null,
+        'Where the cost goes, by source line (choose a line to light up its ops)'
+      ),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', { scope: 'col' }, 'line'),
+          ...columns.map(col =>
+            h('th', { scope: 'col', title: col.explanation }, col.heading)
+          )
+        )
+      ),
+      body,
+      foot
+    );
+  }
+
+  private _lineRow(
+    row: ICostLine,
+    i: number,
+    columns: IColumn[]
+  ): HTMLTableRowElement {
+    const { label, key } = this._where(row);
+    const links = this.o.links;
+    const selectable = key !== null && links?.opsOf(key) !== undefined;
+    const text = key !== null && links ? links.sourceText(key) : null;
+    const head = h('th', { scope: 'row' });
+    if (selectable) {
+      const button = h(
+        'button',
+        {
+          type: 'button',
+          class: 'olympus-link',
+          'data-olympus-cost-line': key,
+          title: 'Light up this line’s ops in every stage'
+        },
+        label
+      );
+      button.addEventListener('click', e => {
+        e.stopPropagation();
+        this.o.hub.select(key, null);
+      });
+      head.appendChild(button);
+    } else {
+      head.appendChild(h('span', { class: 'olympus-cost-where' }, label));
+    }
+    if (text !== null && text.trim()) {
+      head.appendChild(
+        h('code', { class: 'olympus-cost-code' }, text.trim().slice(0, 80))
+      );
+    }
+    if (row.instructions.length) {
+      head.title = `compiled: ${row.instructions.join(', ')}`;
+    }
+    const tr = h(
+      'tr',
+      {
+        'data-olympus-cost-row': i,
+        'data-what': row.what,
+        'data-key': selectable ? key : null
+      },
+      head,
+      ...columns.map(col => figureCell(col.value(row), col.total, col.format))
+    );
+    if (selectable) {
+      tr.classList.add('olympus-cost-selectable');
+      tr.addEventListener('click', () => this.o.hub.select(key, null));
+      let rows = this._rowsByKey.get(key!);
+      if (!rows) {
+        rows = [];
+        this._rowsByKey.set(key!, rows);
+      }
+      rows.push(tr);
+    }
+    return tr;
+  }
+
+  /** The live-range peak, how it compares with memory_analysis(), and its buffers. */
+  private _peak(): HTMLElement {
+    const c = this.o.costs;
+    const section = h('section', {
+      class: 'olympus-costs-section',
+      'data-olympus-costs-peak': '1'
+    });
+    section.appendChild(
+      h('h4', { class: 'olympus-costs-title' }, 'Memory at the peak')
+    );
+    const peak = c.peak;
+    if (!peak) {
+      section.appendChild(
+        h(
+          'p',
+          { class: 'olympus-unavailable' },
+          `Not available: ${c.unavailable.peak ?? 'no peak was computed'}`
+        )
+      );
+      return section;
+    }
+    const kinds = Object.entries(peak.by_kind)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${formatBytes(v)}`);
+    section.appendChild(
+      h(
+        'p',
+        null,
+        `${formatBytes(peak.bytes)} live at the peak`,
+        peak.at ? ` (reached at ${peak.at})` : '',
+        kinds.length ? `: ${kinds.join(', ')}.` : '.'
+      )
+    );
+    if (peak.difference) {
+      section.appendChild(
+        h('p', { 'data-olympus-costs-difference': '1' }, peak.difference)
+      );
+    }
+    const prov = this.o.links?.prov;
+    const rows = c.buffers.map(b =>
+      h(
+        'tr',
+        null,
+        h(
+          'th',
+          { scope: 'row' },
+          b.label,
+          b.index && b.index !== '{}' ? ` ${b.index}` : ''
+        ),
+        h(
+          'td',
+          null,
+          b.kind +
+            (b.aliased_argument !== null
+              ? ` (aliases argument ${b.aliased_argument})`
+              : '')
+        ),
+        h('td', { class: 'olympus-cost-shape' }, b.shape),
+        h('td', null, figureCell(b.size, peak.bytes, formatBytes, 'div')),
+        h(
+          'td',
+          null,
+          b.line === null
+            ? '—'
+            : `${baseName(String((b.file !== null ? prov?.files[b.file]?.path : b.path) ?? '?'))}:${b.line}`
+        )
+      )
+    );
+    if (rows.length) {
+      section.appendChild(
+        h(
+          'div',
+          { class: 'olympus-table-wrap' },
+          h(
+            'table',
+            {
+              class: 'olympus-table olympus-cost-table',
+              'data-olympus-table': 'cost-buffers'
+            },
+            h('caption', null, 'Buffers live at the peak, biggest first'),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ...['buffer', 'kind', 'shape', 'size', 'line'].map(t =>
+                  h('th', { scope: 'col' }, t)
+                )
+              )
+            ),
+            h('tbody', null, ...rows)
+          )
+        )
+      );
+    }
+    return section;
+  }
+
+  private _collectives(): HTMLElement {
+    const c = this.o.costs;
+    const section = h('section', {
+      class: 'olympus-costs-section',
+      'data-olympus-costs-collectives': '1'
+    });
+    section.appendChild(
+      h('h4', { class: 'olympus-costs-title' }, 'Collectives')
+    );
+    if (!c.collectives.length) {
+      section.appendChild(
+        h(
+          'p',
+          { class: 'olympus-hint', 'data-olympus-no-collectives': '1' },
+          c.devices > 1
+            ? 'No collectives: the compiler inserted none.'
+            : 'No collectives: the program runs on one device.'
+        )
+      );
+      return section;
+    }
+    const prov = this.o.links?.prov;
+    const where = (file: number | null, line: number) =>
+      `${file !== null ? baseName(String(prov?.files[file]?.path ?? '?')) : '?'}:${line}`;
+    const rows = c.collectives.map(col =>
+      h(
+        'tr',
+        { title: col.text || null },
+        h('th', { scope: 'row' }, col.opcode || col.label),
+        h('td', null, col.kind),
+        h('td', { class: 'olympus-cost-shape' }, col.replica_groups || '—'),
+        h('td', null, col.group_size === null ? '—' : String(col.group_size)),
+        h('td', null, formatBytes(col.result_bytes)),
+        h(
+          'td',
+          null,
+          col.moved_bytes === null ? '—' : formatBytes(col.moved_bytes)
+        ),
+        h('td', null, col.lines.map(([f, l]) => where(f, l)).join(', ') || '—'),
+        h(
+          'td',
+          { class: 'olympus-cost-shape' },
+          ...col.shardings.map(s => h('div', null, s))
+        )
+      )
+    );
+    section.appendChild(
+      h(
+        'div',
+        { class: 'olympus-table-wrap' },
+        h(
+          'table',
+          {
+            class: 'olympus-table olympus-cost-table',
+            'data-olympus-table': 'collectives'
+          },
+          h(
+            'caption',
+            null,
+            c.devices > 1
+              ? `Collectives of the compiled program (bytes per device of ${c.devices})`
+              : 'Collectives of the compiled program'
+          ),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ...[
+                'opcode',
+                'kind',
+                'replica groups',
+                'group size',
+                'bytes per device',
+                'bytes moved',
+                'line',
+                'shardings'
+              ].map(t => h('th', { scope: 'col' }, t))
+            )
+          ),
+          h('tbody', null, ...rows)
+        )
+      )
+    );
+    return section;
+  }
+
+  private _shardings(): HTMLElement {
+    const s = this.o.costs.shardings;
+    const section = h('section', {
+      class: 'olympus-costs-section',
+      'data-olympus-costs-shardings': '1'
+    });
+    section.appendChild(h('h4', { class: 'olympus-costs-title' }, 'Shardings'));
+    if (!s.inputs.length && !s.outputs.length) {
+      section.appendChild(
+        h('p', { class: 'olympus-hint' }, 'The compiled program names none.')
+      );
+      return section;
+    }
+    const rows = [
+      ...s.inputs.map((t, i) => ['input', i, t] as const),
+      ...s.outputs.map((t, i) => ['output', i, t] as const)
+    ].map(([what, i, t]) =>
+      h(
+        'tr',
+        null,
+        h('th', { scope: 'row' }, `${what} ${i}`),
+        h('td', { class: 'olympus-cost-shape' }, t)
+      )
+    );
+    section.appendChild(
+      h(
+        'div',
+        { class: 'olympus-table-wrap' },
+        h(
+          'table',
+          {
+            class: 'olympus-table olympus-cost-table',
+            'data-olympus-table': 'shardings'
+          },
+          h('caption', null, 'Shardings of the compiled program'),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', { scope: 'col' }, 'of'),
+              h('th', { scope: 'col' }, 'sharding')
+            )
+          ),
+          h('tbody', null, ...rows)
+        )
+      )
+    );
+    return section;
+  }
+
+  private _root: HTMLElement | null = null;
+  private _rowsByKey = new Map<SourceKey, HTMLTableRowElement[]>();
+}
+
+/** A figure with its share of `total` as text and as a small bar (the bar is decoration). */
+function figureCell(
+  value: number,
+  total: number,
+  format: (v: number) => string,
+  tag: 'td' | 'div' = 'td'
+): HTMLElement {
+  const share = shareOf(value, total);
+  const width = Math.max(0, Math.min(100, share * 100));
+  const fill = h('span', { class: 'olympus-cost-fill' });
+  fill.style.width = `${width.toFixed(1)}%`;
+  return h(
+    tag,
+    {
+      class: 'olympus-cost-figure',
+      title: `${value.toLocaleString('en-US')} (${formatShare(share)} of ${total.toLocaleString('en-US')})`
+    },
+    h('span', { class: 'olympus-cost-value' }, format(value)),
+    h('span', { class: 'olympus-cost-share' }, formatShare(share)),
+    h('span', { class: 'olympus-cost-bar', 'aria-hidden': 'true' }, fill)
+  );
+}
