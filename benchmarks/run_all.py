@@ -71,8 +71,10 @@ BENCHMARKS = (
     Benchmark("validation"),
     Benchmark("compare"),
     Benchmark("passes"),
+    Benchmark("costs", slow=True, timeout_s=900),
     Benchmark("lab_paint", timeout_s=900),
     Benchmark("pass_view", timeout_s=900),
+    Benchmark("heat_toggle", timeout_s=900),
     Benchmark("memory", slow=True, timeout_s=1200),
     Benchmark("big_program", slow=True, timeout_s=1200),
 )
