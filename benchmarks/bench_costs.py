@@ -16,7 +16,7 @@ to a report, next to one plain compile of the same program.
   first report of a big program).
 
 Run: python benchmarks/bench_costs.py [--short] [--json PATH]
-(--short: 7 rounds instead of 15 on the small programs, one of the big program instead of 3)
+(--short: 11 rounds instead of 21 on the small programs, one of the big program instead of 3)
 """
 import json
 import os
@@ -120,10 +120,10 @@ def main() -> int:
     if "--child" in sys.argv:
         child()
         return 0
-    args = parser(__doc__, "7 rounds instead of 15; one run of the big program "
+    args = parser(__doc__, "11 rounds instead of 21; one run of the big program "
                            "instead of 3").parse_args()
     results = Results(name_of(__file__))
-    for name, (plain, dumped, data) in small(7 if args.short else 15).items():
+    for name, (plain, dumped, data) in small(11 if args.short else 21).items():
         added = (dumped - plain + data) / plain
         print(f"{name}: plain compile {plain * 1e3:.1f} ms, with dumps {dumped * 1e3:.1f} ms, "
               f"the stage's data {data * 1e3:.1f} ms: adds {added:.2f}x of a compile "

@@ -146,7 +146,7 @@ def cost_by_line(compiled, *, parsed=None) -> CostByLine:
     already (the module is then not read again).
     """
     jax_compiled = getattr(compiled, "_jax", compiled)
-    text = jax_compiled.as_text()
+    text = parsed[0].text if parsed is not None else jax_compiled.as_text()
     if text is None:
         raise ValueError("the compiled program has no HLO text to read")
     totals = _totals(jax_compiled.cost_analysis())
