@@ -3,15 +3,12 @@ process: XLA must see --xla_force_host_platform_device_count=8 before JAX starts
 a bad sharding of an MLP's first matmul inserts an all-gather on that line, with its
 bytes and the argument shardings that caused it; a good one inserts nothing."""
 import functools
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from olympus.collectives import group_size, moved_bytes, shape_bytes
+from eight_devices import run_on_8_devices
 
 SCRIPT = textwrap.dedent("""
     import dataclasses, json
@@ -59,12 +56,7 @@ SCRIPT = textwrap.dedent("""
 
 @functools.lru_cache(maxsize=1)
 def _run():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_on_8_devices(SCRIPT)
 
 
 def test_a_bad_sharding_costs_an_all_gather_on_its_line_and_a_good_one_nothing():

@@ -7,8 +7,6 @@ import dataclasses
 import json
 import os
 import re
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -21,6 +19,7 @@ from olympus_jupyter.report.costs_html import costs_section
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.markup import concat, h
 from olympus_jupyter.report.text import costs_lines, render_text
+from eight_devices import run_on_8_devices
 
 M, K, N = 32, 64, 16
 X = np.ones((M, K), np.float32)
@@ -228,12 +227,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_collectives_on_eight_devices():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_on_8_devices(SCRIPT)
     assert out["devices"] == 8 and out["collectives"], out["collectives"]
     html, text = out["html"], out["text"]
     assert "per device on 8 devices" in html and "(per device on 8 devices)" in text

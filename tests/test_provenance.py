@@ -4,8 +4,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import jax
@@ -20,6 +18,7 @@ from olympus.provenance import Provenance
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable
 from olympus.provenance.stablehlo import decode_location
+from eight_devices import run_on_8_devices
 
 F32_4 = np.ones(4, np.float32)
 
@@ -594,14 +593,7 @@ SHARDED = textwrap.dedent("""
 
 
 def test_sharded_program_keeps_shardings_and_lists_inserted_collectives():
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
-                        " --xla_force_host_platform_device_count=8").strip()
-    env["JAX_PLATFORMS"] = "cpu"
-    out = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True,
-                         text=True, timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    facts = run_on_8_devices(SHARDED, timeout=180)
     assert facts["devices"] == 8
     assert facts["stablehlo_args"] == ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>',
                                        '#sdy.sharding<@mesh, [{"y"}, {}]>']

@@ -3,11 +3,8 @@
 XLA must see ``--xla_force_host_platform_device_count=8`` before JAX starts, so
 these cases run in a fresh interpreter.
 """
-import json
-import os
-import subprocess
-import sys
 import textwrap
+from eight_devices import run_on_8_devices
 
 SCRIPT = textwrap.dedent("""
     import json
@@ -53,12 +50,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_shardings_survive_every_stage_on_8_devices():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_on_8_devices(SCRIPT)
     assert out["devices"] == 8
     assert out["stablehlo_has_shardings"] and out["partitions"]
     assert out["in_shardings"] == ["P('x', None)", "P(None, 'y')"]

@@ -2,8 +2,6 @@
 (``partitioned``: the HLO after SPMD partitioning) shows in every form."""
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -17,6 +15,7 @@ from olympus_jupyter.frontends import cli
 from olympus_jupyter.frontends.options import split_line
 from olympus_jupyter.highlight.render import LEXERS
 from olympus_jupyter.report.validate import SCHEMA_PATH
+from eight_devices import run_on_8_devices
 
 
 def test_the_table_is_consistent():
@@ -122,13 +121,7 @@ SHARDED = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def sharded():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAX_PLATFORMS="cpu")
-    script = SHARDED.format(tests=os.path.dirname(__file__))
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_on_8_devices(SHARDED.format(tests=os.path.dirname(__file__)))
 
 
 def test_the_partitioned_stage_shows_the_collective_a_sharding_costs(sharded):
