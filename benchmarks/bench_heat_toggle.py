@@ -24,11 +24,10 @@ import statistics
 import sys
 import tempfile
 
-import nbformat
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from labserver import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
+from labserver import CHROMIUM, CHROMIUM_ARGS, Server, saved_outputs_notebook  # noqa: E402
 
 from _results import Results, name_of, parser  # noqa: E402
 
@@ -59,15 +58,8 @@ def make_notebook(root: pathlib.Path) -> tuple[str, dict]:
     report = inspect(module.big_program, np.ones((8,), np.float32), stages=STAGES,
                      costs=True, cache=None)
     data = report.to_json()
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("%olympus_lower --costs big_program(x)")
-    cell.outputs = [nbformat.v4.new_output(
-        "display_data", data={"application/vnd.olympus.stages+json": data,
-                              "text/plain": "<olympus report>"})]
-    nb.cells = [cell]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, root / "heat.ipynb")
+    saved_outputs_notebook(root / "heat.ipynb", [data],
+                           source="%olympus_lower --costs big_program(x)")
     return "heat.ipynb", data
 
 

@@ -26,6 +26,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 TOKEN = "olympus-test"
+#: The media type of a report's data (the extension renders it).
+STAGES_MIME = "application/vnd.olympus.stages+json"
 
 
 def artifacts_dir() -> pathlib.Path:
@@ -135,6 +137,23 @@ class ConsoleLog:
     def _console(self, msg):
         if msg.type == "error" and not any(s in msg.text for s in self.IGNORED):
             self.errors.append(msg.text)
+
+
+def saved_outputs_notebook(path, bundles, mime=STAGES_MIME, source="report"):
+    """A saved notebook (at ``path``, returned) whose cells hold the given bundles
+    (reports, or diffs) as their outputs, as a kernel left them; ``source`` is each
+    cell's code."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    for i, data in enumerate(bundles):
+        cell = nbformat.v4.new_code_cell(source, execution_count=i + 1)
+        cell.outputs = [nbformat.v4.new_output(
+            "execute_result", data={mime: data, "text/plain": "<olympus report>"},
+            execution_count=i + 1)]
+        nb.cells.append(cell)
+    nbformat.write(nb, path)
+    return path
 
 
 def open_notebook(page, server: Server, name: str, app: str = "lab"):

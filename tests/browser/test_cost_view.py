@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import nbformat
 import numpy as np
@@ -16,7 +17,8 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
-from labserver import artifacts_dir, open_notebook, open_offline
+from labserver import (STAGES_MIME, artifacts_dir, open_notebook, open_offline,
+                       saved_outputs_notebook)
 
 SETUP = ("import numpy as np, olympus, olympus.numpy as jnp\n"
          "import olympus_jupyter\n"
@@ -34,7 +36,6 @@ MATMUL_LINE = MODEL.splitlines().index("    " + MATMUL) + 1
 
 LIVE = "[data-olympus-live][data-olympus-rendered]"
 PANEL = '[role="tabpanel"][data-stage-panel="costs"]'
-STAGES_MIME = "application/vnd.olympus.stages+json"
 
 
 def f(x, w):
@@ -117,9 +118,19 @@ def heat_on(root, metric="flops"):
     assert root.get_attribute("data-olympus-heat") == metric
 
 
-def gutter_mark_of(panel, text):
-    """The heat gutter's mark beside the line holding ``text`` (same height on screen)."""
-    line = panel.locator(".cm-line", has_text=text).first
+def code_line(panel, text, whole=False):
+    """The first line of ``panel`` holding ``text``; with ``whole``, the first that is
+    ``text`` (indented or not): this file's source view also shows the notebook
+    cell's text, as a string, which holds the matmul's line too."""
+    if whole:
+        text = re.compile(r"^\s*" + re.escape(text) + r"\s*$")
+    return panel.locator(".cm-line", has_text=text).first
+
+
+def gutter_mark_of(panel, text, whole=False):
+    """The heat gutter's mark beside the line ``code_line`` finds (same height on
+    screen)."""
+    line = code_line(panel, text, whole)
     line.scroll_into_view_if_needed()
     box = line.bounding_box()
     middle = box["y"] + box["height"] / 2
@@ -140,7 +151,7 @@ def assert_source_heat(root, costs, line_number):
     """The matmul's line: its share in the gutter, its flops (2*M*N*K) on hover."""
     share, title = expected_heat(costs, line_number)
     source = choose_tab(root, "source")
-    mark = gutter_mark_of(source, MATMUL)
+    mark = gutter_mark_of(source, MATMUL, whole=True)
     mark.hover()
     assert mark.inner_text() == share
     assert mark.get_attribute("title").startswith(title + ", "), mark.get_attribute("title")
@@ -148,7 +159,7 @@ def assert_source_heat(root, costs, line_number):
     assert "live at peak" in mark.get_attribute("title")
     # For assistive technology too: the mark's label, and the line's own tooltip.
     assert mark.get_attribute("aria-label") == mark.get_attribute("title")
-    line = source.locator(".cm-line", has_text=MATMUL).first
+    line = code_line(source, MATMUL, whole=True)
     assert title in line.get_attribute("title")
     return title
 
@@ -188,7 +199,7 @@ def assert_costs_row(root, costs, line_number):
     row.locator("button[data-olympus-cost-line]").click()
     assert row.get_attribute("aria-current") == "true"
     source = choose_tab(root, "source")
-    line = source.locator(".cm-line", has_text=MATMUL).first
+    line = code_line(source, MATMUL, whole=True)
     assert "olympus-active" in line.get_attribute("class")
 
 
@@ -213,7 +224,7 @@ def test_the_heatmap_and_the_costs_tab_in_jupyterlab(page, lab, costs_nb):
     select = root.locator('select[data-olympus-action="heat"]')
     select.select_option("bytes")
     source = choose_tab(root, "source")
-    mark = gutter_mark_of(source, MATMUL)
+    mark = gutter_mark_of(source, MATMUL, whole=True)
     assert "of bytes accessed)" in mark.get_attribute("title")
     select.select_option("off")
     assert root.get_attribute("data-olympus-heat") == "off"
@@ -265,17 +276,7 @@ def hostile_nb(notebooks_dir, saved_page):
     c["unavailable"]["something"] = HOSTILE
     c["peak"]["difference"] = HOSTILE
     c["peak"]["at"] = HOSTILE
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    cell = nbformat.v4.new_code_cell("report", execution_count=1)
-    cell.outputs = [nbformat.v4.new_output(
-        "execute_result", data={STAGES_MIME: data, "text/plain": "<olympus report>"},
-        execution_count=1)]
-    nb.cells.append(cell)
-    path = notebooks_dir / "hostile_costs.ipynb"
-    nbformat.write(nb, path)
-    return path.name, data
+    return saved_outputs_notebook(notebooks_dir / "hostile_costs.ipynb", [data]).name, data
 
 
 def test_hostile_costs_are_text_and_checked(page, lab, hostile_nb):

@@ -4,13 +4,12 @@ saved notebooks still render, and stages or data this viewer does not know are s
 import copy
 import json
 
-import nbformat
 import pytest
 
 import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report.cost_names import bundle_json
-from labserver import artifacts_dir, open_notebook, write_notebook
+from labserver import artifacts_dir, open_notebook, saved_outputs_notebook, write_notebook
 
 MIME = "application/vnd.olympus.stages+json"
 DIFF_MIME = "application/vnd.olympus.diff+json"
@@ -55,21 +54,6 @@ def to_version_1(data):
     for entry in prov["lines"]:
         entry["ops"] = {("hlo" if k == "compiled" else k): v for k, v in entry["ops"].items()}
     return v1
-
-
-def saved_outputs_notebook(path, bundles, mime=MIME):
-    """A saved notebook whose cells hold the given bundles (reports, or diffs) as their outputs."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    for i, data in enumerate(bundles):
-        cell = nbformat.v4.new_code_cell("report", execution_count=i + 1)
-        cell.outputs = [nbformat.v4.new_output(
-            "execute_result", data={mime: data, "text/plain": "<olympus report>"},
-            execution_count=i + 1)]
-        nb.cells.append(cell)
-    nbformat.write(nb, path)
-    return path
 
 
 def viewer(page, n=0):

@@ -11,7 +11,8 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
-from labserver import artifacts_dir, open_notebook, open_offline, write_notebook
+from labserver import (artifacts_dir, open_notebook, open_offline, saved_outputs_notebook,
+                       write_notebook)
 
 SETUP = ("import numpy as np, olympus, olympus.numpy as jnp\n"
          "import olympus_jupyter\n"
@@ -202,7 +203,6 @@ def hostile_nb(notebooks_dir, saved_page):
     """A saved notebook whose report's passes hold markup, a kept range past the end
     of its module, and an event naming a row that does not exist."""
     import copy
-    import nbformat
     data = copy.deepcopy(saved_page[1])
     p = data["passes"]
     fusion = next(i for i, r in enumerate(p["rows"])
@@ -217,17 +217,7 @@ def hostile_nb(notebooks_dir, saved_page):
     journey["events"][0]["row"] = 99_999
     journey["start"][0]["label"] = HOSTILE
     p["note"] = HOSTILE
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    cell = nbformat.v4.new_code_cell("report", execution_count=1)
-    cell.outputs = [nbformat.v4.new_output(
-        "execute_result", data={"application/vnd.olympus.stages+json": data,
-                                "text/plain": "<olympus report>"}, execution_count=1)]
-    nb.cells.append(cell)
-    path = notebooks_dir / "hostile_passes.ipynb"
-    nbformat.write(nb, path)
-    return path.name, fusion
+    return saved_outputs_notebook(notebooks_dir / "hostile_passes.ipynb", [data]).name, fusion
 
 
 def test_hostile_passes_data_is_text_and_clamped(page, lab, hostile_nb):
