@@ -4,7 +4,7 @@ around in a circle.
 ``olympus`` (the core) imports nothing of Jupyter. In ``olympus_jupyter`` each folder
 is one layer and imports only the layers below it:
 
-    highlight, staging  <  report  <  frontends
+    highlight, staging  <  report  <  frontends  <  teaching
 
 Every import counts, those inside functions too.
 """
@@ -16,7 +16,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: A layer may import the layers of a lower rank (and its own).
-LAYERS = {"highlight": 0, "staging": 0, "report": 1, "frontends": 2}
+LAYERS = {"highlight": 0, "staging": 0, "report": 1, "frontends": 2, "teaching": 3}
 JUPYTER_PACKAGES = ("olympus_jupyter", "IPython", "ipykernel", "ipywidgets", "jupyter",
                     "jupyterlab", "nbformat", "nbclient", "traitlets", "pygments")
 

@@ -1,44 +1,20 @@
-"""Notebooks run in a real kernel (nbclient): the tour, each magic option, and errors
-that leave the kernel usable."""
+"""Notebooks run in a real kernel (nbclient): each magic option, and errors that leave
+the kernel usable. The course's lessons (notebooks/) are test_course.py's."""
 import json
-import pathlib
-import re
 
-import nbformat
 import pytest
 
 from notebook_runner import run_notebook
+from notebook_outputs import MEDIA, errors, notebook, report_of, text
 from jax_facts import jax_refuses_unhashable_static_arguments_when_tracing
 from olympus.platforms import local_platform
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-MEDIA = "application/vnd.olympus.stages+json"
 HERE = local_platform()  # the kernel runs on this machine too
 OTHER = "tpu" if HERE != "tpu" else "cpu"
 
 
 def execute(nb, cwd, allow_errors=False):
     return run_notebook(nb, cwd, allow_errors=allow_errors)
-
-
-def notebook(*sources):
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    return nb
-
-
-def bundles(cell):
-    return [o["data"] for o in cell.get("outputs", []) if "data" in o and MEDIA in o["data"]]
-
-
-def report_of(cell):
-    found = bundles(cell)
-    assert len(found) == 1, cell
-    return found[0]
-
-
-def errors(cell):
-    return [o for o in cell.get("outputs", []) if o["output_type"] == "error"]
 
 
 def usage_error(cell) -> str:
@@ -48,47 +24,6 @@ def usage_error(cell) -> str:
              and o["text"].startswith("UsageError: ")]
     assert len(lines) == 1 and not errors(cell), cell.get("outputs")
     return lines[0]
-
-
-def text(cell):
-    out = []
-    for o in cell.get("outputs", []):
-        if o["output_type"] == "stream":
-            out.append(o["text"])
-        elif "data" in o:
-            out.append(o["data"].get("text/plain", ""))
-    return "".join(out)
-
-
-def test_tour_notebook_runs_and_shows_reports(tmp_path):
-    nb = nbformat.read(ROOT / "notebooks" / "01_stages.ipynb", as_version=4)
-    execute(nb, ROOT / "notebooks")
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert not [e for c in code for e in errors(c)]
-    reports = [report_of(c) for c in code if bundles(c)]
-    assert len(reports) == 4
-    first = reports[0]
-    assert first[MEDIA]["schema"] == "olympus.stages"
-    assert first[MEDIA]["provenance"]["function"]["name"] == "f"
-    assert "Source · f" in first["text/html"] and "Olympus report: f" in first["text/plain"]
-    static, tpu = reports[1][MEDIA], reports[2][MEDIA]
-    assert "dense<14>" in static["provenance"]["stages"]["stablehlo"]["text"]
-    assert tpu["platforms"] == ["tpu"] and "lowered for tpu" in tpu["unavailable"]["compiled"]
-    outputs = "".join(text(c) for c in code)
-    assert "Array(10, dtype=int32, weak_type=True)" in outputs
-    assert "Argument 'x' compiled with int32[] and called with int32[3]" in outputs
-    assert "Not implemented yet" in outputs  # the exercise waits for the learner
-
-
-def test_tour_exercise_solution_passes(tmp_path):
-    nb = nbformat.read(ROOT / "notebooks" / "01_stages.ipynb", as_version=4)
-    solution = next(c.source for c in nb.cells
-                    if c.cell_type == "markdown" and "<summary>Solution" in c.source)
-    code = solution.split("```python\n")[1].split("```")[0]
-    check = next(c.source for c in nb.cells if "aot_compiled_sum(x)" in c.source
-                 and "NotImplementedError:" in c.source)
-    out = execute(notebook("import olympus\nimport olympus.numpy as jnp", code, check), tmp_path)
-    assert "Correct" in text(out.cells[-1])
 
 
 @pytest.fixture(scope="module")
@@ -255,78 +190,3 @@ def test_interactive_option_shows_the_inspector(tmp_path):
     assert len(views) == 1
     assert "f32[5]" in text(nb.cells[2])
     assert "leave it out with --interactive" in usage_error(nb.cells[3])
-
-
-def test_specializations_notebook_runs(tmp_path):
-    nb = nbformat.read(ROOT / "notebooks" / "02_specializations.ipynb", as_version=4)
-    execute(nb, ROOT / "notebooks")
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert not [e for c in code for e in errors(c)]
-    widget_cells = [c for c in code if any("application/vnd.jupyter.widget-view+json"
-                                           in o.get("data", {}) for o in c.outputs)]
-    assert len(widget_cells) == 3  # stepper, inspector, exercise inspector
-    assert "b:f32[16,4]" in text(code[3]) and "shape (2, 4) → (16, 4)" in text(code[3])
-    diff = [c for c in code if any("application/vnd.olympus.diff+json" in o.get("data", {})
-                                   for o in c.outputs)]
-    assert len(diff) == 1
-
-
-def _passes_notebook():
-    return nbformat.read(ROOT / "notebooks" / "03_passes.ipynb", as_version=4)
-
-
-def test_passes_notebook_runs_and_shows_the_passes_stage(tmp_path):
-    nb = _passes_notebook()
-    execute(nb, tmp_path)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert not [e for c in code for e in errors(c)]
-    reports = [report_of(c) for c in code if bundles(c)]
-    assert len(reports) == 2  # the layer, and the planted program with a pass filter
-    for data in reports:
-        assert "XLA passes" in data["text/html"] and "passes" in data[MEDIA]["stages"]
-        assert data[MEDIA]["failure"] is None
-    layer, filtered = (data[MEDIA]["passes"] for data in reports)
-    assert layer["pass_re"] == ".*" and filtered["pass_re"] == "fusion|cse"
-    assert any(r["kind"] == "changed" for r in layer["rows"])
-    assert {r["kind"] for r in filtered["rows"]} <= {"start", "changed", "unchanged", "context"}
-    assert all(re.search("fusion|cse", r["pass"]) for r in filtered["rows"]
-               if r["kind"] == "changed")
-    outputs = "".join(text(c) for c in code)
-    assert "removed by cse" in outputs  # the planted common subexpression
-    assert re.search(r"\(tanh\) is in \S+, k[A-Z]\w+", outputs)  # the tanh's fusion and kind
-    # Both exercises wait for the learner, and say so rather than fail.
-    assert outputs.count("Not implemented yet") == 2 and "Not yet:" not in outputs
-
-
-def test_passes_exercise_solutions_pass(tmp_path):
-    nb = _passes_notebook()
-    solutions = [c.source.split("```python\n")[1].split("```")[0] for c in nb.cells
-                 if c.cell_type == "markdown" and "<summary>Solution" in c.source]
-    assert len(solutions) == 2
-    for solution in solutions:  # each replaces the stub that defines the same function
-        name = re.search(r"def (\w+)\(", solution).group(1)
-        stub = [c for c in nb.cells if c.cell_type == "code" and f"def {name}(" in c.source
-                and "raise NotImplementedError" in c.source]
-        assert len(stub) == 1, name
-        stub[0].source = solution
-    execute(nb, tmp_path)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert not [e for c in code for e in errors(c)]
-    checks = [c for c in code if "except NotImplementedError:" in c.source]
-    assert len(checks) == 2
-    for check in checks:
-        assert "Correct" in text(check) and "Not yet" not in text(check), text(check)
-
-
-def test_passes_exercise_checks_explain_wrong_answers(tmp_path):
-    nb = _passes_notebook()
-    imports = next(c.source for c in nb.cells if c.cell_type == "code")
-    checks = [c.source for c in nb.cells
-              if c.cell_type == "code" and "except NotImplementedError:" in c.source]
-    wrong = ("def removed_by(report, line):\n    return 'cse'\n"
-             "def fusion_kind(report, line):\n    return None")
-    out = execute(notebook(imports, wrong, *checks), tmp_path)
-    first, second = (text(c) for c in out.cells[-2:])
-    assert "Not yet" in first and "The def line made no instruction" in first, first
-    assert "Correct" not in first
-    assert "Not yet" in second and "ended in a fusion of the optimized program" in second, second

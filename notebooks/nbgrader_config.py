@@ -1,0 +1,12 @@
+# nbgrader's configuration for the Olympus course: copy it into the course directory
+# (docs/teaching.md says how), where `nbgrader generate_assignment` finds it.
+c = get_config()  # noqa: F821 - nbgrader defines it
+
+# What the student version has in place of each solution region: a stub that says it is
+# not implemented yet, which the check cells recognise ("Not implemented yet: fill in ...").
+c.ClearSolutions.code_stub = {
+    "python": '# your code here\nraise NotImplementedError("not implemented yet")',
+}
+
+# A lesson runs its demos before its exercises: give a cell time on a busy 2-core laptop.
+c.Execute.timeout = 60
