@@ -18,10 +18,10 @@ import sys
 import tempfile
 
 import nbformat
-import numpy as np
 import pytest
 
-from notebook_outputs import MEDIA, bundles, errors, has_widget, report_of, text
+from notebook_outputs import errors, text
+from lessons import lesson_data
 from notebook_runner import run_notebook
 
 # nbgrader's gradebook warns of its own session handling while autograding.
@@ -100,52 +100,10 @@ def test_each_lesson_is_an_nbgrader_source_with_a_goal_and_two_exercises(lesson)
 
 # -- with the reference solutions, in a plain kernel --------------------------------------
 
-def _stages_shows(nb, code):
-    reports = [report_of(c) for c in code if bundles(c)]
-    assert len(reports) == 4
-    first = reports[0]
-    assert first[MEDIA]["schema"] == "olympus.stages"
-    assert first[MEDIA]["provenance"]["function"]["name"] == "f"
-    assert "Source · f" in first["text/html"] and "Olympus report: f" in first["text/plain"]
-    static, tpu = reports[1][MEDIA], reports[2][MEDIA]
-    assert "dense<14>" in static["provenance"]["stages"]["stablehlo"]["text"]
-    assert tpu["platforms"] == ["tpu"] and "lowered for tpu" in tpu["unavailable"]["compiled"]
-    outputs = "".join(text(c) for c in code)
-    assert "Array(10, dtype=int32, weak_type=True)" in outputs
-    assert "Argument 'x' compiled with int32[] and called with int32[3]" in outputs
-
-
-def _specializations_shows(nb, code):
-    assert len([c for c in code if has_widget(c)]) == 3  # stepper, inspector, exercise's
-    assert "b:f32[16,4]" in text(code[3]) and "shape (2, 4) → (16, 4)" in text(code[3])
-    diff = [c for c in code if any("application/vnd.olympus.diff+json" in o.get("data", {})
-                                   for o in c.outputs)]
-    assert len(diff) == 1
-
-
-def _passes_shows(nb, code):
-    reports = [report_of(c) for c in code if bundles(c)]
-    assert len(reports) == 2  # the layer, and the planted program with a pass filter
-    for data in reports:
-        assert "XLA passes" in data["text/html"] and "passes" in data[MEDIA]["stages"]
-        assert data[MEDIA]["failure"] is None
-    layer, filtered = (data[MEDIA]["passes"] for data in reports)
-    assert layer["pass_re"] == ".*" and filtered["pass_re"] == "fusion|cse"
-    assert any(r["kind"] == "changed" for r in layer["rows"])
-    assert {r["kind"] for r in filtered["rows"]} <= {"start", "changed", "unchanged", "context"}
-    assert all(re.search("fusion|cse", r["pass"]) for r in filtered["rows"]
-               if r["kind"] == "changed")
-    outputs = "".join(text(c) for c in code)
-    assert "removed by cse" in outputs  # the planted common subexpression
-    assert re.search(r"\(tanh\) is in \S+, k[A-Z]\w+", outputs)  # the tanh's fusion and kind
-
-
-SHOWS = {"01_stages": _stages_shows, "02_specializations": _specializations_shows,
-         "03_passes": _passes_shows}
-
-
-def test_every_lesson_has_its_content_test():
-    assert sorted(SHOWS) == LESSONS
+def test_every_lesson_has_its_tests():
+    for lesson in LESSONS:
+        data = lesson_data(lesson)
+        assert callable(data.shows) and data.RIGHT and data.WRONG_ANSWERS, lesson
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -155,42 +113,29 @@ def test_lesson_runs_with_the_solutions_and_every_check_passes(lesson, tmp_path)
     assert not [e for c in code for e in errors(c)]
     for check in check_cells(nb):
         assert text(check).startswith("Correct: "), text(check)
-    SHOWS[lesson](nb, code)
+    lesson_data(lesson).shows(nb, code)
 
 
 # -- with a planted wrong answer per exercise ---------------------------------------------
 
-#: Per exercise: a wrong body for the solution region, and what its check must explain.
-WRONG = {
-    "aot_compiled_sum": ("return jnp.sum(x) + 1",
-                         "aot_compiled_sum(jnp.ones(4)) returned 5.0, but the sum of its "
-                         "elements is 4.0"),
-    "compile_for": ("return olympus.jit(f).trace(olympus.ShapeDtypeStruct(shape, dtype)).lower()",
-                    "returned a lowered program: one more stage, compile it"),
-    "jit_normalize": ("return olympus.jit(fun, static_argnums=(1, 2))",
-                      "it compiles again, because argument 'eps': static value 1e-06 → 1e-05"),
-    "as_scale": ("return s", "argument 's': weak type True → False"),
-    "removed_by": ("return 'cse'", "The def line made no instruction (its journey is None)"),
-    "fusion_kind": ("return None", "ended in a fusion of the optimized program"),
-}
-
-
-def test_every_exercise_has_a_wrong_answer():
-    assert sorted(WRONG) == sorted(grading(c)["grade_id"] for name in LESSONS
-                                   for c in solution_cells(read(name)))
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_exercise_has_a_wrong_answer(lesson):
+    assert sorted(lesson_data(lesson).WRONG) == sorted(
+        grading(c)["grade_id"] for c in solution_cells(read(lesson)))
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_checks_explain_planted_wrong_answers(lesson, tmp_path):
     nb = read(lesson)
+    wrong = lesson_data(lesson).WRONG
     for cell in solution_cells(nb):
-        cell.source = with_region(cell.source, WRONG[grading(cell)["grade_id"]][0])
+        cell.source = with_region(cell.source, wrong[grading(cell)["grade_id"]][0])
     nb = run_notebook(nb, tmp_path, allow_errors=True)
     assert not [e for c in other_cells(nb) for e in errors(c)]
     for solution, check in zip(solution_cells(nb), check_cells(nb)):
         (error,) = errors(check)
         assert error["ename"] == "NotYet" and error["evalue"].startswith("Not yet:"), error
-        assert WRONG[grading(solution)["grade_id"]][1] in error["evalue"], error["evalue"]
+        assert wrong[grading(solution)["grade_id"]][1] in error["evalue"], error["evalue"]
         # The message is the feedback: no traceback of the check's frames around it.
         assert len(error["traceback"]) == 1 and "teaching/exercises" not in error["traceback"][0]
         assert "Correct" not in text(check)
@@ -316,63 +261,25 @@ def test_autograde_gives_the_stubs_zero_and_each_check_says_not_implemented_yet(
 
 # -- the checks, called from Python: other correct answers, other wrong ones --------------
 
-def _removed_by(report, line):
-    journey = report.journey(line)
-    if not journey or journey["end"]:
-        return None
-    return next((e["pass"] for e in reversed(journey["events"]) if e["kind"] == "removed"),
-                None)
 
-
-def _fusion_kind(report, line):
-    journey = report.journey(line)
-    kinds = [c["fusion_kind"] for c in (journey or {}).get("end", []) if c["fusion"]]
-    return kinds[0] if kinds else None
-
-
-def test_checks_accept_every_correct_answer_and_explain_wrong_ones(capsys):
-    import jax
-    import olympus
-    import olympus.numpy as jnp
-    from olympus_jupyter.teaching import exercises as ex
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_checks_accept_every_correct_answer_and_explain_wrong_ones(lesson, capsys):
+    from olympus_jupyter.teaching import exercises
     from olympus_jupyter.teaching.checks import NotImplementedYet, NotYet
 
     def stub(*args):
         raise NotImplementedError("not implemented yet")
 
-    right = [
-        (ex.check_aot_compiled_sum, lambda x: olympus.jit(jnp.sum).lower(x).compile()(x)),
-        (ex.check_compile_for, lambda f, shape, dtype: olympus.jit(f).lower(
-            jax.ShapeDtypeStruct(shape, dtype)).compile()),
-        (ex.check_jit_normalize, lambda fun: olympus.jit(fun, static_argnums=2)),
-        (ex.check_jit_normalize, lambda fun: olympus.jit(fun, static_argnames=("axis",))),
-        (ex.check_as_scale, lambda s: np.float32(s)),
-        (ex.check_as_scale, lambda s: float(s)),  # all weak: one program too
-        (ex.check_removed_by, _removed_by),
-        (ex.check_fusion_kind, _fusion_kind),
-    ]
-    for check, answer in right:
-        check(answer)
+    data = lesson_data(lesson)
+    for name, answer in data.RIGHT:
+        getattr(exercises, name)(answer)
         assert capsys.readouterr().out.startswith("Correct: ")
-    wrong = [
-        (ex.check_aot_compiled_sum, lambda x: "4", "not a number"),
-        (ex.check_compile_for, lambda f, shape, dtype: olympus.jit(f), "not compiled yet"),
-        (ex.check_compile_for, lambda f, shape, dtype: olympus.jit(f).lower(
-            jax.ShapeDtypeStruct(shape[::-1], dtype)).compile(), "expected float32[2, 3]"),
-        (ex.check_jit_normalize, lambda fun: olympus.jit(fun), "what must stay static?"),
-        (ex.check_jit_normalize, lambda fun: fun, "not olympus.jit(...)"),
-        (ex.check_as_scale, lambda s: jnp.asarray(s), "dtype float32 → int32"),
-        (ex.check_as_scale, lambda s: np.float32(1.0), "its value must not change"),
-        (ex.check_removed_by, lambda report, line: report.journey(line)["end"],
-         "journey returns None for a line that made no instruction"),
-        (ex.check_fusion_kind, lambda report, line: "kOutput", "got 'kOutput'"),
-    ]
-    for check, answer, why in wrong:
+    for name, answer, why in data.WRONG_ANSWERS:
         with pytest.raises(NotYet) as failed:
-            check(answer)
+            getattr(exercises, name)(answer)
         assert why in str(failed.value), str(failed.value)
         assert not isinstance(failed.value, NotImplementedYet)
-    for check, _ in right:
+    for name, _ in data.RIGHT:
         with pytest.raises(NotImplementedYet, match="^Not implemented yet: fill in "):
-            check(stub)
+            getattr(exercises, name)(stub)
     assert "Correct" not in capsys.readouterr().out
