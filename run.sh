@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Olympus in one command.
 #
-#   ./run.sh                   install, then open JupyterLab on the course index
+#   ./run.sh                   install, then open JupyterLab on the course (your copy, in student/)
 #   ./run.sh --headless [OUT]  install, then write a standalone HTML report (no browser needed)
 #   ./run.sh --test [ARGS]     install the test tools, run the test suite (ARGS go to pytest),
 #                              then run it again against the oldest and the newest JAX that
@@ -157,7 +157,10 @@ case "${1:-}" in
         install "$python" lab
         root_flag=()
         [ "$(id -u)" = 0 ] && root_flag=(--allow-root)
-        exec "$(dirname "$python")/jupyter" lab "${root_flag[@]}" notebooks/00_course.ipynb
+        # The student's copy of the course (solutions behind folds), made once: what is
+        # in student/ already is the student's work and is kept.
+        "$python" -m olympus_jupyter.teaching.student notebooks student
+        exec "$(dirname "$python")/jupyter" lab "${root_flag[@]}" student/00_course.ipynb
         ;;
     *)
         echo "usage: ./run.sh [--headless [OUT.html] | --test [PYTEST ARGS]]" >&2

@@ -72,7 +72,8 @@ def test_every_lesson_of_the_course_index_in_order():
     assert links == [f"{name}.ipynb" for name in LESSONS]
     assert all((NOTEBOOKS / link).is_file() for link in links)
     assert len(LESSONS) >= 3
-    assert "notebooks/00_course.ipynb" in (ROOT / "run.sh").read_text()
+    run = (ROOT / "run.sh").read_text()
+    assert "teaching.student notebooks student" in run and "student/00_course.ipynb" in run
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

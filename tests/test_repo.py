@@ -29,7 +29,7 @@ def test_readme_starts_with_install_and_test_commands():
     first_blocks = re.findall(r"```bash\n(.+?)\n```", text)[:2]
     assert first_blocks[0] == "./run.sh"
     run = (ROOT / "run.sh").read_text()
-    assert "pip install" in run and "notebooks/00_course.ipynb" in run and "--headless" in run
+    assert "pip install" in run and "student/00_course.ipynb" in run and "--headless" in run
     assert first_blocks[1] == readme_test_command()
 
 
