@@ -99,7 +99,7 @@ STAGES: tuple[StageSpec, ...] = (
               reader=partitioning.read_partitioned_hlo),
     StageSpec("passes", "XLA passes · what each pass did", "passes", "passes",
               step="compile", language="hlo", unit="passes", default=False),
-    StageSpec("costs", "Where the cost goes · by line", "by line", "costs", step="compile",
+    StageSpec("costs", "Where the cost goes · by line", "cost by line", "costs", step="compile",
               unit="lines", default=False),
     StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile"),
     StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile"),

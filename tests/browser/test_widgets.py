@@ -240,10 +240,11 @@ def test_tab_reaches_every_inspector_control_in_order(page, lab, notebooks_dir):
         timeout=120_000)
     editor_input(widget, "w").focus()
     assert page.evaluate(FOCUSED)["inside"]
-    seen = tab_through(page, 20)
+    seen = tab_through(page, 21)
     labels = [f["label"] for f in seen if f["inside"]]
     expected = ["x", "cpu", "cuda", "rocm", "tpu", "source", "olympuspr", "compiled",
-                "partitioned", "passes", "cost", "memory", "StableHLO", "HLO", "debug info",
+                "partitioned", "passes", "cost by line", "cost", "memory", "StableHLO", "HLO",
+                "debug info",
                 "compiler options", "pass filter", "compare with…", "Compare"]
     assert labels[:len(expected)] == expected, seen
     kinds = {f["label"]: (f["tag"], f["type"]) for f in seen}
