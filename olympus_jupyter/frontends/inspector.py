@@ -33,7 +33,6 @@ from typing import Any
 import ipywidgets as W
 import jax
 import traitlets
-from IPython.display import clear_output, display
 
 from olympus.platforms import KNOWN_PLATFORMS
 from olympus.specs import SpecError, format_spec, parse_spec
@@ -46,6 +45,7 @@ from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.progress import Progress
 from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
 from olympus_jupyter.staging.cache import StageCache
+from olympus_jupyter.frontends.outputs import show_in
 
 #: The lowered program's forms (StableHLO, HLO): one shown at a time, by a toggle.
 _LOWERED = tuple(s for s in stage_registry.program_stages() if s.step == "lower")
@@ -437,9 +437,7 @@ class Inspector(W.VBox):
     def _show(self, report: StageReport):
         self.report = report
         bundle = report._repr_mimebundle_()  # all three forms, as a notebook asks for them
-        with self.output:
-            clear_output(wait=True)
-            display(bundle, raw=True)
+        show_in(self.output, bundle)
         steps = " · ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items())
         if report.failure is not None:
             self.status.value = _error(report.failure.summary())
@@ -515,13 +513,12 @@ class Inspector(W.VBox):
             chosen = self.compare_with.value
             index = next((i for i, e in enumerate(self.history[:-1]) if e.number == chosen),
                          None)
-        with self.comparison:
-            clear_output(wait=True)
-            if index is None or len(self.history) < 2:
-                display(W.HTML(h("i", None, "Nothing to compare with yet: "
-                                           "change a control first.")))
-                return None
-            earlier, now = self.history[index], self.history[-1]
-            diff = compare(earlier.report, now.report, labels=(earlier.label, now.label))
-            display(diff)
-            return diff
+        if index is None or len(self.history) < 2:
+            nothing = "Nothing to compare with yet: change a control first."
+            show_in(self.comparison, {"text/html": str(h("i", None, nothing)),
+                                      "text/plain": nothing})
+            return None
+        earlier, now = self.history[index], self.history[-1]
+        diff = compare(earlier.report, now.report, labels=(earlier.label, now.label))
+        show_in(self.comparison, diff)
+        return diff

@@ -26,13 +26,13 @@ from typing import Any
 import ipywidgets as W
 import jax
 import numpy as np
-from IPython.display import display
 
 from olympus_jupyter.frontends.options import check_option
 from olympus_jupyter.report.markup import Markup, concat, h, join
 from olympus_jupyter.staging.runner import (STEPS, StagedRun, StageRequest, as_wrapped,
                                             failure_of, next_step)
 from olympus_jupyter.staging.progress import Progress
+from olympus_jupyter.frontends.outputs import show_in
 
 EXPLANATIONS = {
     "trace": ("1. Trace (stage out)",
@@ -206,9 +206,9 @@ class Stepper(W.VBox):
         title, body = EXPLANATIONS[name]
         self.explanation.value = concat(h("h4", None, f"{title} — {step.seconds * 1e3:.1f} ms"),
                                         h("p", None, body))
-        with self.output:
-            self.output.clear_output(wait=True)
-            display(W.HTML(h("pre", {"style": "max-height:30em;overflow:auto"}, text)))
+        show_in(self.output, {"text/html": str(h("pre", {"style": "max-height:30em;overflow:auto"},
+                                                  text)),
+                              "text/plain": text})
         following = ORDER[len(self.done)] if len(self.done) < len(ORDER) else None
         self.button.description = f"Next: {following}" if following else "Done"
         self.button.disabled = following is None
