@@ -31,7 +31,7 @@ with no temporaries at all).
 ...     y = jnp.sort(x, axis=0)
 ...     return y[0] + y[-1]
 >>> peak = peak_memory(olympus.jit(f).trace(np.ones((64, 64), np.float32)).lower())
->>> sum(b.size for b in peak.buffers) == peak.peak_bytes
+>>> sum(b.bytes for b in peak.buffers) == peak.peak_bytes
 True
 >>> sum(row.bytes for row in peak.by_line()) == peak.peak_bytes
 True
@@ -92,6 +92,15 @@ class Buffer:
     lines: tuple[tuple[str, int], ...] = ()
     index: str = "{}"
     aliased_argument: int | None = None
+    #: The bytes of it that count toward the peak: its size, less what it shares
+    #: with a buffer listed before it (an output written over a donated argument
+    #: shares all of its memory with the argument). ``None``: all of it.
+    counted: int | None = None
+
+    @property
+    def bytes(self) -> int:
+        """What it adds to the peak (:attr:`counted`, or its size)."""
+        return self.size if self.counted is None else self.counted
 
     @property
     def line(self) -> tuple[str, int] | None:
@@ -142,7 +151,7 @@ class PeakMemory:
         """Bytes live at the peak per kind of buffer."""
         out: dict[str, int] = {}
         for b in self.buffers:
-            out[b.kind] = out.get(b.kind, 0) + b.size
+            out[b.kind] = out.get(b.kind, 0) + b.bytes
         return out
 
     def by_line(self) -> list[LineBytes]:
@@ -159,7 +168,7 @@ class PeakMemory:
             else:
                 key = ("compiler-made", None, None)
             row = rows.setdefault(key, [0, []])
-            row[0] += b.size
+            row[0] += b.bytes
             row[1].append(b.label)
         out = [LineBytes(what, file, line, size, tuple(labels))
                for (what, file, line), (size, labels) in rows.items()]
@@ -205,7 +214,7 @@ def _find(folder: str, names: list[str], suffix: str) -> str:
 
 
 def _read_assignment(text: str):
-    """Allocations, and per value (label, index): (allocation, size, shape)."""
+    """Allocations, and per value (label, index): (allocation, size, shape, offset)."""
     allocations: list[Allocation] = []
     values: dict[tuple[str, str], tuple[int, int, str]] = {}
     current = None
@@ -232,7 +241,7 @@ def _read_assignment(text: str):
         m = _VALUE.match(line)
         if m and current is not None:
             values[(m.group(2), m.group(3) or "{}")] = (
-                current.index, int(m.group(4)), m.group(6).strip())
+                current.index, int(m.group(4)), m.group(6).strip(), int(m.group(5)))
         elif line and not line.startswith(" "):
             current = None  # a section after the allocations ("Used values:"...)
     return allocations, values
@@ -353,12 +362,13 @@ class PeakDump:
         parameters = frozenset(m.group(1) for line in hlo_text.split("\n")
                                if "parameter(" in line and (m := _PARAMETER_LINE.match(line)))
         buffers = []
+        offsets: dict[int, int] = {}  # buffer number -> offset in its allocation
         for label, index, size in live:
             found = values.get((label, index))
             allocation = shape = None
             kind, aliased = "unknown", None
             if found is not None:
-                allocation, _, shape = found
+                allocation, _, shape, offsets[len(buffers)] = found
                 a = by_index[allocation]
                 kind = a.kind
                 if a.kind == "argument" and label not in parameters:
@@ -368,9 +378,30 @@ class PeakDump:
             made = () if kind == "argument" else lines.get(label, ())
             buffers.append(Buffer(label, size, kind, allocation, shape or "", made, index,
                                   aliased))
+        buffers = _count_shared(buffers, offsets)
         buffers.sort(key=lambda b: (-b.size, b.label, b.index))
-        return PeakMemory(sum(b.size for b in buffers), tuple(buffers), sequence.get(at),
+        return PeakMemory(sum(b.bytes for b in buffers), tuple(buffers), sequence.get(at),
                           self.memory_analysis_peak, tuple(allocations))
+
+
+def _count_shared(buffers: list[Buffer], offsets: dict[int, int]) -> list[Buffer]:
+    """``buffers`` with what each adds to the peak: values live at once in the same
+    memory (the same allocation, overlapping bytes: an output written over a donated
+    argument) count once, for the argument or else the first listed."""
+    taken: dict[int, list[tuple[int, int]]] = {}  # allocation -> byte ranges counted
+    order = sorted(range(len(buffers)), key=lambda k: (buffers[k].kind != "argument", k))
+    out = list(buffers)
+    for k in order:
+        b = buffers[k]
+        if b.allocation is None or k not in offsets:
+            continue
+        start, end = offsets[k], offsets[k] + b.size
+        ranges = taken.setdefault(b.allocation, [])
+        shared = sum(max(0, min(end, e) - max(start, s)) for s, e in ranges)
+        ranges.append((start, end))
+        if shared:
+            out[k] = dataclasses.replace(b, counted=max(0, b.size - shared))
+    return out
 
 
 def read_peak_memory(folder: str | os.PathLike,

@@ -64,7 +64,7 @@ def test_the_rows_add_up_to_xla_totals_and_the_peak(report):
                        ("bytes", "bytes accessed")):
         assert sum(r[key] for r in rows) == pytest.approx(totals[total], rel=0.01, abs=1)
     assert sum(r["peak"] for r in rows) == report.costs["peak"]["bytes"]
-    assert sum(b["size"] for b in report.peak_buffers()) == report.costs["peak"]["bytes"]
+    assert sum(b["counted"] for b in report.peak_buffers()) == report.costs["peak"]["bytes"]
     # What XLA's cost_analysis of the compiled program says, as it says it.
     assert totals["flops"] == report.analyses.cost_compiled["flops"]
     # Arguments are a row of their own, with no line.

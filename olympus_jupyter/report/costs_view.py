@@ -103,7 +103,8 @@ def _buffers(peak: PeakMemory, files: Sequence[str], full: bool) -> list[dict]:
     out = []
     for b in peak.buffers if full else peak.buffers[:MAX_BUFFERS]:
         file, path = _where(files, b.line[0] if b.line else None)
-        out.append({"label": b.label, "index": b.index, "size": b.size, "kind": b.kind,
+        out.append({"label": b.label, "index": b.index, "size": b.size, "counted": b.bytes,
+                    "kind": b.kind,
                     "shape": b.shape, "file": file, "path": path,
                     "line": b.line[1] if b.line else None,
                     "aliased_argument": b.aliased_argument})
