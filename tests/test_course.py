@@ -20,7 +20,7 @@ import tempfile
 import nbformat
 import pytest
 
-from notebook_outputs import errors, text
+from notebook_outputs import MEDIA, WIDGET, errors, text
 from lessons import lesson_data
 from notebook_runner import run_notebook
 
@@ -107,6 +107,28 @@ def test_every_lesson_has_its_tests():
         assert callable(data.shows) and data.RIGHT and data.WRONG_ANSWERS, lesson
 
 
+def assert_outputs_degrade(nb):
+    """Every output an extension renders (Olympus's reports and diffs, widgets) also
+    carries a form that a saved notebook shows without it: each report its static HTML
+    (the ``data-olympus-report`` div, a section per stage) and text; each diff HTML and
+    text; each widget text."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if any(m.startswith("application/vnd.olympus.") for m in data):
+                assert data.get("text/html") and data.get("text/plain"), sorted(data)
+            if MEDIA in data:
+                html, stages = data["text/html"], data[MEDIA]["stages"]
+                found = re.search(r'<div class="olympus-report" id="([^"]+)" '
+                                  r'data-olympus-report="1"', html)
+                assert found, html[:300]
+                sections = re.findall(r'<details class="stage" id="([^"]+)"', html)
+                assert sections == [f"{found.group(1)}-{stage}" for stage in stages], sections
+                assert data["text/plain"].startswith(f"Olympus report: {data[MEDIA]['name']}")
+            if WIDGET in data:
+                assert data.get("text/plain", "").strip(), cell.source
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_runs_with_the_solutions_and_every_check_passes(lesson, tmp_path):
     nb = run_notebook(read(lesson), tmp_path)
@@ -115,6 +137,7 @@ def test_lesson_runs_with_the_solutions_and_every_check_passes(lesson, tmp_path)
     for check in check_cells(nb):
         assert text(check).startswith("Correct: "), text(check)
     lesson_data(lesson).shows(nb, code)
+    assert_outputs_degrade(nb)  # what a saved copy shows without the extension
 
 
 # -- with a planted wrong answer per exercise ---------------------------------------------

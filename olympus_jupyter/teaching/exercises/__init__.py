@@ -19,3 +19,8 @@ from olympus_jupyter.teaching.checks import NotYet  # noqa: F401 - what a check 
 from olympus_jupyter.teaching.exercises.stages import *  # noqa: F401,F403
 from olympus_jupyter.teaching.exercises.specializations import *  # noqa: F401,F403
 from olympus_jupyter.teaching.exercises.passes import *  # noqa: F401,F403
+from olympus_jupyter.teaching.exercises.stablehlo import *  # noqa: F401,F403
+from olympus_jupyter.teaching.exercises.control_flow import *  # noqa: F401,F403
+from olympus_jupyter.teaching.exercises.costs import *  # noqa: F401,F403
+from olympus_jupyter.teaching.exercises.sharding import *  # noqa: F401,F403
+from olympus_jupyter.teaching.exercises.export import *  # noqa: F401,F403
