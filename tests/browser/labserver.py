@@ -68,6 +68,8 @@ class Server:
             d = tmp / name.lower()
             d.mkdir(exist_ok=True)
             env[name] = str(d)
+        here = str(pathlib.Path(__file__).resolve().parent)  # private_kernels.py
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
         # Notebook trust of its own: signing a test notebook never touches the user's
         # signature database (nbformat.sign.NotebookNotary(**server.notary) signs).
         self.notary = {"db_file": str(tmp / "nbsignatures.db"),
@@ -79,8 +81,10 @@ class Server:
              f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
              "--LabApp.expose_app_in_browser=True",
              "--JupyterNotebookApp.expose_app_in_browser=True", "--ServerApp.port_retries=0",
-             # Kernels on Unix sockets, as in notebook_runner: no port races.
-             "--KernelManager.transport=ipc", f"--KernelManager.ip={tmp}/kernel",
+             # Kernels on Unix sockets, as in notebook_runner: no port races; each in a
+             # folder of its own (private_kernels.py).
+             "--MappingKernelManager.kernel_manager_class="
+             "private_kernels.PrivateIpcKernelManager",
              *(f"--NotebookNotary.{k}={v}" for k, v in self.notary.items()),
              *extra_args],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
