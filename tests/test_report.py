@@ -234,6 +234,20 @@ def test_inspect_exported_artifacts_and_bytes():
         assert report.ok and "stablehlo" in report.provenance.stage_names
 
 
+def test_a_shape_polymorphic_export_shows_its_program_and_why_it_is_not_compiled():
+    def softmax(x):
+        e = jnp.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    spec = olympus.ShapeDtypeStruct(olympus.export.symbolic_shape("rows, classes"),
+                                    np.float32)
+    exported = olympus.export.export(olympus.jit(softmax))(spec)
+    report = inspect(exported.serialize(), cache=None, costs=True)
+    assert report.ok and "stablehlo" in report.provenance.stage_names
+    for stage in ("hlo", "compiled", "costs", "cost", "memory"):
+        assert "symbolic dimensions (rows, classes)" in report.unavailable[stage], stage
+    assert "inspect(exported.call" in report.unavailable["compiled"]
+
+
 def test_cross_platform_stages_that_cannot_exist_here_say_why():
     report = inspect(g, jnp.ones(3), 1.0, platform="tpu", cache=None)
     assert report.ok and report.platforms == ("tpu",)

@@ -93,12 +93,16 @@ def _freeze(v):
     return v
 
 
-def _exported_target(target):
-    """An Exported (or its bytes) as a function to stage and its example arguments."""
+def _exported(target):
+    """An Exported, from itself or its serialized bytes."""
     from olympus import export as oexport
     if isinstance(target, (bytes, bytearray, memoryview)):
-        target = oexport.deserialize(bytes(target))
-    exported = target
+        return oexport.deserialize(bytes(target))
+    return target
+
+
+def _exported_target(exported):
+    """An Exported as a function to stage and its example arguments."""
     specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exported.in_avals]
     args, kwargs = jax.tree_util.tree_unflatten(exported.in_tree, specs)
     fun = exported.call
@@ -107,6 +111,23 @@ def _exported_target(target):
         return fun(*a, **k)
     call_exported.__name__ = call_exported.__qualname__ = f"exported_{exported.fun_name}"
     return call_exported, tuple(args), dict(kwargs)
+
+
+def symbolic_dimensions(exported) -> tuple[str, ...]:
+    """The symbolic dimensions of an exported function's arguments (shape
+    polymorphism), e.g. ``('batch',)``; empty when every dimension is a number."""
+    found = {}
+    for aval in exported.in_avals:
+        for d in aval.shape:
+            if not isinstance(d, int):
+                found.setdefault(str(d), None)
+    return tuple(found)
+
+
+def _symbolic_reason(names: tuple[str, ...]) -> str:
+    return (f"the exported function has symbolic dimensions ({', '.join(names)}): XLA "
+            f"compiles a program for concrete shapes. Inspect it for some: "
+            f"inspect(exported.call, np.ones(...)), with arrays of the shapes you serve")
 
 
 def _is_exported(target) -> bool:
@@ -164,14 +185,17 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
         progress = check_option("progress", progress)
     stages = options.stages
+    symbolic: tuple[str, ...] = ()
     if _is_exported(target):
         if args or kwargs:
             raise StagingError("An exported function is already specialized: "
                                "pass it without arguments.")
         try:
-            target, args, kwargs = _exported_target(target)
+            exported = _exported(target)
+            target, args, kwargs = _exported_target(exported)
         except Exception as e:  # noqa: BLE001
             raise StagingError(f"Cannot read the exported function: {e}") from None
+        symbolic = symbolic_dimensions(exported)
     key_options = {f: getattr(options, f) for f in (
         "platforms", "static_argnums", "static_argnames", "stages", "debug_info",
         "compiler_options", "full", "passes")}
@@ -185,9 +209,13 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
                          static_argnames=options.static_argnames, platforms=options.platforms,
                          compiler_options=dict(options.compiler_options),
                          lower=any(s in stages for s in stage_registry.made_by("lower")),
-                         compile=options.needs_compile, timeout=options.timeout,
-                         progress=shown, beside_compile=early,
+                         compile=options.needs_compile and not symbolic,
+                         timeout=options.timeout, progress=shown, beside_compile=early,
                          read_peak="costs" in stages)
+        if symbolic and options.needs_compile:  # what cannot exist for symbolic shapes
+            reason = _symbolic_reason(symbolic)
+            run.unavailable.setdefault("compile", reason)
+            run.unavailable.setdefault("hlo", reason)
         shown.step("report")
         report = build_report(run, stages=stages, debug_info=options.debug_info,
                               full=options.full, early=early,

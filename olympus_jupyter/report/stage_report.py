@@ -271,6 +271,17 @@ def _jsonable_cost(cost) -> dict[str, float] | None:
     return {str(k): float(v) for k, v in cost.items()}
 
 
+def _lowered_cost(lowered, failures, unavailable):
+    """The lowered program's cost analysis; where the cost stage cannot exist anyway
+    (it says why), figures that cannot be made are left out, not a failure."""
+    if "cost" not in unavailable:
+        return _jsonable_cost(failures.attempt("cost", lowered.cost_analysis))
+    try:
+        return _jsonable_cost(lowered.cost_analysis())
+    except Exception:  # noqa: BLE001 - the stage is unavailable, with its reason
+        return None
+
+
 class _Failures:
     """Collects what failed while a report was made: the first failure is the
     report's, and each failed stage is unavailable with its reason."""
@@ -388,8 +399,7 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
 
     lowered, compiled = run.lowered, run.compiled
     analyses = Analyses(
-        cost_lowered=_jsonable_cost(failures.attempt("cost", lowered.cost_analysis))
-        if lowered else None,
+        cost_lowered=_lowered_cost(lowered, failures, unavailable) if lowered else None,
         cost_compiled=_jsonable_cost(failures.attempt("cost", compiled.cost_analysis))
         if compiled else None,
         memory=(lambda m: m.as_dict() if m else None)(
