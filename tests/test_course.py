@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 
 import nbformat
 import pytest
@@ -131,7 +132,12 @@ def assert_outputs_degrade(nb):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_runs_with_the_solutions_and_every_check_passes(lesson, tmp_path):
+    start = time.perf_counter()
     nb = run_notebook(read(lesson), tmp_path)
+    # Top to bottom in under a minute on a 2-core laptop's CPU (here: beside the other
+    # tests, the kernel's start included).
+    seconds = time.perf_counter() - start
+    assert seconds < 60, f"{lesson} took {seconds:.0f} s"
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert not [e for c in code for e in errors(c)]
     for check in check_cells(nb):
