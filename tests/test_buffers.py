@@ -131,3 +131,17 @@ def test_a_folder_without_a_peak_is_refused_saying_what_is_missing(tmp_path):
     (tmp_path / "module_0000.m.cpu_after_optimizations.txt").write_text("HloModule m\n")
     with pytest.raises(ValueError, match="no live ranges"):
         read_peak_memory(tmp_path)
+
+
+def test_a_small_dump_goes_to_memory_unless_a_temporary_folder_was_chosen(monkeypatch, tmp_path):
+    from olympus.passes import dump_parent
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")  # the system's, as nobody chose one
+    in_memory = os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK)
+    assert dump_parent() == ("/dev/shm" if in_memory else None)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # chosen: kept
+    assert dump_parent() is None
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert dump_parent() is None
