@@ -9,9 +9,9 @@ each run 25 times in a loop (so that 1,000 lines have costs, each tied to some 5
 of every stage), saved in a notebook as the cell's output. In a real JupyterLab, the
 notebook is opened with the stages side by side (the source and every program stage on
 screen at once), and the heatmap's choice switched in turn; each switch is timed.
-The first switch on also builds each stage's table of shares (one pass over the ops of
-the lines that cost something): it is reported beside the median (as bench_pass_view.py
-reports its first diff), the budget is judged on the median of the switches after it.
+The first switch on, the one a user feels first, is held to the budget on its own
+(a stage line's mark is read from its op's frames when the line is shown: no table of
+a stage's ops is built); the switches after it, on their median.
 Most of a switch is the browser's paint of the four editors (as for a click on a source
 line, which lights up every view), not the view's own work.
 Run: python benchmarks/bench_heat_toggle.py [--short] [--json PATH]  (takes a few minutes)
@@ -121,7 +121,8 @@ def main() -> int:
     if marks == 0 or any(m for c, _, m in switches if c == "off"):
         print("the heatmap's marks did not follow the choice")
         return 2
-    print(f"first switch on (flops; each stage's table of shares built): {first * 1e3:.0f} ms")
+    print(f"first switch on (flops): {first * 1e3:.0f} ms (budget <= {BUDGET_S * 1e3:.0f} ms) "
+          f"{'ok' if first <= BUDGET_S else 'OVER BUDGET'}")
     print(f"switching the heatmap on or to another figure: median {median * 1e3:.0f} ms over "
           f"{len(on)}, worst {max(on):.0f} ms (budget <= {BUDGET_S * 1e3:.0f} ms) "
           f"{'ok' if median <= BUDGET_S else 'OVER BUDGET'}; {marks} marks on screen")
@@ -130,8 +131,8 @@ def main() -> int:
     results.add(f"JupyterLab heatmap of a {ops.get('compiled', 0):,}-instruction program: "
                 f"switching it on or to another figure, change to two frames (median of "
                 f"{len(on)})", median * 1e3, "ms", BUDGET_S * 1e3)
-    results.add("the heatmap turned on the first time (each stage's shares built), change to "
-                "two frames", first * 1e3, "ms")
+    results.add("the heatmap turned on the first time, change to two frames", first * 1e3, "ms",
+                BUDGET_S * 1e3)
     results.add("switching the heatmap off, change to two frames (median)",
                 statistics.median(off), "ms")
     results.write(args.json)

@@ -105,8 +105,8 @@ export function heatLevel(share: number): number {
  * The heatmap of one figure: each source line's share of the program's total, and
  * for each linked stage the largest share among the source lines each op line is
  * tied to (through the provenance model's links, as selection lights them up).
- * Computed on first use and kept: a stage's table is one pass over the ops of the
- * lines that cost something.
+ * A source line's mark is made on first use and kept; a stage line's is read from
+ * its op's frames when the line is shown.
  */
 export class CostHeat {
   constructor(
@@ -184,21 +184,26 @@ export class CostHeat {
 
   /**
    * The marks of a linked stage's text lines: each op line takes the largest share
-   * among the source lines tied to its op.
+   * among the source lines tied to its op (its location's frames). Made for the
+   * lines asked, the visible ones: switching the heatmap builds no table of a
+   * stage's ops.
    */
   stageMarks(index: StageIndex): HeatMarks {
-    let table = this._stages.get(index.stage);
-    if (!table) {
-      table = this._stageTable(index);
-      this._stages.set(index.stage, table);
-    }
-    const { best, keys } = table;
     return line => {
-      if (line <= 0 || line >= best.length || keys[line] < 0) {
+      const op = index.lineOp(line);
+      if (op < 0) {
         return null;
       }
-      const key = this._keyList[keys[line]];
-      const mark = this.sourceMark(key);
+      let best: SourceKey | null = null;
+      let bestShare = 0;
+      for (const key of index.opSources(op)) {
+        const share = this.share(key);
+        if (share > bestShare) {
+          best = key;
+          bestShare = share;
+        }
+      }
+      const mark = best === null ? null : this.sourceMark(best);
       return mark && { ...mark, title: `tied to ${mark.title}` };
     };
   }
@@ -227,43 +232,8 @@ export class CostHeat {
     return `${path ? baseName(String(path)) : '?'}:${line}`;
   }
 
-  private _stageTable(index: StageIndex): {
-    best: Float64Array;
-    keys: Int32Array;
-  } {
-    if (!this._keyList.length) {
-      this._keyList = [...this._byKey.keys()];
-    }
-    const lit: Array<[number, number[]]> = [];
-    let max = 0;
-    this._keyList.forEach((key, k) => {
-      if (this.share(key) <= 0 || !this.links?.opsOf(key)) {
-        return;
-      }
-      const lines = index.linkedLines(key).ops;
-      if (lines.length) {
-        lit.push([k, lines]);
-        max = Math.max(max, lines[lines.length - 1]);
-      }
-    });
-    const best = new Float64Array(max + 1);
-    const keys = new Int32Array(max + 1).fill(-1);
-    for (const [k, lines] of lit) {
-      const share = this.share(this._keyList[k]);
-      for (const line of lines) {
-        if (share > best[line]) {
-          best[line] = share;
-          keys[line] = k;
-        }
-      }
-    }
-    return { best, keys };
-  }
-
   private _byKey = new Map<SourceKey, ILineFigures>();
-  private _keyList: SourceKey[] = [];
   private _marks = new Map<SourceKey, IHeatMark | null>();
-  private _stages = new Map<string, { best: Float64Array; keys: Int32Array }>();
 }
 
 // -- the panel ---------------------------------------------------------------------

@@ -217,6 +217,20 @@ export class StageIndex {
     return fr ? sourceKey(fr[0], fr[1]) : null;
   }
 
+  /** The source lines op `i` is tied to: its location's frames, innermost first. */
+  opSources(i: number): SourceKey[] {
+    const loc = this.data.ops.int('location', i);
+    const frames = loc === null ? undefined : this.links.prov.locations[loc];
+    const out: SourceKey[] = [];
+    for (const f of frames ?? []) {
+      const fr = this.links.prov.frames[f];
+      if (fr) {
+        out.push(sourceKey(fr[0], fr[1]));
+      }
+    }
+    return out;
+  }
+
   /** The innermost frame index of op `i`, or null. */
   opFrame(i: number): number | null {
     const loc = this.data.ops.int('location', i);
