@@ -405,10 +405,11 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
         memory=(lambda m: m.as_dict() if m else None)(
             failures.attempt("memory", compiled.memory_analysis)) if compiled else None,
     )
+    # What costs one more compile is kept with the models: another display of the same
+    # stages compiles no more.
+    kept = models.setdefault(stage_obj, {}) if models is not None and stage_obj else {}
     passes = None
     if "passes" in stages and run.lowered is not None and "passes" not in unavailable:
-        # Kept with the models: another display of the same stages compiles no more.
-        kept = models.setdefault(stage_obj, {}) if models is not None else {}
         passes = kept.get(("passes", pass_re, full))
         if passes is None:
             passes = failures.attempt("passes", lambda: _passes(run, provenance, pass_re, full))
@@ -416,7 +417,6 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
                 kept[("passes", pass_re, full)] = passes
     costs = None
     if "costs" in stages and compiled is not None and "costs" not in unavailable:
-        kept = models.setdefault(stage_obj, {}) if models is not None else {}
         costs = kept.get(("costs", full))
         if costs is None:
             costs = failures.attempt("costs", lambda: costs_data(run, provenance, full))
