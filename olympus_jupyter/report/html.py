@@ -25,8 +25,7 @@ from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
 
 from olympus_jupyter.highlight.render import highlight_lines, plain_lines
-from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, concat, fragment, h, join,
-                                           tags, template)
+from olympus_jupyter.report.markup import Markup, anchor_id, concat, fragment, h, join, tags
 from olympus_jupyter.report import cost_names
 from olympus_jupyter.report.costs_html import costs_section
 from olympus_jupyter.report.passes_html import passes_section
@@ -210,18 +209,30 @@ def _nested(folds: Iterable[Fold], limit: int) -> list[Fold]:
 
 # -- code blocks --------------------------------------------------------------------
 
-def _line_template(note=None):
-    """A numbered line of code (``code``: the highlighter's HTML), then ``note``."""
-    return template(h("span", {"class": Slot("cls"), "id": Slot("id")},
-                      h("span", {"class": "ol-n"}, Slot("number")),
-                      h("span", {"class": "ol-t"}, Slot("code")), note))
-
-
-#: A line alone, with a note saying where it came from, and with that note a link.
-_LINE = _line_template()
-_NOTED_LINE = _line_template(h("span", {"class": "ol-a"}, Slot("note")))
-_LINKED_LINE = _line_template(h("a", {"class": "ol-a", "href": Slot("href")}, Slot("note")))
+#: The gap between two runs of source lines that are not next to each other.
 _GAP = h("span", {"class": "ol-l ol-gap"}, h("span", {"class": "ol-n"}, "⋯"))
+
+
+def _mark_html(mark: LineMark | None) -> tuple[str, str]:
+    """A line's class and what follows its code (its note, a link where it has
+    one), made by the builder: a stage's lines share a few marks, so each is made
+    once (see :func:`code_block`)."""
+    if mark is None:
+        return "ol-l", ""
+    cls = "ol-l" if mark.color is None else f"ol-l ol-src{int(mark.color)}"
+    if not mark.note:
+        return cls, ""
+    if mark.href:
+        return cls, h("a", {"class": "ol-a", "href": mark.href}, mark.note)
+    return cls, h("span", {"class": "ol-a"}, mark.note)
+
+
+def _line(cls: str, line_id: str, number: int, code: str, tail: str) -> str:
+    """One numbered line. Only safe values come here: ``cls`` and ``tail`` from
+    :func:`_mark_html`, ``line_id`` made by :func:`anchor_id` (letters, digits, ``-``
+    and ``_``), ``number`` an int, ``code`` the highlighter's HTML (it escapes)."""
+    return (f'<span class="{cls}" id="{line_id}"><span class="ol-n">{number}</span>'
+            f'<span class="ol-t">{code}</span>{tail}</span>')
 
 
 def _line_html(line_id: str, number: int, code: str, mark: LineMark | None) -> Markup:
@@ -230,14 +241,8 @@ def _line_html(line_id: str, number: int, code: str, mark: LineMark | None) -> M
     >>> _line_html("ol1-olympuspr-L3", 3, "a", LineMark(2, "f.py:3 (<f>)", "#ol1-source-0-3"))
     Markup('<span class="ol-l ol-src2" id="ol1-olympuspr-L3"><span class="ol-n">3</span><span class="ol-t">a</span><a class="ol-a" href="#ol1-source-0-3">f.py:3 (&lt;f&gt;)</a></span>')
     """
-    cls = "ol-l" if mark is None or mark.color is None else f"ol-l ol-src{mark.color}"
-    code = Markup(code)
-    if mark is None or not mark.note:
-        return _LINE(cls=cls, id=line_id, number=number, code=code)
-    if mark.href:
-        return _LINKED_LINE(cls=cls, id=line_id, number=number, code=code, note=mark.note,
-                            href=mark.href)
-    return _NOTED_LINE(cls=cls, id=line_id, number=number, code=code, note=mark.note)
+    cls, tail = _mark_html(mark)
+    return Markup(_line(cls, anchor_id(line_id), int(number), code, tail))
 
 
 #: The tags around a fold, open or shut: its lines are added one by one in between.
@@ -260,11 +265,16 @@ def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int
     """
     shown = min(len(highlighted), limit)
     starts = {f.start: f for f in _nested(folds, shown)}
-    out: list[Markup] = [_CODE[0]]
+    out: list[str] = [_CODE[0]]
     closing: list[int] = []
     ids = anchor_id(uid, stage) + "-L"  # an id made by anchor_id, then digits, is one too
+    made: dict[LineMark | None, tuple[str, str]] = {}  # each mark's HTML, made once
     for number in range(1, shown + 1):
-        line = _line_html(f"{ids}{number}", number, highlighted[number - 1], marks.get(number))
+        mark = marks.get(number)
+        parts = made.get(mark)
+        if parts is None:
+            parts = made[mark] = _mark_html(mark)
+        line = _line(parts[0], f"{ids}{number}", number, highlighted[number - 1], parts[1])
         fold = starts.get(number)
         if fold is not None:
             out += _FOLD[fold.open][0], _SUMMARY[0], line, _SUMMARY[1]
@@ -276,7 +286,7 @@ def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int
             out.append(_FOLD[True][1])
     out.extend(_FOLD[True][1] for _ in closing)
     out.append(_CODE[1])
-    return out
+    return [Markup("".join(out))]  # each piece was escaped where it was made
 
 
 def _capped_note(total: int, shown: int, stage: str) -> Markup | None:
@@ -345,9 +355,8 @@ def source_section(report, uid: str, colors, callers) -> Pieces | None:
                         links.append(h("a", {"href": fragment(uid, rs, f"L{first}")}, label))
                     else:
                         links.append(label)
-            line = dict(cls=cls, id=anchor_id(uid, "source", fi, n), number=n,
-                        code=Markup(hl))  # hl: the highlighter's HTML
-            rows.append(_NOTED_LINE(**line, note=join(" · ", links)) if links else _LINE(**line))
+            tail = h("span", {"class": "ol-a"}, join(" · ", links)) if links else ""
+            rows.append(Markup(_line(cls, anchor_id(uid, "source", fi, n), n, hl, tail)))
         blocks += h("div", {"class": "file"}, src.path), h("div", {"class": "code"}, rows)
     if not blocks:
         body = h("p", {"class": "unavailable"}, "The source of this function could not be read.")
