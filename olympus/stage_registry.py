@@ -15,7 +15,7 @@ and in the provenance model alike.
 >>> [s.name for s in STAGES if s.default]
 ['source', 'olympuspr', 'stablehlo', 'hlo', 'compiled', 'cost', 'memory']
 >>> stage("compiled").title
-'Compiled HLO · after optimization'
+'Compiled HLO: after optimization'
 >>> [s.name for s in provenance_stages()]
 ['olympuspr', 'stablehlo', 'compiled', 'partitioned']
 """
@@ -84,22 +84,22 @@ def _hlo_text(lowered, debug_info: bool) -> str | None:
 
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("source", "Source", "source", "source", language="python", unit="lines"),
-    StageSpec("olympuspr", "olympuspr · traced program", "olympuspr", "program",
+    StageSpec("olympuspr", "olympuspr: traced program", "olympuspr", "program",
               step="trace", language="olympuspr", unit="equations",
               reader=readers.read_olympuspr),
-    StageSpec("stablehlo", "StableHLO · lowered program", "StableHLO", "program",
+    StageSpec("stablehlo", "StableHLO: lowered program", "StableHLO", "program",
               step="lower", language="stablehlo", reader=readers.read_stablehlo),
-    StageSpec("hlo", "HLO · compiler input", "HLO", "program", step="lower",
+    StageSpec("hlo", "HLO: compiler input", "HLO", "program", step="lower",
               language="hlo", unit="instructions", text=_hlo_text),
-    StageSpec("compiled", "Compiled HLO · after optimization", "compiled", "program",
+    StageSpec("compiled", "Compiled HLO: after optimization", "compiled", "program",
               step="compile", language="hlo", unit="instructions",
               reader=readers.read_compiled_hlo),
     StageSpec("partitioned", "HLO after SPMD partitioning", "partitioned", "program",
               step="compile", language="hlo", unit="instructions", default=False,
               reader=partitioning.read_partitioned_hlo),
-    StageSpec("passes", "XLA passes · what each pass did", "passes", "passes",
+    StageSpec("passes", "XLA passes: what each pass did", "passes", "passes",
               step="compile", language="hlo", unit="passes", default=False),
-    StageSpec("costs", "Where the cost goes · by line", "cost by line", "costs", step="compile",
+    StageSpec("costs", "Where the cost goes: by line", "cost by line", "costs", step="compile",
               unit="lines", default=False),
     StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile"),
     StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile"),

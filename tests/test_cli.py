@@ -38,8 +38,11 @@ def test_report_writes_a_standalone_page(project):
     # Its only scripts are the interactive view's: the report's data and the loader
     # (tests/test_standalone_view.py); the static HTML has none.
     assert page.count("<script") == page.count('<script type="application/json"') * 2 <= 2
+    import html
     import re
-    source = re.sub(r"<[^>]+>", "", page.split("Source · layer")[1].split("olympuspr ·")[0])
+    # The page is ASCII: "·" is written "&#183;".
+    source = html.unescape(re.sub(r"<[^>]+>", "", page)).split("Source · layer")[1]
+    source = source.split("olympuspr: traced program")[0]
     assert "hidden = x @ w" in source and "return jnp.tanh(hidden)" in source
     assert "stablehlo.dot_general" in page and "Memory analysis" in page
 

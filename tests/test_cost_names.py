@@ -217,7 +217,7 @@ def test_the_html_table_names_each_figure_keeps_its_key_and_explains_it(report):
 def test_the_text_form_names_the_figures_with_units_and_keys(report):
     figures(report)
     text = with_figures(report, {"odd\x1bkey": 1.0}).text()
-    assert "cost, XLA's estimate before → after optimization (lowered → compiled):" in text
+    assert "cost, XLA's estimate before -> after optimization (lowered -> compiled):" in text
     assert "floating-point operations" in text and "[flops]" in text
     assert "bytes accessed (read + written)" in text and "[bytes accessed]" in text
     assert "\x1b" not in text
@@ -233,7 +233,7 @@ def test_the_text_form_lists_a_few_figures_and_counts_the_rest():
     assert len(lines) == 1 + MAX_COST_LINES + 1
     assert "12 more" in lines[-1]
     # Only the figures there are: a lowering that was not compiled has one column.
-    assert "(lowered):" in lines[0] and "compiled" not in "".join(lines) and "→" not in lines[1]
+    assert "(lowered):" in lines[0] and "compiled" not in "".join(lines) and "->" not in lines[1]
     assert cost_lines(None, None) == []
 
 

@@ -186,7 +186,7 @@ def test_the_text_form_caps_the_lines_and_shows_the_compiler_made_row(report):
         dict(row, what="compiler-made", path=None, line=None, flops=0.0, bytes=64.0)]
     lines = costs_lines(costs, None)
     assert sum(l.startswith("    line ") for l in lines) == 5
-    assert "    … and 3 more lines: report.cost_by_line() gives each" in lines
+    assert "    ... and 3 more lines: report.cost_by_line() gives each" in lines
     assert any(l.startswith("    compiler-made") and "64 B" in l for l in lines)
     # Nothing compiler-made: no row.
     costs["lines"][-1] = dict(costs["lines"][-1], bytes=0.0)

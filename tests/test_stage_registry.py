@@ -52,7 +52,7 @@ def test_the_cli_takes_stages(tmp_path, capsys):
     out = tmp_path / "r.html"
     assert cli.main(["demo", "--stages", "source,olympuspr", "-o", str(out)]) == 0
     html = out.read_text()
-    assert "olympuspr · traced program" in html and "StableHLO · lowered program" not in html
+    assert "olympuspr: traced program" in html and "StableHLO: lowered program" not in html
     with pytest.raises(SystemExit) as exit_:
         cli.main(["demo", "--stages", "olympuspr,nope", "-o", str(out)])
     assert exit_.value.code == 2
@@ -166,7 +166,7 @@ def test_a_bundle_saved_by_the_previous_release_still_renders():
     assert again.stage_text("compiled") == report.stage_text("compiled")
     assert again.provenance.lines == report.provenance.lines
     html = again.html()
-    assert "Compiled HLO · after optimization" in html and "sine" in html
+    assert "Compiled HLO: after optimization" in html and "sine" in html
     assert again.to_json()["version"] == 2
 
 

@@ -15,7 +15,7 @@ them read as well.
 >>> data["schema"], data["version"], data["provenance"]["schema"]
 ('olympus.stages', 2, 'olympus.provenance')
 >>> [s["title"] for s in data["stage_table"]][:2]
-['Source', 'olympuspr · traced program']
+['Source', 'olympuspr: traced program']
 >>> fields_from_json(data)["name"]
 '<lambda>'
 """

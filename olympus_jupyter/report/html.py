@@ -25,7 +25,8 @@ from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
 
 from olympus_jupyter.highlight.render import highlight_lines, plain_lines
-from olympus_jupyter.report.markup import Markup, anchor_id, concat, fragment, h, join, tags
+from olympus_jupyter.report.markup import (Markup, anchor_id, ascii_html, concat, escape,
+                                           fragment, h, join, tags)
 from olympus_jupyter.report import cost_names
 from olympus_jupyter.report.costs_html import costs_section
 from olympus_jupyter.report.passes_html import passes_section
@@ -528,13 +529,15 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
             parts.append(costs_section(report, uid, full))
         else:
             parts.append(analyses[key](report, uid))
-    body = h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
-             h("style", None, Markup(STYLE)), parts)
+    # In ASCII (characters beyond it as references): see ascii_html.
+    body = ascii_html(h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
+                        h("style", None, Markup(STYLE)), parts))
     if not standalone:
         return concat(body, after) if after else body
     head = h("head", None, h("meta", {"charset": "utf-8"}),
              h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
-             h("title", None, f"Olympus report: {report.name}"), h("style", None, _PAGE_STYLE))
+             h("title", None, ascii_html(escape(f"Olympus report: {report.name}"))),
+             h("style", None, _PAGE_STYLE))
     return concat(Markup("<!DOCTYPE html>"),
                   h("html", {"lang": "en"}, head, h("body", None, body, after)))
 
@@ -586,9 +589,9 @@ font-size:var(--jp-code-font-size,12.5px);overflow-x:auto;padding:.3em 0;border-
 .olympus-report .ol-l:target{outline:2px solid var(--ol-link);outline-offset:-2px}
 .olympus-report details.ol-fold>summary{list-style:none;cursor:pointer;display:block}
 .olympus-report details.ol-fold>summary::-webkit-details-marker{display:none}
-.olympus-report details.ol-fold>summary .ol-n::before{content:"▾ ";color:var(--ol-muted)}
-.olympus-report details.ol-fold:not([open])>summary .ol-t::after{content:" … }";color:var(--ol-muted)}
-.olympus-report details.ol-fold:not([open])>summary .ol-n::before{content:"▸ "}
+.olympus-report details.ol-fold>summary .ol-n::before{content:"\\25BE  ";color:var(--ol-muted)}
+.olympus-report details.ol-fold:not([open])>summary .ol-t::after{content:" \\2026  }";color:var(--ol-muted)}
+.olympus-report details.ol-fold:not([open])>summary .ol-n::before{content:"\\25B8  "}
 .olympus-report .tab{border-collapse:collapse;margin:.5em .6em;font-variant-numeric:tabular-nums}
 .olympus-report .tab th,.olympus-report .tab td{border-bottom:1px solid var(--ol-border);padding:.2em .8em;text-align:right}
 .olympus-report .tab th:first-child{text-align:left;font-weight:400}

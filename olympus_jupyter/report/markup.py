@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["Markup", "escape", "h", "concat", "join", "tags", "Slot", "template", "anchor_id",
-           "fragment"]
+           "fragment", "ascii_html"]
 
 
 class Markup(str):
@@ -81,6 +81,22 @@ def escape(value: object) -> Markup:
     if isinstance(value, Markup):
         return value
     return Markup(_escape_attr(str(value)))
+
+
+def ascii_html(html: Markup) -> Markup:
+    """``html`` with every character outside ASCII written as a character reference
+    (``·`` as ``&#183;``): the same page. A kernel sends a display as one JSON text,
+    and one character outside ASCII anywhere in it makes Python build and encode all
+    of it at two or four bytes a character; in ASCII a report's display is sent in
+    two thirds of the time. Raw text (a ``<style>`` sheet, a script) reads no
+    references: the builder's are ASCII already.
+
+    >>> ascii_html(h("p", None, "a · b → ✓"))
+    Markup('<p>a &#183; b &#8594; &#10003;</p>')
+    """
+    if html.isascii():  # known without a look at the text
+        return html
+    return Markup(html.encode("ascii", "xmlcharrefreplace").decode("ascii"))
 
 
 # -- names -----------------------------------------------------------------------------

@@ -1,10 +1,14 @@
 """The ``text/plain`` form of a report: a few lines for terminals and logs.
 
+It is ASCII ("->", "..."), as is the HTML form, so that a kernel sends the display
+quickly (see :func:`olympus_jupyter.report.markup.ascii_html`); what the program
+itself names (a path, a function) is shown as it is.
+
 >>> from olympus_jupyter import inspect
 >>> print(render_text(inspect(lambda x: x * 2, 1.0)))  # doctest: +ELLIPSIS
 Olympus report: <lambda> for ...
-  olympuspr 1 equations · stablehlo ... ops · compiled ... instructions
-  trace ... ms · lower ... ms · compile ... ms
+  olympuspr 1 equations, stablehlo ... ops, compiled ... instructions
+  trace ... ms, lower ... ms, compile ... ms
   ...
 """
 from __future__ import annotations
@@ -26,16 +30,21 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
+def _ascii_figure(text: str) -> str:
+    """A figure as the HTML shows it, in ASCII: ``-`` for none, ``us`` for µs."""
+    return text.replace("\u2014", "-").replace("\u00b5", "u")
+
+
 def cost_lines(lowered, compiled, limit: int = MAX_COST_LINES) -> list[str]:
-    """XLA's cost figures named for people, before → after optimization (or the one
+    """XLA's cost figures named for people, before -> after optimization (or the one
     of the two there is), each with its unit and XLA's key in brackets; ``[]`` when
     there are none.
 
     >>> print("\\n".join(cost_lines({"flops": 192.0, "bytes accessed0{}": 2048.0},
     ...                              {"flops": 192.0, "bytes accessed0{}": 1024.0})))
-      cost, XLA's estimate before → after optimization (lowered → compiled):
-        floating-point operations  192 flops          → 192 flops          [flops]
-        bytes read from operand 0  2.0 KiB (2,048 B)  → 1.0 KiB (1,024 B)  [bytes accessed0{}]
+      cost, XLA's estimate before -> after optimization (lowered -> compiled):
+        floating-point operations  192 flops          -> 192 flops          [flops]
+        bytes read from operand 0  2.0 KiB (2,048 B)  -> 1.0 KiB (1,024 B)  [bytes accessed0{}]
     >>> print("\\n".join(cost_lines({"utilization1{}": 2.0}, None)))
       cost, XLA's estimate before optimization (lowered):
         utilization of operand 1  2  [utilization1{}]
@@ -47,21 +56,22 @@ def cost_lines(lowered, compiled, limit: int = MAX_COST_LINES) -> list[str]:
     rows = []
     for key in keys[:limit]:
         name = cost_names.describe(key)
-        rows.append([_printable(name.label), *(name.format(t.get(key)) for t in columns),
+        rows.append([_printable(name.label), *(_ascii_figure(name.format(t.get(key)))
+                                               for t in columns),
                      f"[{_printable(key)}]" if name.known else ""])
     widths = [min(max(len(r[i]) for r in rows), 40) for i in range(len(rows[0]) - 1)]
     if lowered is not None and compiled is not None:
-        title = "before → after optimization (lowered → compiled)"
+        title = "before -> after optimization (lowered -> compiled)"
     else:
         title = "before optimization (lowered)" if lowered is not None else \
             "after optimization (compiled)"
     out = [f"  cost, XLA's estimate {title}:"]
     for row in rows:
         cells = [f"{c:<{w}}" for c, w in zip(row, widths)]
-        out.append(("    " + "  ".join(cells[:2]) + "".join(f"  → {c}" for c in cells[2:])
+        out.append(("    " + "  ".join(cells[:2]) + "".join(f"  -> {c}" for c in cells[2:])
                     + f"  {row[-1]}").rstrip())
     if len(keys) > limit:
-        out.append(f"    … and {len(keys) - limit} more: report.html() names every figure")
+        out.append(f"    ... and {len(keys) - limit} more: report.html() names every figure")
     return out
 
 
@@ -77,22 +87,22 @@ def pass_lines(passes, model, limit: int = MAX_JOURNEY_LINES) -> list[str]:
     ...             "instructions": 2}], "journeys": [{"file": 0, "line": 4,
     ...             "start": [{"label": "sin.3", "opcode": "sine"}], "end": [],
     ...             "events": [{"pass": "cse", "kind": "removed"}]}]}, None)
-    ['  passes: 1 of 1 steps changed the module; 3 → 2 instructions', '    line 4: sin.3 (sine) → nothing (removed)  [cse (removed)]']
+    ['  passes: 1 of 1 steps changed the module; 3 -> 2 instructions', '    line 4: sin.3 (sine) -> nothing (removed)  [cse (removed)]']
     """
     if not passes:
         return []
     changed, first, last = counts(passes)
     out = [f"  passes: {changed} of {len(passes['rows'])} steps changed the module; "
-           f"{first:,} → {last:,} instructions"]
+           f"{first:,} -> {last:,} instructions"]
     for j in passes["journeys"][:limit]:
         where = f"line {j['line']}"
         if model is not None and 0 <= j["file"] < len(model.files) and j["file"] != \
                 model.function.file:
             where = f"{os.path.basename(model.files[j['file']].path)}:{j['line']}"
         start, end, decided = line_summary(j)
-        out.append(_printable(f"    {where}: {start} → {end}  [{decided}]"))
+        out.append(_printable(f"    {where}: {start} -> {end}  [{decided}]"))
     if len(passes["journeys"]) > limit:
-        out.append(f"    … and {len(passes['journeys']) - limit} more lines: "
+        out.append(f"    ... and {len(passes['journeys']) - limit} more lines: "
                    f"report.journey(line) gives each")
     return out
 
@@ -167,7 +177,7 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
             where += f" ({os.path.basename(str(name)) or name})"
         out.append(_printable(f"    {where}: {figures(r)}"))
     if len(lines) > limit:
-        out.append(f"    … and {len(lines) - limit} more lines: report.cost_by_line() "
+        out.append(f"    ... and {len(lines) - limit} more lines: report.cost_by_line() "
                    f"gives each")
     for r in rows:
         if r.get("what") == "compiler-made" and any(
@@ -178,7 +188,7 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
         out.append(f"    collectives: {len(found)}")
         out.extend(_printable(f"      {c.get('text', '')}") for c in found[:MAX_COLLECTIVES])
         if len(found) > MAX_COLLECTIVES:
-            out.append(f"      … and {len(found) - MAX_COLLECTIVES} more: "
+            out.append(f"      ... and {len(found) - MAX_COLLECTIVES} more: "
                        f"report.collectives() gives each")
     return out
 
@@ -194,9 +204,9 @@ def render_text(report) -> str:
         elif spec.name in report.unavailable and spec.name in report.stages:
             counts.append(f"{spec.name} unavailable")
     if counts:
-        lines.append("  " + " · ".join(counts))
+        lines.append("  " + ", ".join(counts))
     if report.timings:
-        lines.append("  " + " · ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items()))
+        lines.append("  " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items()))
     peak = (report.analyses.memory or {}).get("peak_memory_in_bytes")
     if peak is not None:
         lines.append(f"  peak memory {format_bytes(peak)}")

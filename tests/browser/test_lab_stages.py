@@ -217,7 +217,7 @@ def test_a_diff_of_a_version_1_and_a_version_2_report(page, lab, mixed_diff_nb):
         "compiled"
     panel = diff.locator('[data-stage-panel="compiled"]')
     assert panel.locator(".olympus-panel-title").inner_text() == \
-        "Compiled HLO · after optimization"
+        "Compiled HLO: after optimization"
     assert "f32[4,4]" in panel.locator(".cm-mergeView").inner_text()
     diff.locator('[role="tab"][data-stage="hlo"]').click()
     merge = diff.locator('[data-stage-panel="hlo"] .cm-mergeView')

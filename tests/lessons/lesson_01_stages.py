@@ -11,7 +11,7 @@ def shows(nb, code):
     first = reports[0]
     assert first[MEDIA]["schema"] == "olympus.stages"
     assert first[MEDIA]["provenance"]["function"]["name"] == "f"
-    assert "Source · f" in first["text/html"] and "Olympus report: f" in first["text/plain"]
+    assert "Source &#183; f" in first["text/html"] and "Olympus report: f" in first["text/plain"]
     static, tpu = reports[1][MEDIA], reports[2][MEDIA]
     assert "dense<14>" in static["provenance"]["stages"]["stablehlo"]["text"]
     assert tpu["platforms"] == ["tpu"] and "lowered for tpu" in tpu["unavailable"]["compiled"]
