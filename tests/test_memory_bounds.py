@@ -26,15 +26,30 @@ def test_cached_reports_keep_no_function_alive():
 
 def test_many_distinct_functions_stay_within_the_cache_size():
     cache = ReportCache(size=8)
-    refs = []
+    kept, refs = [], []
     for k in range(40):
         f = make_function(k)
+        kept.append(f)  # alive: their reports may be asked for again
         refs.append(weakref.ref(f))
         inspect(f, jnp.ones(2), cache=cache)
-    del f
-    gc.collect()
     assert len(cache) == 8
-    assert sum(r() is not None for r in refs) == 0
+    del f
+    kept.clear()
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0  # the cache keeps no function alive
+    # The reports of functions that are gone are forgotten at the next report.
+    again = make_function(99)
+    inspect(again, jnp.ones(2), cache=cache)
+    assert len(cache) == 1
+
+
+def test_a_function_defined_again_leaves_one_report_behind():
+    # A cell that defines f and inspects it, run five times: one report stays.
+    cache = ReportCache(size=8)
+    for k in range(5):
+        f = make_function(k)
+        inspect(f, jnp.ones(2), cache=cache)
+    assert len(cache) == 1
 
 
 def test_the_inspectors_history_is_bounded_in_entries_and_bytes():

@@ -33,10 +33,25 @@ from olympus_jupyter.staging.runner import StagingError, run_stages, timed_out
 class ReportCache(LRU):
     """The last ``size`` reports, keyed by function, abstract signature and options.
 
+    The function is held weakly (:func:`signature_key`): once it is gone (a cell
+    that defines it again, say) its reports are forgotten at the next report put,
+    rather than held until ``size`` newer ones push them out.
+
     >>> cache = ReportCache(size=2)
+    >>> def f(x):
+    ...     return x
+    >>> cache.put(signature_key(f, (1.0,), {}, {}), "report of f")
     >>> len(cache)
-    0
+    1
+    >>> del f
+    >>> cache.put(signature_key(abs, (1.0,), {}, {}), "report of abs")
+    >>> len(cache)
+    1
     """
+
+    def stale(self, key) -> bool:
+        held = key[0]
+        return isinstance(held, weakref.ref) and held() is None
 
 
 #: The cache ``inspect`` uses unless given another (``cache=False`` or ``None``

@@ -45,10 +45,18 @@ class LRU:
         self._entries.move_to_end(key)
         return self._entries[key]
 
+    def stale(self, key) -> bool:
+        """Whether the value under ``key`` can never be asked for again (forgotten at
+        the next :meth:`put`); a table whose keys refer to objects weakly says when."""
+        return False
+
     def put(self, key, value) -> None:
-        """Keeps ``value`` under ``key``, forgetting the least recently used past ``size``."""
+        """Keeps ``value`` under ``key``, forgetting the least recently used past
+        ``size``, and the values that are :meth:`stale`."""
         if not _usable(key):
             return
+        for old in [k for k in self._entries if self.stale(k)]:
+            del self._entries[old]
         self._entries[key] = value
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
