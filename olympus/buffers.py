@@ -46,7 +46,7 @@ from typing import Any
 
 from olympus.passes import dumped_compile
 from olympus.provenance.hlo import hlo_stage
-from olympus.provenance.sources import SourceTable
+from olympus.provenance.sources import SourceTable, SourceTables
 
 __all__ = ["Buffer", "LineBytes", "Allocation", "PeakMemory", "PeakDump", "peak_memory",
            "read_peak_memory", "compile_with_peak", "lines_by_label", "KINDS"]
@@ -281,12 +281,14 @@ def _read_live_range(text: str):
     return sequence, at, live
 
 
-def lines_by_label(stage, table: SourceTable) -> dict[str, tuple[tuple[str, int], ...]]:
+def lines_by_label(stage, table: SourceTable | SourceTables
+                   ) -> dict[str, tuple[tuple[str, int], ...]]:
     """Per instruction of the entry computation (and of computations it calls
     that are not fusions) of an optimized HLO stage (:func:`hlo_stage`), the user
     lines that made its result: its own metadata's innermost frame, then its fused
     instructions' (the fusion's root first). A caller that has the stage parsed
-    already (the report) gives it, and the module is read once."""
+    already (the report's model, with its :meth:`~olympus.provenance.Provenance.source_tables`)
+    gives it, and the module is read once."""
     def where(op) -> tuple[str, int] | None:
         if op.location is None:
             return None

@@ -141,9 +141,10 @@ def cost_by_line(compiled, *, parsed=None) -> CostByLine:
     >>> [row.transcendentals for row in cost_by_line(c).lines]
     [32.0]
 
-    ``parsed``: ``(stage, table)``, the :func:`~olympus.provenance.hlo.hlo_stage`
-    of ``compiled.as_text()`` and its source table, for a caller that has read it
-    already (the module is then not read again).
+    ``parsed``: ``(stage, tables)``, the :func:`~olympus.provenance.hlo.hlo_stage`
+    of ``compiled.as_text()`` and its source table (or a provenance model's
+    ``compiled`` stage and :meth:`~olympus.provenance.Provenance.source_tables`),
+    for a caller that has read it already (the module is then not read again).
     """
     jax_compiled = getattr(compiled, "_jax", compiled)
     text = parsed[0].text if parsed is not None else jax_compiled.as_text()

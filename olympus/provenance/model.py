@@ -24,6 +24,7 @@ from olympus import stage_registry
 from olympus.provenance import serialize
 from olympus.provenance.parts import (Computation, Frame, FunctionInfo, Location, Op,
                                       SourceFile, SourceLine, Stage, op_id, parse_op_id)
+from olympus.provenance.sources import SourceTables
 
 #: The stages a model may hold, in compilation order: the registry's linked stages.
 STAGES = tuple(s.name for s in stage_registry.provenance_stages())
@@ -76,6 +77,23 @@ class Provenance:
                 f"This model has no {name!r} stage; it holds "
                 f"{', '.join(self.stage_names) or 'no stage'}. Build it from a later "
                 f"stage (e.g. build(compiled)) to get more stages.") from None
+
+    def source_tables(self) -> SourceTables:
+        """The files (their paths), frames and call stacks the ops' locations index, as
+        the :class:`~olympus.provenance.sources.SourceTable` that read them held them:
+        for readers of a stage's locations (the cost by line, the peak's buffers) that
+        take the stage as the model read it, rather than read the program again.
+
+        >>> def f(x):
+        ...     return jnp.cos(x) + 1
+        >>> model = olympus.provenance.build(olympus.jit(f), 1.0)
+        >>> tables = model.source_tables()
+        >>> op = model.stages['olympuspr'].ops[0]
+        >>> frame = tables.frames[tables.locations[op.location].frames[0]]
+        >>> tables.files[frame.file] == model.files[model.function.file].path
+        True
+        """
+        return SourceTables(tuple(f.path for f in self.files), self.frames, self.locations)
 
     def op(self, ident: str) -> Op:
         """The op with id ``ident`` (``'compiled:3'``)."""

@@ -16,6 +16,7 @@ run user code (IPython, pytest...) are not the user's: they are left out.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import linecache
@@ -161,6 +162,27 @@ class SourceTable:
         for i, extra in (extra_ranges or {}).items():
             ranges.setdefault(i, []).extend(extra)
         return tuple(read_source(path, ranges.get(i, ())) for i, path in enumerate(self.files))
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceTables:
+    """The tables of a :class:`SourceTable`, read-only: file paths, frames and call
+    stacks, indexed as a stage's ops refer to them. What reads an op's location
+    (:func:`olympus.buffers.lines_by_label`, :func:`olympus.line_costs.cost_by_line`)
+    takes either; a provenance model gives its own
+    (:meth:`~olympus.provenance.Provenance.source_tables`), so that a stage it holds
+    is not read again.
+
+    >>> table = SourceTable()
+    >>> at = table.location([("/home/me/model.py", 3, 4, 3, 10, "f")])
+    >>> tables = SourceTables(tuple(table.files), tuple(table.frames), tuple(table.locations))
+    >>> frame = tables.frames[tables.locations[at].frames[0]]
+    >>> tables.files[frame.file], frame.line
+    ('/home/me/model.py', 3)
+    """
+    files: tuple[str, ...]
+    frames: tuple[Frame, ...]
+    locations: tuple[Location, ...]
 
 
 def compose(own: tuple[RawFrame, ...], caller: tuple[RawFrame, ...]) -> tuple[RawFrame, ...]:

@@ -30,8 +30,6 @@ from olympus.provenance import build as build_provenance
 from olympus.provenance.build import Reading, read_before_compile
 from olympus.passes import pass_pipeline
 from olympus.buffers import lines_by_label, peak_memory
-from olympus.provenance.hlo import hlo_stage
-from olympus.provenance.sources import SourceTable
 from olympus.collectives import collectives
 from olympus.line_costs import cost_by_line
 from olympus_jupyter.report import bundle, cells, costs_view
@@ -441,10 +439,15 @@ def _passes(run: StagedRun, provenance: Provenance | None, pass_re: str, full: b
 def costs_data(run: StagedRun, provenance: Provenance | None, full: bool = False):
     """The ``costs`` stage: the cost by line of the compiled program, its peak (read
     from the dumps of its compile, else from one more compile) and collectives.
-    The optimized module is read once, for the costs and the peak's lines."""
-    text = run.compiled.as_text()
-    table = SourceTable()
-    parsed = (hlo_stage(text, table, name="compiled"), table) if text is not None else None
+    The optimized module is the one the report's model read (a model of its own
+    where the report shows neither StableHLO nor the compiled program), read once
+    for the costs, the peak's lines and the collectives."""
+    model = provenance
+    if model is None or not {"stablehlo", "compiled"} <= set(model.stages):
+        # The collectives' lines and shardings are read from a model of its own.
+        model = build_provenance(run.compiled, stages=("stablehlo", "compiled"))
+    parsed = (model.stages["compiled"], model.source_tables()) \
+        if "compiled" in model.stages else None
     peak, unread = None, run.peak_unread
     try:
         if run.peak is not None:
@@ -454,11 +457,6 @@ def costs_data(run: StagedRun, provenance: Provenance | None, full: bool = False
     except Exception as e:  # noqa: BLE001 - the rest of the stage stands
         unread = f"the buffer assignment could not be read: {e}"
     files = [f.path for f in provenance.files] if provenance is not None else []
-    model = provenance
-    if model is None or not {"stablehlo", "compiled"} <= set(model.stages):
-        # The report shows other stages: the collectives' lines and shardings are read
-        # from a model of its own.
-        model = build_provenance(run.compiled, stages=("stablehlo", "compiled"))
     found = collectives(model)
     callers = {(model.files[f].path, line) for f, line in caller_lines(model)}
     return costs_view.costs_json(run.compiled, cost_by_line(run.compiled, parsed=parsed),
