@@ -25,6 +25,8 @@ from notebook_outputs import MEDIA, WIDGET, errors, text
 from lessons import lesson_data
 from notebook_runner import run_notebook
 
+from olympus_jupyter.teaching.student import without_solution
+
 # nbgrader's gradebook warns of its own session handling while autograding.
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 
@@ -32,7 +34,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 INDEX = "00_course"
 LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != INDEX)
-STUB = 'raise NotImplementedError("not implemented yet")'
 
 
 def read(name):
@@ -53,16 +54,6 @@ def check_cells(nb):
 
 def other_cells(nb):
     return [c for c in nb.cells if c.cell_type == "code" and not grading(c).get("grade")]
-
-
-def with_region(source: str, body: str) -> str:
-    """``source`` with its solution region replaced by ``body`` (indented as the region
-    is), as nbgrader replaces it with its stub."""
-    lines = source.split("\n")
-    begin = next(i for i, line in enumerate(lines) if "### BEGIN SOLUTION" in line)
-    end = next(i for i, line in enumerate(lines) if "### END SOLUTION" in line)
-    indent = re.match(r"\s*", lines[begin]).group(0)
-    return "\n".join(lines[:begin] + [indent + b for b in body.split("\n")] + lines[end + 1:])
 
 
 # -- the notebooks' structure (no kernel) ------------------------------------------------
@@ -159,7 +150,7 @@ def test_lesson_checks_explain_planted_wrong_answers(lesson, tmp_path):
     nb = read(lesson)
     wrong = lesson_data(lesson).WRONG
     for cell in solution_cells(nb):
-        cell.source = with_region(cell.source, wrong[grading(cell)["grade_id"]][0])
+        cell.source = without_solution(cell.source, wrong[grading(cell)["grade_id"]][0])
     nb = run_notebook(nb, tmp_path, allow_errors=True)
     assert not [e for c in other_cells(nb) for e in errors(c)]
     for solution, check in zip(solution_cells(nb), check_cells(nb)):
@@ -239,7 +230,8 @@ def test_the_student_version_has_the_stubs_and_no_solution(lesson, course):
         return [c.source for c in other_cells(nb) if not grading(c).get("solution")]
     assert unchanged(student) == unchanged(source)
     for mine, theirs in zip(solution_cells(source), solution_cells(student)):
-        assert theirs.source == with_region(mine.source, f"# your code here\n{STUB}")
+        # nbgrader writes the stub olympus_jupyter.teaching.student writes
+        assert theirs.source == without_solution(mine.source)
     for cell in student.cells:
         if grading(cell).get("locked"):
             assert cell.metadata["editable"] is False and cell.metadata["deletable"] is False

@@ -46,9 +46,10 @@ def _grading(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def without_solution(source: str) -> str:
-    """``source`` with each solution region replaced by :data:`STUB`, indented as the
-    region's first marker is (what nbgrader's ``ClearSolutions`` does to code).
+def without_solution(source: str, body: str = STUB) -> str:
+    """``source`` with each solution region replaced by ``body`` (:data:`STUB`),
+    indented as the region's first marker is (what nbgrader's ``ClearSolutions`` does
+    to code; the tests put other answers there the same way).
 
     >>> print(without_solution("def g():\\n    ### BEGIN SOLUTION\\n    return 1\\n    ### END SOLUTION\\n# after"))
     def g():
@@ -65,7 +66,7 @@ def without_solution(source: str) -> str:
                 raise ValueError(f"a solution region opens inside another: {line.strip()!r}")
             inside = True
             indent = re.match(r"\s*", line).group(0)
-            out.extend(indent + stub for stub in STUB.split("\n"))
+            out.extend(indent + line for line in body.split("\n"))
         elif _END in line:
             if not inside:
                 raise ValueError(f"a solution region closes that was not open: {line.strip()!r}")
