@@ -6,7 +6,9 @@ the source line it came from. Long regions and computations fold (``<details>``)
 long stage texts are capped unless ``full=True``. Light and dark themes come from
 CSS variables, following JupyterLab's when present. Every element is made by the
 builder of :mod:`.markup`, which escapes whatever comes from the user's program or
-a report's JSON; links only point inside the page.
+a report's JSON; links only point inside the page. The one exception is a numbered
+line of code (:func:`_line`), written directly from pieces the builder made or that
+are safe by construction, since a stage has thousands.
 
 >>> from olympus_jupyter import inspect
 >>> html = render_html(inspect(lambda x: x * 2, 1.0))
@@ -229,21 +231,17 @@ def _mark_html(mark: LineMark | None) -> tuple[str, str]:
 
 
 def _line(cls: str, line_id: str, number: int, code: str, tail: str) -> str:
-    """One numbered line. Only safe values come here: ``cls`` and ``tail`` from
-    :func:`_mark_html`, ``line_id`` made by :func:`anchor_id` (letters, digits, ``-``
-    and ``_``), ``number`` an int, ``code`` the highlighter's HTML (it escapes)."""
+    """One numbered line, written directly (a stage has thousands). Only safe values
+    come here: ``cls`` and ``tail`` from :func:`_mark_html`, ``line_id`` made by
+    :func:`anchor_id` (letters, digits, ``-`` and ``_``), ``number`` an int,
+    ``code`` the highlighter's HTML (it escapes).
+
+    >>> cls, tail = _mark_html(LineMark(2, "f.py:3 (<f>)", "#ol1-source-0-3"))
+    >>> _line(cls, "ol1-olympuspr-L3", 3, "a", tail)
+    '<span class="ol-l ol-src2" id="ol1-olympuspr-L3"><span class="ol-n">3</span><span class="ol-t">a</span><a class="ol-a" href="#ol1-source-0-3">f.py:3 (&lt;f&gt;)</a></span>'
+    """
     return (f'<span class="{cls}" id="{line_id}"><span class="ol-n">{number}</span>'
             f'<span class="ol-t">{code}</span>{tail}</span>')
-
-
-def _line_html(line_id: str, number: int, code: str, mark: LineMark | None) -> Markup:
-    """One numbered line; ``code`` is the highlighter's HTML (it escapes its text).
-
-    >>> _line_html("ol1-olympuspr-L3", 3, "a", LineMark(2, "f.py:3 (<f>)", "#ol1-source-0-3"))
-    Markup('<span class="ol-l ol-src2" id="ol1-olympuspr-L3"><span class="ol-n">3</span><span class="ol-t">a</span><a class="ol-a" href="#ol1-source-0-3">f.py:3 (&lt;f&gt;)</a></span>')
-    """
-    cls, tail = _mark_html(mark)
-    return Markup(_line(cls, anchor_id(line_id), int(number), code, tail))
 
 
 #: The tags around a fold, open or shut: its lines are added one by one in between.
