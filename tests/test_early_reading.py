@@ -25,6 +25,8 @@ def _report(early):
     if early is not None:  # read while the program compiled
         assert early.reading is not None and sorted(early.reading.made) == [
             "olympuspr", "stablehlo"]
+        # ... and so were the compiler input's text and the lowered cost analysis.
+        assert list(early.texts) == ["hlo"] and early.cost_lowered
     return build_report(run, stages=STAGES, early=early)
 
 
@@ -59,6 +61,14 @@ def test_report_read_beside_the_compile_is_the_same():
     assert with_early.failure is None
     assert _first_difference(_data(with_early), _data(without)) is None
     assert with_early.texts["hlo"] == without.texts["hlo"]
+
+
+def test_a_reading_of_another_run_is_not_taken():
+    early = EarlyReading(STAGES)
+    run_stages(_mlp, ARGS, beside_compile=early)  # read from this run's lowering
+    other = run_stages(_mlp, ARGS)
+    early.texts["hlo"] = "not this run's text"
+    assert build_report(other, stages=STAGES, early=early).texts["hlo"] != "not this run's text"
 
 
 def test_the_reading_is_used_only_for_its_own_lowering_and_stages():

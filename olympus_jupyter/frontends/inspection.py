@@ -218,7 +218,8 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     found = cache.get(key) if cache is not None else None
     if found is not None:
         return found
-    early = EarlyReading(stages)  # read while XLA compiles, which releases the GIL
+    # Read while XLA compiles, which releases the GIL.
+    early = EarlyReading(stages, debug_info=options.debug_info)
     with _progress(progress) as shown:
         run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
                          static_argnames=options.static_argnames, platforms=options.platforms,

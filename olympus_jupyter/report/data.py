@@ -8,9 +8,13 @@ the analyses a report holds. Imports nothing of the report layer, so every form
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["MEDIA_TYPE", "SCHEMA", "VERSION", "Analyses"]
+import orjson
+
+__all__ = ["MEDIA_TYPE", "SCHEMA", "VERSION", "Analyses", "compact_json"]
 
 MEDIA_TYPE = "application/vnd.olympus.stages+json"
 SCHEMA = "olympus.stages"
@@ -26,3 +30,26 @@ class Analyses:
     cost_lowered: Mapping[str, float] | None = None
     cost_compiled: Mapping[str, float] | None = None
     memory: Mapping[str, int] | None = None
+
+
+def compact_json(data: Any) -> str:
+    """``data`` as compact JSON text in ASCII: what the HTML form embeds and the output
+    cap measures. orjson writes it (as jupyter_client's ``Session`` serializes a
+    kernel's messages where orjson is installed, so the two agree); where the text
+    holds characters beyond ASCII, or orjson refuses the data (a key that is not a
+    string, an integer beyond 64 bits), the standard library writes it, with
+    ``\\u`` escapes.
+
+    >>> compact_json({"name": "f", "sizes": [1, 2.5], "none": None})
+    '{"name":"f","sizes":[1,2.5],"none":null}'
+    >>> text = compact_json({"name": "\u00fcber"})
+    >>> text.isascii(), json.loads(text) == {"name": "\u00fcber"}
+    (True, True)
+    """
+    try:
+        text = orjson.dumps(data).decode()
+    except TypeError:  # orjson.JSONEncodeError: what it cannot write
+        text = None
+    if text is None or not text.isascii():
+        text = json.dumps(data, separators=(",", ":"))
+    return text

@@ -26,13 +26,12 @@ True
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from olympus import stage_registry
 from olympus.provenance.clip import clip, clip_text, line_count, longest_line
-from olympus_jupyter.report.data import MEDIA_TYPE
+from olympus_jupyter.report.data import MEDIA_TYPE, compact_json
 from olympus_jupyter.report.html import MAX_LINES
 from olympus_jupyter.report.interactive import live_tail, tail_size
 from olympus_jupyter.report.markup import Markup
@@ -54,7 +53,7 @@ _ROUNDS = 8
 def output_size(forms: Mapping[str, Any]) -> int:
     """Bytes the forms take in a saved notebook (JSON for data, UTF-8 for text)."""
     return sum(len(form.encode("utf-8")) if isinstance(form, str)
-               else len(json.dumps(form, separators=(",", ":")).encode("utf-8"))
+               else len(compact_json(form))  # ASCII: a character is a byte
                for form in forms.values())
 
 

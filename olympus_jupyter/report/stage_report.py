@@ -19,7 +19,7 @@ cannot exist on this machine). Its display bundle has three forms:
 from __future__ import annotations
 
 import dataclasses
-import json
+import math
 import os
 from collections.abc import Mapping, MutableMapping
 from typing import Any
@@ -35,7 +35,7 @@ from olympus.line_costs import cost_by_line
 from olympus_jupyter.report import bundle, cells, costs_view
 from olympus_jupyter.report.passes_view import passes_json
 from olympus_jupyter.report import interactive as interactive_view
-from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses
+from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import caller_lines, render_html
 from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report.output_cap import capped_forms
@@ -96,8 +96,7 @@ class StageReport:
     def to_json_text(self) -> str:
         """:meth:`to_json` as compact JSON text (ASCII), made once: what a notebook
         saves of the data, measured by the output cap and embedded in the HTML."""
-        return self._memoized("json-text", lambda: json.dumps(
-            self.form(MEDIA_TYPE), separators=(",", ":")))
+        return self._memoized("json-text", lambda: compact_json(self.form(MEDIA_TYPE)))
 
     def html(self, *, full: bool | None = None, standalone: bool = False,
              interactive: bool | None = None, highlight: bool | None = None) -> str:
@@ -260,13 +259,16 @@ class StageReport:
 
 
 def _jsonable_cost(cost) -> dict[str, float] | None:
+    """XLA's cost figures as plain floats; a figure that is not a finite number (which
+    JSON cannot hold) is left out."""
     if not cost:
         return None
     if isinstance(cost, (list, tuple)):  # older backends: one dict per device
         cost = cost[0] if cost else None
         if not cost:
             return None
-    return {str(k): float(v) for k, v in cost.items()}
+    figures = {str(k): float(v) for k, v in cost.items()}
+    return {k: v for k, v in figures.items() if math.isfinite(v)}
 
 
 def _lowered_cost(lowered, failures, unavailable):
@@ -302,37 +304,56 @@ class _Failures:
 @dataclasses.dataclass
 class EarlyReading:
     """The part of a report read while XLA compiles its program: the provenance of
-    the traced and lowered stages, and the HLO the compiler takes (for its text and
-    the lowered cost analysis). Give it to :func:`~olympus_jupyter.staging.run_stages`
-    as ``beside_compile``, then to :func:`build_report` as ``early``: the report is
-    the same as without it, made sooner.
+    the traced and lowered stages, the HLO the compiler takes and its text (the
+    text stages that lowering makes), and the lowered cost analysis. Give it to
+    :func:`~olympus_jupyter.staging.run_stages` as ``beside_compile``, then to
+    :func:`build_report` as ``early``: the report is the same as without it, made
+    sooner. What the thread could not make, :func:`build_report` makes (and reports
+    the failure of) as it would without it.
 
     >>> from olympus_jupyter.staging import run_stages
-    >>> early = EarlyReading(("olympuspr", "stablehlo", "compiled"))
+    >>> early = EarlyReading(("olympuspr", "stablehlo", "hlo", "compiled"))
     >>> run = run_stages(lambda x: x * 2, (1.0,), beside_compile=early)
-    >>> sorted(early.reading.made)
-    ['olympuspr', 'stablehlo']
+    >>> sorted(early.reading.made), sorted(early.texts)
+    (['olympuspr', 'stablehlo'], ['hlo'])
     >>> build_report(run, early=early).provenance.stage_names
     ('olympuspr', 'stablehlo', 'compiled')
     """
     stages: tuple[str, ...]
+    debug_info: bool = True
     reading: Reading | None = None
+    #: The texts of the stages made by lowering that have one (``hlo``), by name.
+    texts: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: The lowered program's cost analysis, once made.
+    cost_lowered: Any = None
+    #: The ``Lowered`` all of it was read from.
+    lowered: Any = None
 
     def __call__(self, run: StagedRun):
         """The work to do beside the compile of ``run.lowered`` (what touches the
         MLIR module is taken here, before the compile starts), or None."""
         if run.lowered is None:
             return None
+        lowered = self.lowered = run.lowered
         try:
-            read = read_before_compile(run.lowered, _linked(self.stages))
-            make_hlo = run.lowered._hlo_later()
+            read = read_before_compile(lowered, _linked(self.stages))
+            make_hlo = lowered._hlo_later()
         except Exception:  # noqa: BLE001 - made again, and reported, by build_report
             return None
+        texts = [spec for spec in map(stage_registry.stage, self.stages)
+                 if spec.text is not None and spec.step == "lower"]
 
         def work():
             make_hlo()
             self.reading = read()
+            for spec in texts:  # from the HLO module made above: no MLIR touched
+                self.texts[spec.name] = spec.text(lowered, self.debug_info)
+            self.cost_lowered = lowered.cost_analysis()
         return work
+
+    def of(self, run: StagedRun) -> "EarlyReading | None":
+        """This reading, if it was read from ``run``'s lowering, else None."""
+        return self if self.lowered is not None and self.lowered is run.lowered else None
 
 
 def _linked(stages) -> tuple[str, ...]:
@@ -360,6 +381,7 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
     """
     stages = stage_registry.default_names() if stages is None else tuple(stages)
     specs = [stage_registry.stage(s) for s in stages]
+    early = early.of(run) if early is not None else None  # only a reading of this run
     unavailable = dict(run.unavailable)
     if "compile" in unavailable:
         reason = unavailable.pop("compile")
@@ -387,17 +409,24 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
             for s, reason in provenance.unavailable.items():
                 unavailable.setdefault(s, reason)
 
+    made_early = early.texts if early is not None and early.debug_info == debug_info else {}
     texts = {}
     for spec in specs:
         obj = objects.get(spec.step)
         if spec.text is not None and obj is not None and spec.name not in unavailable:
-            text = failures.attempt(spec.name, lambda: spec.text(obj, debug_info))
+            text = made_early.get(spec.name)
+            if text is None:
+                text = failures.attempt(spec.name, lambda: spec.text(obj, debug_info))
             if text is not None:
                 texts[spec.name] = text
 
     lowered, compiled = run.lowered, run.compiled
+    cost_lowered = None
+    if lowered is not None:
+        cost_lowered = _jsonable_cost(early.cost_lowered) if early is not None \
+            and early.cost_lowered else _lowered_cost(lowered, failures, unavailable)
     analyses = Analyses(
-        cost_lowered=_lowered_cost(lowered, failures, unavailable) if lowered else None,
+        cost_lowered=cost_lowered,
         cost_compiled=_jsonable_cost(failures.attempt("cost", compiled.cost_analysis))
         if compiled else None,
         memory=(lambda m: m.as_dict() if m else None)(
