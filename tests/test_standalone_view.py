@@ -104,10 +104,10 @@ def island_and_loader(page: str):
 def test_the_html_form_is_the_static_html_then_the_data_and_the_view(report):
     form = report._repr_mimebundle_()["text/html"]
     # What shows where no script runs: the static HTML, its texts uncoloured (the
-    # view colours them where scripts run).
-    static = report.html(highlight=False)
+    # view colours them where scripts run) and unstyled (no style sheet there either).
+    static = report.html(highlight=False, unstyled=True)
     assert form.startswith(static)
-    assert static != report.html()
+    assert static != report.html() and static != report.html(highlight=False)
     assert "<script" not in static
     data, loader = island_and_loader(form)
     assert data == report._repr_mimebundle_()[MEDIA_TYPE]  # the data the extension reads
@@ -120,15 +120,31 @@ def test_the_static_html_reads_where_scripts_are_stripped(report):
     its content; what is left is the static report, whole."""
     form = report.form("text/html")
     stripped = re.sub(r"<script\b[^>]*>.*?</script>", "", form, flags=re.S)
-    assert stripped == report.html(highlight=False)
+    assert stripped == report.html(highlight=False, unstyled=True)
     text = Page(stripped).text
     for title in ("Source", "olympuspr", "StableHLO", "Compiled HLO", "y = jnp.sin(x) * 2"):
         assert title in text
 
 
+def test_the_static_html_reads_line_by_line_with_no_style_sheet(report):
+    """GitHub, and JupyterLab's sanitizer in an untrusted notebook, drop the style sheet
+    too: each source and stage line is still a line of its own, numbered, and each op
+    names its source line beside it."""
+    form = report.form("text/html")
+    bare = re.sub(r"<(script|style)\b[^>]*>.*?</\1>", "", form, flags=re.S)
+    lines = Page(bare).text.split("\n")
+    source = [line for line in lines if "y = jnp.sin(x) * 2" in line]
+    assert len(source) == 1 and "return y + jnp.cos(y)" not in source[0]
+    assert re.match(r"\s*\d+  ", source[0]) and "olympuspr: " in source[0]
+    sine = [line for line in lines if re.search(r"= stablehlo\.sine ", line)]
+    assert sine and all(re.match(r"\s*\d+  ", line) for line in sine)
+    assert all(f"test_standalone_view.py:{poly.__code__.co_firstlineno + 2} (poly)" in line
+               for line in sine)
+
+
 def test_report_data_cannot_end_the_island_or_run(hostile_report):
     form = hostile_report.form("text/html")
-    static = hostile_report.html(highlight=False)
+    static = hostile_report.html(highlight=False, unstyled=True)
     # Only the two scripts Olympus writes; the data's markup is text in the static
     # HTML and JSON in the island.
     page = Page(form)

@@ -216,13 +216,13 @@ def _nested(folds: Iterable[Fold], limit: int) -> list[Fold]:
 _GAP = h("span", {"class": "ol-l ol-gap"}, h("span", {"class": "ol-n"}, "⋯"))
 
 
-def _mark_html(mark: LineMark | None) -> tuple[str, str]:
-    """A line's class and what follows its code (its note, a link where it has
-    one), made by the builder: a stage's lines share a few marks, so each is made
-    once (see :func:`code_block`)."""
+def _mark_html(mark: LineMark | None, line_class: str = "ol-l") -> tuple[str, str]:
+    """A line's class (``line_class`` and its colour's) and what follows its code
+    (its note, a link where it has one), made by the builder: a stage's lines share
+    a few marks, so each is made once (see :func:`code_block`)."""
     if mark is None:
-        return "ol-l", ""
-    cls = "ol-l" if mark.color is None else f"ol-l ol-src{int(mark.color)}"
+        return line_class, ""
+    cls = line_class if mark.color is None else f"{line_class} ol-src{int(mark.color)}"
     if not mark.note:
         return cls, ""
     if mark.href:
@@ -288,6 +288,37 @@ def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int
     return [Markup("".join(out))]  # each piece was escaped where it was made
 
 
+def pre_block(uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineMark],
+              limit: int) -> Pieces:
+    """Lines as one numbered ``<pre>``, each op's first line naming (and linking to)
+    its source line after two spaces: HTML that reads the same with no style sheet
+    (GitHub drops a report's ``<style>``, as JupyterLab's sanitizer does in an
+    untrusted notebook), for the display's fallback (``render_html(unstyled=True)``).
+    Only the lines that start an op are elements, to link to; the other lines are
+    text, and nothing folds (each stage's section does).
+
+    >>> mark = LineMark(0, "f.py:3", "#ol1-source-0-3")
+    >>> print(concat(pre_block("ol1", "stablehlo", ["a {", "b", "}"], {2: mark}, 10)))
+    <pre class="ol-pre">1  a {
+    2  <span class="ol-op ol-src0" id="ol1-stablehlo-L2">b</span>  <a class="ol-a" href="#ol1-source-0-3">f.py:3</a>
+    3  }</pre>
+    """
+    shown = min(len(lines), limit)
+    width = len(str(shown))
+    out = [f"{n:>{width}}  {line}" for n, line in enumerate(lines[:shown], start=1)]
+    ids = anchor_id(uid, stage) + "-L"  # an id made by anchor_id, then digits, is one too
+    made: dict[LineMark, tuple[str, str]] = {}  # each mark's HTML, made once
+    for number, mark in marks.items():
+        if number > shown:
+            continue
+        parts = made.get(mark)
+        if parts is None:
+            parts = made[mark] = _mark_html(mark, "ol-op")
+        out[number - 1] = (f'{number:>{width}}  <span class="{parts[0]}" id="{ids}{number}">'
+                           f'{lines[number - 1]}</span>{"  " if parts[1] else ""}{parts[1]}')
+    return [Markup('<pre class="ol-pre">' + "\n".join(out) + "</pre>")]  # escaped where made
+
+
 def _capped_note(total: int, shown: int, stage: str) -> Markup | None:
     if total <= shown:
         return None
@@ -309,7 +340,7 @@ def _op_summary(names: list[str]) -> str:
     return ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
 
 
-def source_section(report, uid: str, colors, callers) -> Pieces | None:
+def source_section(report, uid: str, colors, callers, unstyled: bool = False) -> Pieces | None:
     model = report.provenance
     if model is None:
         return None
@@ -335,11 +366,15 @@ def source_section(report, uid: str, colors, callers) -> Pieces | None:
         highlighted = highlight_lines(code, "python") if code else []
         rows = []
         prev = None
+        width = len(str(numbers[-1]))
         for n, hl in zip(numbers, highlighted + [""] * (len(numbers) - len(highlighted))):
             if prev is not None and n != prev + 1:
-                rows.append(_GAP)
+                rows.append(f"{'':>{width}}  \u22ef" if unstyled else _GAP)
             prev = n
             entry = by_line.get((fi, n))
+            if unstyled and entry is None:  # text, with no anchor: nothing made ops here
+                rows.append(f"{n:>{width}}  {hl}")
+                continue
             cls = "ol-l" if entry is None else f"ol-l ol-src{colors[(fi, n)]}"
             links = []
             if entry is not None:
@@ -355,8 +390,15 @@ def source_section(report, uid: str, colors, callers) -> Pieces | None:
                     else:
                         links.append(label)
             tail = h("span", {"class": "ol-a"}, join(" · ", links)) if links else ""
-            rows.append(Markup(_line(cls, anchor_id(uid, "source", fi, n), n, hl, tail)))
-        blocks += h("div", {"class": "file"}, src.path), h("div", {"class": "code"}, rows)
+            line_id = anchor_id(uid, "source", fi, n)
+            if unstyled:  # see pre_block
+                rows.append(f'{n:>{width}}  <span class="{cls.replace("ol-l", "ol-op")}" '
+                            f'id="{line_id}">{hl}</span>{"  " if tail else ""}{tail}')
+            else:
+                rows.append(Markup(_line(cls, line_id, n, hl, tail)))
+        code_html = Markup('<pre class="ol-pre">' + "\n".join(rows) + "</pre>") if unstyled \
+            else h("div", {"class": "code"}, rows)
+        blocks += h("div", {"class": "file"}, src.path), code_html
     if not blocks:
         body = h("p", {"class": "unavailable"}, "The source of this function could not be read.")
     else:
@@ -368,7 +410,7 @@ def source_section(report, uid: str, colors, callers) -> Pieces | None:
 
 
 def text_stage_section(report, uid: str, key: str, colors, callers,
-                       full: bool, highlight: bool = True) -> Pieces:
+                       full: bool, highlight: bool = True, unstyled: bool = False) -> Pieces:
     model = report.provenance
     spec = stage_registry.stage(key)
     limit = 10**12 if full else MAX_LINES
@@ -379,7 +421,8 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
             return _unavailable(uid, key, report.unavailable.get(key, f"not {spec.step}ed"))
         lines = text.rstrip("\n").split("\n")
         highlighted = as_html("\n".join(lines[:limit]), spec.language)
-        body = code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
+        body = pre_block(uid, key, highlighted, {}, limit) if unstyled \
+            else code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
         return _section(uid, key, spec.title,
                         [body, _capped_note(len(lines), min(limit, len(lines)), key)],
                         f"{len(lines):,} lines")
@@ -389,7 +432,8 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
     lines = stage.text.rstrip("\n").split("\n")
     highlighted = as_html("\n".join(lines[:limit]), spec.language)
     marks = stage_marks(model, stage, key, uid, callers, colors, report.debug_info)
-    body = code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
+    body = pre_block(uid, key, highlighted, marks, limit) if unstyled \
+        else code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
     meta = f"{len(stage.ops):,} {spec.unit} · {len(lines):,} lines"
     if spec.step in report.timings:
         meta += f" · {spec.step} {report.timings[spec.step] * 1e3:.1f} ms"
@@ -503,11 +547,15 @@ _PAGE_STYLE = Markup("body{margin:1.5rem;background:var(--ol-page,#fff)}"
 
 
 def render_html(report, *, full: bool = False, standalone: bool = False,
-                after: Markup | None = None, highlight: bool = True) -> Markup:
+                after: Markup | None = None, highlight: bool = True,
+                unstyled: bool = False) -> Markup:
     """The report as one ``<div>`` of static HTML (a whole page when ``standalone``),
     then ``after`` (the interactive view's data and loader, :mod:`.interactive`).
     ``highlight=False`` leaves the stage texts uncoloured (a fallback that the
-    interactive view replaces where scripts run: most of the cost of the HTML)."""
+    interactive view replaces where scripts run: most of the cost of the HTML).
+    ``unstyled=True`` writes the source and the stage texts as numbered
+    ``<pre>`` text (:func:`pre_block`), which reads the same where the style sheet
+    is dropped (GitHub, an untrusted notebook): the display's fallback."""
     uid = "ol" + uuid.uuid4().hex[:8]
     callers = caller_lines(report.provenance)  # once: every section asks
     colors = source_colors(report.provenance, callers)
@@ -517,10 +565,10 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
     for key in report.stages:
         kind = stage_registry.stage(key).kind
         if kind == "source":
-            parts.append(source_section(report, uid, colors, callers))
+            parts.append(source_section(report, uid, colors, callers, unstyled))
         elif kind == "program":
             parts.append(text_stage_section(report, uid, key, colors, callers, full,
-                                            highlight))
+                                            highlight, unstyled))
         elif kind == "passes":
             parts.append(passes_section(report, uid, full))
         elif kind == "costs":
@@ -585,6 +633,11 @@ font-size:var(--jp-code-font-size,12.5px);overflow-x:auto;padding:.3em 0;border-
 .olympus-report .ol-l .ol-a{margin-left:2em;color:var(--ol-muted);font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:.92em}
 .olympus-report .ol-l.ol-gap{color:var(--ol-muted)}
 .olympus-report .ol-l:target{outline:2px solid var(--ol-link);outline-offset:-2px}
+.olympus-report pre.ol-pre{margin:0;padding:.3em .6em;background:var(--ol-code-bg);overflow-x:auto;
+font-family:var(--jp-code-font-family,ui-monospace,monospace);font-size:var(--jp-code-font-size,12.5px);
+border-top:1px solid var(--ol-border)}
+.olympus-report .ol-pre .ol-a{color:var(--ol-muted);font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:.92em}
+.olympus-report .ol-op:target{outline:2px solid var(--ol-link)}
 .olympus-report details.ol-fold>summary{list-style:none;cursor:pointer;display:block}
 .olympus-report details.ol-fold>summary::-webkit-details-marker{display:none}
 .olympus-report details.ol-fold>summary .ol-n::before{content:"\\25BE  ";color:var(--ol-muted)}

@@ -28,7 +28,8 @@ static HTML alone.
 >>> from olympus_jupyter import inspect
 >>> report = inspect(lambda x: x * 2, 1.0)
 >>> live = report.form("text/html")
->>> live.startswith(report.html(highlight=False)) and (viewer() is None or "data-olympus-loader" in live)
+>>> viewer() is None or (live.startswith(report.html(highlight=False, unstyled=True))
+...                       and "data-olympus-loader" in live)
 True
 """
 from __future__ import annotations

@@ -112,9 +112,11 @@ _VIEW_SHARE = 0.25
 
 
 def _form(report, mime: str, live: bool = False):
-    """A form; the static HTML as the HTML form holds it (uncoloured where the
-    interactive view follows it, as that colours the texts itself)."""
-    return report.html(highlight=not live) if mime == _STATIC else report.form(mime)
+    """A form; the static HTML as the HTML form holds it (where the interactive view
+    follows it: uncoloured, as the view colours the texts itself, and unstyled, as
+    it is what shows where no script runs, and no style sheet either)."""
+    return report.html(highlight=not live, unstyled=live) if mime == _STATIC \
+        else report.form(mime)
 
 
 def _size(report, mime: str, form, live: bool) -> int:
@@ -178,7 +180,7 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
         data, text = report.form(MEDIA_TYPE), report.form("text/plain")
         size = _size(report, MEDIA_TYPE, data, live) + output_size({"text/plain": text})
         if size + (view if live else 0) <= limit:  # the HTML is made only where it may fit
-            static = report.html(highlight=not live)
+            static = _form(report, _STATIC, live)
             if size + (view if live else 0) + output_size({"text/html": static}) <= limit:
                 html = report.form("text/html") if live else static
                 return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}

@@ -99,7 +99,8 @@ class StageReport:
         return self._memoized("json-text", lambda: compact_json(self.form(MEDIA_TYPE)))
 
     def html(self, *, full: bool | None = None, standalone: bool = False,
-             interactive: bool | None = None, highlight: bool | None = None) -> str:
+             interactive: bool | None = None, highlight: bool | None = None,
+             unstyled: bool | None = None) -> str:
         """The HTML form: static HTML, readable with no script; ``full=True`` lifts
         the cap on long stage texts. ``interactive`` (the default for a
         ``standalone`` page) adds the report's data and the interactive view, which
@@ -107,19 +108,27 @@ class StageReport:
         ``highlight`` colours the stage texts; by default all but a display's
         (interactive, not standalone): there the view colours them itself and the
         static HTML is a fallback, which costs a fifth as much uncoloured.
+        ``unstyled`` writes the source and stage texts as numbered ``<pre>`` text,
+        which reads the same where a frontend drops the style sheet (GitHub, an
+        untrusted notebook); by default a display's fallback is written so.
         """
         full = self.full if full is None else full
         interactive = standalone if interactive is None else interactive
         if highlight is None:
             highlight = standalone or not interactive or interactive_view.viewer() is None
+        if unstyled is None:
+            unstyled = interactive and not standalone and interactive_view.viewer() is not None
         if not interactive:
-            return self._memoized(("html", full, standalone, highlight), lambda: render_html(
-                self, full=full, standalone=standalone, highlight=highlight))
+            return self._memoized(("html", full, standalone, highlight, unstyled),
+                                  lambda: render_html(self, full=full, standalone=standalone,
+                                                      highlight=highlight, unstyled=unstyled))
         if not standalone:  # the static fragment, made once, then the view
-            return self._memoized(("live", full, highlight), lambda: Markup(
-                self.html(full=full, highlight=highlight) + self._view_tail()))
-        return self._memoized(("live-page", full, highlight), lambda: render_html(
-            self, full=full, standalone=True, after=self._view_tail(), highlight=highlight))
+            return self._memoized(("live", full, highlight, unstyled), lambda: Markup(
+                self.html(full=full, highlight=highlight, unstyled=unstyled)
+                + self._view_tail()))
+        return self._memoized(("live-page", full, highlight, unstyled), lambda: render_html(
+            self, full=full, standalone=True, after=self._view_tail(), highlight=highlight,
+            unstyled=unstyled))
 
     def _view_tail(self) -> Markup:
         """The report's data and the interactive view, after its static HTML."""

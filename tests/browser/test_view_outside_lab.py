@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 from unittest import mock
@@ -259,5 +260,12 @@ def test_an_untrusted_notebook_shows_the_static_html_and_runs_nothing(page, lab_
     assert page.locator(".jp-OutputArea script").count() == 0  # the sanitizer took them
     assert "y = jnp.sin(x)" in static.inner_text()
     assert "f</script><script>window.__pwned=1</script>" in static.inner_text()
+    # The sanitizer dropped the style sheet too: each line still reads on its own.
+    lines = static.inner_text().split("\n")
+    sine = [line for line in lines if "y = jnp.sin(x)" in line]
+    assert len(sine) == 1 and "z = y * 2" not in sine[0] and "olympuspr: sin" in sine[0]
+    sine_ops = [line for line in lines if "= stablehlo.sine" in line]
+    assert sine_ops and all(re.match(r"\s*\d+  ", line) and line.endswith("In [2]:3 (f)")
+                            for line in sine_ops)
     assert not pwned(page)
     page.screenshot(path=str(artifacts_dir() / "standalone-lab-untrusted.png"))
