@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,19 +42,13 @@ _INT_COLUMNS = ("location", "parent", "computation", "fusion")
 _FIELDS = ("name", "types", "lines", "location", "name_stack", "parent", "sharding",
            "label", "computation", "fusion", "collective")
 _DEFAULTS = {**dict(_DICT_COLUMNS), **{f: None for f in _INT_COLUMNS}, "lines": None}
+_GETTERS = {f: operator.attrgetter(f) for f in _FIELDS}
 
 
 def _encode_dict(values: list[Any], default: Any) -> dict[str, Any]:
     table: dict[Any, int] = {}
-    codes = []
-    for v in values:
-        if v == default:
-            codes.append("")
-            continue
-        code = table.get(v)
-        if code is None:
-            code = table[v] = len(table)
-        codes.append(str(code))
+    code = table.setdefault  # a value's code: its place in the table, given when first seen
+    codes = ["" if v == default else str(code(v, len(table))) for v in values]
     return {"values": [list(v) if isinstance(v, tuple) else v for v in table],
             "codes": ",".join(codes)}
 
@@ -64,7 +59,7 @@ def _decode_dict(col: Mapping[str, Any], default: Any, tuples: bool) -> list[Any
 
 
 def _encode_ints(values: list[int | None]) -> str:
-    return ",".join("" if v is None else str(v) for v in values)
+    return ",".join(["" if v is None else str(v) for v in values])
 
 
 def _decode_ints(text: str) -> list[int | None]:
@@ -72,8 +67,8 @@ def _decode_ints(text: str) -> list[int | None]:
 
 
 def _encode_spans(values: list[tuple[int, int] | None]) -> str:
-    return ",".join("" if v is None else str(v[0]) if v[0] == v[1] else f"{v[0]}:{v[1]}"
-                    for v in values)
+    return ",".join(["" if v is None else str(v[0]) if v[0] == v[1] else f"{v[0]}:{v[1]}"
+                     for v in values])
 
 
 def _decode_span(item: str) -> tuple[int, int] | None:
@@ -131,8 +126,8 @@ def _ops_to_json(ops: tuple[Op, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {"count": len(ops)}
     for field in _FIELDS:
         default = _DEFAULTS[field]
-        values = [getattr(op, field) for op in ops]
-        if field != "name" and all(v == default for v in values):
+        values = list(map(_GETTERS[field], ops))
+        if field != "name" and values.count(default) == len(values):
             continue
         if field == "lines":
             out[field] = _encode_spans(values)
