@@ -42,6 +42,7 @@ of it); ``optimal_seconds`` the time at the device's peak rates.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -197,7 +198,11 @@ def _fill(family: _Family, n, index: tuple[int, ...]) -> tuple[str, str]:
 def describe(key: str) -> CostName:
     """The :class:`CostName` of one key of a cost analysis (any string: a key this
     module does not know is described as itself)."""
-    key = str(key)
+    return _describe(str(key))
+
+
+@functools.lru_cache(maxsize=1024)  # a program's keys are few, and asked for by each form
+def _describe(key: str) -> CostName:
     parsed = _parse(key)
     if parsed is None:
         return CostName(key, key, "", "A figure of XLA's cost analysis that Olympus has no "

@@ -27,8 +27,8 @@ from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
 
 from olympus_jupyter.highlight.render import highlight_lines, plain_lines
-from olympus_jupyter.report.markup import (Markup, anchor_id, ascii_html, concat, escape,
-                                           fragment, h, join, tags)
+from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, ascii_html, concat,
+                                           escape, fragment, h, join, tags, template)
 from olympus_jupyter.report import cost_names
 from olympus_jupyter.report.costs_html import costs_section
 from olympus_jupyter.report.passes_html import passes_section
@@ -226,8 +226,14 @@ def _mark_html(mark: LineMark | None, line_class: str = "ol-l") -> tuple[str, st
     if not mark.note:
         return cls, ""
     if mark.href:
-        return cls, h("a", {"class": "ol-a", "href": mark.href}, mark.note)
-    return cls, h("span", {"class": "ol-a"}, mark.note)
+        return cls, _NOTE_LINK(href=mark.href, note=mark.note)
+    return cls, _NOTE(note=mark.note)
+
+
+#: A line's note, linked to its source where it has a link: filled in, not built (a
+#: stage has a mark for each source line and fusion its ops come from).
+_NOTE_LINK = template(h("a", {"class": "ol-a", "href": Slot("href")}, Slot("note")))
+_NOTE = template(h("span", {"class": "ol-a"}, Slot("note")))
 
 
 def _line(cls: str, line_id: str, number: int, code: str, tail: str) -> str:
@@ -465,13 +471,9 @@ def cost_section(report, uid: str) -> Pieces:
         change = ""
         if b not in (None, 0) and c is not None:
             change = f"{(c - b) / b * 100:+.0f}%"
-        # The label for people, XLA's key beside it (small) for experts, and what the
-        # figure counts on hover (and in the legend under the table).
-        raw = h("span", {"class": "meta key"}, " ", h("code", None, k)) if name.known else None
-        rows.append(h("tr", {"data-key": k},
-                      h("th", {"title": f"{name.explanation}\nXLA key: {k}"}, name.label, raw),
-                      h("td", None, name.format(b)), h("td", None, name.format(c)),
-                      h("td", None, change)))
+        rows.append(_COST_ROW(key=k, title=f"{name.explanation}\nXLA key: {k}",
+                              label=name.label, raw=_COST_KEY(key=k) if name.known else None,
+                              before=name.format(b), after=name.format(c), change=change))
     head = h("thead", None, h("tr", None, h("th", None, "figure"),
                               h("th", {"title": cost_names.LOWERED_NOTE},
                                 "before optimization (lowered)"),
@@ -484,6 +486,15 @@ def cost_section(report, uid: str) -> Pieces:
                 for label, text in cost_names.legend(keys)])
     return _section(uid, "cost", stage_registry.stage("cost").title,
                     [table, h("p", {"class": "note"}, cost_names.STAGES_NOTE), legend])
+
+
+#: A row of the cost table (one per figure): its label for people, XLA's key beside
+#: it (small) for experts, and what the figure counts on hover (and in the legend).
+_COST_ROW = template(h("tr", {"data-key": Slot("key")},
+                       h("th", {"title": Slot("title")}, Slot("label"), Slot("raw")),
+                       h("td", None, Slot("before")), h("td", None, Slot("after")),
+                       h("td", None, Slot("change"))))
+_COST_KEY = template(h("span", {"class": "meta key"}, " ", h("code", None, Slot("key"))))
 
 
 _MEMORY_ROWS = (
