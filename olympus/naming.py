@@ -99,10 +99,25 @@ def olympus_operation(module: ir.Module) -> ir.Operation:
     >>> "olympus.result_info" in module_text(op), "jax.result_info" in module_text(op)
     (True, False)
     """
+    return renamed(clone(module))
+
+
+def clone(module: ir.Module) -> ir.Operation:
+    """A copy of ``module``'s operation, as it is (:func:`renamed` names it for
+    Olympus): what changes the copy changes nothing of ``module``."""
     with module.context:
-        copy = module.operation.clone()
-        _rename_all(copy.operation)
-    return copy
+        return module.operation.clone()
+
+
+def renamed(op: ir.Operation) -> ir.Operation:
+    """``op`` (a copy made by :func:`clone`) with its ``jax.*`` attributes named
+    ``olympus.*``, in place: most of the cost of :func:`olympus_operation`. It touches
+    ``op`` alone, so it may run while another thread works on the module it was
+    copied from (their context uniques what both make: it runs a thread pool, so
+    it is made for threads)."""
+    with op.context:
+        _rename_all(op.operation)
+    return op
 
 
 def module_text(module: ir.Module | ir.Operation, *, debug_info: bool = False) -> str:

@@ -393,6 +393,27 @@ class Lowered(_Signature):
             self._olympus_module = naming.olympus_operation(self._jax.compiler_ir("stablehlo"))
         return self._olympus_module
 
+    def _module_later(self):
+        """A function that makes :meth:`_module`'s copy: the module is cloned now
+        (the clone reads JAX's module, which ``compile()`` works on); the function
+        renames the clone's attributes (most of the cost), which touches the clone
+        alone, so it may run in another thread while ``compile()`` works.
+
+        >>> lowered = olympus.jit(lambda x: x + 1).trace(1.0).lower()
+        >>> make = lowered._module_later()
+        >>> make() is lowered._module()
+        True
+        """
+        if self._olympus_module is not None:
+            return self._module
+        copy = naming.clone(self._jax.compiler_ir("stablehlo"))
+
+        def make():
+            if self._olympus_module is None:
+                self._olympus_module = naming.renamed(copy)
+            return self._olympus_module
+        return make
+
     def compiler_ir(self, dialect: str | None = None):
         """The lowered program as an MLIR module (``'stablehlo'``, default) or ``'hlo'``.
 

@@ -172,11 +172,18 @@ def read_before_compile(lowered, stages: Sequence[str] | None = None):
     ('olympuspr', 'stablehlo', 'compiled')
     """
     chain = _chain_of_stage(lowered)
-    if stages is None or "stablehlo" in stages:
-        lowered._module()  # Olympus's copy, taken before the compile starts
+    # Olympus's copy of the module, cloned before the compile starts (and renamed
+    # with the rest of the reading).
+    make_module = lowered._module_later() if stages is None or "stablehlo" in stages \
+        else None
     objects = {"trace": chain.closed, "lower": chain.lowered}
     stages = None if stages is None else tuple(stages)
-    return lambda: Reading(lowered, stages).read(objects)
+
+    def read():
+        if make_module is not None:
+            make_module()
+        return Reading(lowered, stages).read(objects)
+    return read
 
 
 def build(stage, *args, stages: Sequence[str] | None = None, start: Reading | None = None,
