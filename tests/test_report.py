@@ -64,6 +64,13 @@ def test_report_holds_every_stage_with_timings_and_analyses():
     assert ops["olympuspr"] and ops["stablehlo"] and ops["compiled"]
 
 
+def test_cost_figures_that_are_not_finite_are_left_out_of_the_data():
+    # JSON holds no NaN or infinity (JSON.parse refuses what json.dumps writes for them).
+    from olympus_jupyter.report.stage_report import _jsonable_cost
+    assert _jsonable_cost({"flops": 8.0, "utilization0{}": float("nan"),
+                           "optimal_seconds": float("inf")}) == {"flops": 8.0}
+
+
 def test_bundle_has_three_forms_and_json_round_trips():
     report = inspect(lambda x: x @ x.T, jnp.ones((3, 4)), cache=None)
     bundle = report._repr_mimebundle_()
