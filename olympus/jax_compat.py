@@ -36,7 +36,7 @@ __all__ = [
     "SUPPORTED", "version_supported", "ir", "ClosedJaxpr", "Jaxpr", "SourceInfo",
     "register_internal_path", "is_user_filename", "pp_toplevel_jaxpr",
     "make_args_info", "abstractify", "canonicalize_platform",
-    "relabel_lowered", "lowering_name", "lowering_platforms", "lowered_hlo_module",
+    "relabel_lowered", "lowering_name", "lowering_platforms",
     "lowered_hlo_bytecode", "hlo_module_from_bytecode",
     "hlo_cost_analysis", "hlo_print_options", "compiled_fast_call",
     "pmap_trace_parts", "physical_aval", "is_constant_dim", "make_ir_context",
@@ -147,17 +147,8 @@ def lowering_platforms(jax_lowered) -> tuple[str, ...] | None:
     return tuple(found) if found else None
 
 
-def lowered_hlo_module(jax_lowered):
-    """The lowering as an XLA ``HloModule``.
-
-    Public: ``Lowered.as_text('hlo')`` gives its text only; the module object (for
-    printing options and cost analysis) is internal.
-    """
-    return hlo_module_from_bytecode(*lowered_hlo_bytecode(jax_lowered))
-
-
 def lowered_hlo_bytecode(jax_lowered) -> tuple[bytes, bool]:
-    """What :func:`lowered_hlo_module` converts: the lowering's MLIR bytecode, and
+    """What :func:`hlo_module_from_bytecode` converts: the lowering's MLIR bytecode, and
     whether its arguments are passed as one tuple (as JAX's ``Lowering.hlo()``
     takes them). Taking the bytecode first lets the conversion run apart from the
     MLIR module (in another thread, while ``compile()`` works on the module).
@@ -173,7 +164,8 @@ def hlo_module_from_bytecode(code: bytes, tuple_args: bool):
     """An XLA ``HloModule`` from a lowering's MLIR bytecode (:func:`lowered_hlo_bytecode`),
     converted in a context of its own, as JAX's ``Lowering.hlo()`` converts it.
 
-    Public: none, as for :func:`lowered_hlo_module`.
+    Public: ``Lowered.as_text('hlo')`` gives its text only; the module object (for
+    printing options and cost analysis) is internal.
     """
     return _jaxlib.mlir.mlir_module_to_xla_computation(
         code, use_tuple_args=tuple_args).as_hlo_module()

@@ -389,9 +389,9 @@ class Lowered(_Signature):
         return jax_compat.lowering_name(self._jax) or "<lowered>"
 
     def _module(self):
-        if self._olympus_module is None:
-            self._olympus_module = naming.olympus_operation(self._jax.compiler_ir("stablehlo"))
-        return self._olympus_module
+        """Olympus's copy of the StableHLO module (``jax.*`` attributes named
+        ``olympus.*``), made once."""
+        return self._module_later()()
 
     def _module_later(self):
         """A function that makes :meth:`_module`'s copy: the module is cloned now
@@ -405,7 +405,8 @@ class Lowered(_Signature):
         True
         """
         if self._olympus_module is not None:
-            return self._module
+            made = self._olympus_module
+            return lambda: made
         copy = naming.clone(self._jax.compiler_ir("stablehlo"))
 
         def make():
@@ -438,9 +439,7 @@ class Lowered(_Signature):
     def _hlo(self):
         """The program as an XLA HLO module: converted from StableHLO once, then shared
         by ``as_text('hlo')`` and ``cost_analysis()``."""
-        if self._hlo_module is None:
-            self._hlo_module = jax_compat.lowered_hlo_module(self._jax)
-        return self._hlo_module
+        return self._hlo_later()()
 
     def _hlo_later(self):
         """A function that makes :meth:`_hlo`'s module, from the MLIR bytecode taken
@@ -454,7 +453,8 @@ class Lowered(_Signature):
         True
         """
         if self._hlo_module is not None:
-            return self._hlo
+            made = self._hlo_module
+            return lambda: made
         code, tuple_args = jax_compat.lowered_hlo_bytecode(self._jax)
 
         def make():
