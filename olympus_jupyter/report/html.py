@@ -320,9 +320,22 @@ def pre_block(uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineM
         parts = made.get(mark)
         if parts is None:
             parts = made[mark] = _mark_html(mark, "ol-op")
-        out[number - 1] = (f'{number:>{width}}  <span class="{parts[0]}" id="{ids}{number}">'
-                           f'{lines[number - 1]}</span>{"  " if parts[1] else ""}{parts[1]}')
-    return [Markup('<pre class="ol-pre">' + "\n".join(out) + "</pre>")]  # escaped where made
+        out[number - 1] = _pre_line(width, number, parts[0], f"{ids}{number}",
+                                    lines[number - 1], parts[1])
+    return [_pre(out)]
+
+
+def _pre_line(width: int, number: int, cls: str, line_id: str, code: str, tail: str) -> str:
+    """A line of :func:`pre_block` that is an anchor: its number, then its code as
+    an element, then ``tail`` (its note) after two spaces. Only safe values come
+    here, as to :func:`_line`."""
+    return (f'{number:>{width}}  <span class="{cls}" id="{line_id}">{code}</span>'
+            f'{"  " if tail else ""}{tail}')
+
+
+def _pre(lines: Sequence[str]) -> Markup:
+    """The lines of :func:`pre_block` (each escaped where it was made) as its ``<pre>``."""
+    return Markup('<pre class="ol-pre">' + "\n".join(lines) + "</pre>")
 
 
 def _capped_note(total: int, shown: int, stage: str) -> Markup | None:
@@ -381,7 +394,8 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
             if unstyled and entry is None:  # text, with no anchor: nothing made ops here
                 rows.append(f"{n:>{width}}  {hl}")
                 continue
-            cls = "ol-l" if entry is None else f"ol-l ol-src{colors[(fi, n)]}"
+            base = "ol-op" if unstyled else "ol-l"  # see pre_block and code_block
+            cls = base if entry is None else f"{base} ol-src{colors[(fi, n)]}"
             links = []
             if entry is not None:
                 for rs in stages:
@@ -397,13 +411,11 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
                         links.append(label)
             tail = h("span", {"class": "ol-a"}, join(" · ", links)) if links else ""
             line_id = anchor_id(uid, "source", fi, n)
-            if unstyled:  # see pre_block
-                rows.append(f'{n:>{width}}  <span class="{cls.replace("ol-l", "ol-op")}" '
-                            f'id="{line_id}">{hl}</span>{"  " if tail else ""}{tail}')
+            if unstyled:
+                rows.append(_pre_line(width, n, cls, line_id, hl, tail))
             else:
                 rows.append(Markup(_line(cls, line_id, n, hl, tail)))
-        code_html = Markup('<pre class="ol-pre">' + "\n".join(rows) + "</pre>") if unstyled \
-            else h("div", {"class": "code"}, rows)
+        code_html = _pre(rows) if unstyled else h("div", {"class": "code"}, rows)
         blocks += h("div", {"class": "file"}, src.path), code_html
     if not blocks:
         body = h("p", {"class": "unavailable"}, "The source of this function could not be read.")
