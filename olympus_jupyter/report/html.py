@@ -122,7 +122,10 @@ def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
                 colors: dict[tuple[int, int], int], debug_info: bool) -> dict[int, LineMark]:
     """For each text line where an op starts: its source line's colour and a note."""
     marks: dict[int, LineMark] = {}
-    by_frame: dict[tuple[int, int, str], LineMark] = {}  # many ops share a frame
+    # Many ops share a frame, and a fusion's ops its note: each mark is made once, and
+    # ops that show the same mark share the object (the blocks make each one's HTML once).
+    by_frame: dict[tuple[int, int, str], LineMark] = {}
+    in_fusion: dict[tuple[int, int], LineMark] = {}  # by (id of the frame's mark, fusion)
     ops = stage.ops
     for op in ops:
         if op.lines is None or op.lines[0] in marks:
@@ -135,9 +138,12 @@ def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
         if mark is None:
             mark = by_frame[key] = _source_mark(model, fr, uid, callers, colors, debug_info)
         if op.fusion is not None:
-            holder = ops[op.fusion]
-            note = f"{mark.note} · in {holder.label or holder.name}".lstrip(" ·")
-            mark = LineMark(mark.color, note, mark.href)
+            fused = in_fusion.get((id(mark), op.fusion))
+            if fused is None:
+                holder = ops[op.fusion]
+                note = f"{mark.note} · in {holder.label or holder.name}".lstrip(" ·")
+                fused = in_fusion[id(mark), op.fusion] = LineMark(mark.color, note, mark.href)
+            mark = fused
         marks[op.lines[0]] = mark
     return marks
 
@@ -311,17 +317,23 @@ def pre_block(uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineM
     """
     shown = min(len(lines), limit)
     width = len(str(shown))
-    out = [f"{n:>{width}}  {line}" for n, line in enumerate(lines[:shown], start=1)]
     ids = anchor_id(uid, stage) + "-L"  # an id made by anchor_id, then digits, is one too
-    made: dict[LineMark, tuple[str, str]] = {}  # each mark's HTML, made once
-    for number, mark in marks.items():
-        if number > shown:
+    # Each mark's HTML, made once: by the mark's identity, as the lines that show the
+    # same mark share it (stage_marks), and a stage has hundreds of such lines.
+    made: dict[int, tuple[str, str]] = {}
+    out = []
+    append, mark_of = out.append, marks.get
+    for number, line in enumerate(lines[:shown], start=1):
+        head = str(number).rjust(width)
+        mark = mark_of(number)
+        if mark is None:
+            append(f"{head}  {line}")
             continue
-        parts = made.get(mark)
+        parts = made.get(id(mark))
         if parts is None:
-            parts = made[mark] = _mark_html(mark, "ol-op")
-        out[number - 1] = _pre_line(width, number, parts[0], f"{ids}{number}",
-                                    lines[number - 1], parts[1])
+            cls, tail = _mark_html(mark, "ol-op")
+            parts = made[id(mark)] = (cls, f"  {tail}" if tail else "")
+        append(f'{head}  <span class="{parts[0]}" id="{ids}{number}">{line}</span>{parts[1]}')
     return [_pre(out)]
 
 
