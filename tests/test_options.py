@@ -226,6 +226,17 @@ def test_the_magic_saves_to_a_path_in_a_folder_that_exists(shell):
     assert (folder / "r.html").exists() and (folder / "with space.html").exists()
 
 
+def test_the_magic_stages_the_call_as_typed(shell):
+    # IPython expands {expression} in a magic's line unless the magic declines: the set
+    # literal {n, n} would become the tuple (10, 10), and the call another one.
+    shell.run_cell("import jax\nn = 10\nscale = jax.jit(lambda s, k: s * k, static_argnums=1)")
+    magic(shell, "--name as_typed scale(x, len({n, n}) * 7)")
+    text = shell.user_ns["as_typed"].stage_text("olympuspr")
+    assert "7.0" in text and "14.0" not in text
+    quietly(lambda: shell.run_cell("%%olympus_lower --name typed_cell\nscale(x, len({n, n}) * 7)"))
+    assert "7.0" in shell.user_ns["typed_cell"].stage_text("olympuspr")
+
+
 MAGIC_REJECTS = [
     ("--platform gpux", "argument --platform: Unknown lowering platform 'gpux'"),
     ("--static-argnums x", "argument --static-argnums: expected argument positions"),

@@ -2,7 +2,9 @@
 
 The line magic evaluates the call's function and arguments in the user's
 namespace; the cell magic runs the cell first (its definitions stay defined)
-and stages the call on its last line. Bad options raise ``UsageError`` (one
+and stages the call on its last line. The line is read as written (as ``%timeit``
+reads it): IPython's ``{expression}`` and ``$name`` expansion would change the call
+(a set literal ``{n}`` would become ``n``). Bad options raise ``UsageError`` (one
 line, no traceback, before anything is evaluated or staged: the options are
 checked by :class:`~olympus_jupyter.frontends.options.ReportOptions`, as
 ``inspect``'s and the widgets' are); failures inside a stage show in the report.
@@ -14,7 +16,7 @@ import ast
 import textwrap
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.display import display
 
 from olympus_jupyter.frontends.inspection import ReportCache, inspect
@@ -121,6 +123,10 @@ class OlympusMagics(Magics):
             self.shell.user_ns[options.name] = widget
         display(widget)
 
+    # The line is read as written, as %timeit reads it: IPython would otherwise expand
+    # {expression} and $name in it first, and stage another call than the one typed
+    # (a set literal {n} became n, f"{n}" the value's text).
+    @no_var_expand
     @line_magic
     def olympus_lower(self, line: str):
         try:
@@ -129,6 +135,7 @@ class OlympusMagics(Magics):
             raise UsageError(str(e)) from None
         self._report(options, call)
 
+    @no_var_expand
     @cell_magic("olympus_lower")
     def olympus_lower_cell(self, line: str, cell: str):
         try:
