@@ -66,7 +66,9 @@ def _leaf_key(leaf):
             hash(sharding)
         except TypeError:
             sharding = repr(sharding)
-        return ("array", tuple(leaf.shape), str(np.dtype(leaf.dtype)),
+        # The dtype itself (hashable; bfloat16 and the float8 types stay apart), not
+        # its name, which numpy makes in Python each time.
+        return ("array", tuple(leaf.shape), np.dtype(leaf.dtype),
                 bool(getattr(leaf, "weak_type", False)), sharding)
     hash(leaf)  # raises TypeError for unhashable leaves: no caching
     return (type(leaf), leaf)
