@@ -45,19 +45,39 @@ def test_a_frontend_that_fails_to_show_never_stops_the_work():
     assert run.failure is None and run.compiled is not None
 
 
-def test_interrupted_work_stops_the_progress_thread():
+def test_interrupted_work_stops_its_progress_and_nothing_shows_after():
+    lines = []
+
     def interrupted(x):
+        time.sleep(0.2)  # long enough for lines to show
         raise KeyboardInterrupt
-    before = threading.active_count()
     try:
-        with Progress(lambda text: None, delay=0.05) as progress:
+        with Progress(lines.append, delay=0.05, interval=0.02) as progress:
             run_stages(interrupted, (1.0,), progress=progress)
     except KeyboardInterrupt:
         pass
     else:
         raise AssertionError("a KeyboardInterrupt must reach the caller")
+    shown = len(lines)
+    assert shown >= 2 and progress.shown == shown
+    time.sleep(0.15)  # seven intervals more
+    assert len(lines) == shown
+
+
+def test_every_progress_shares_the_one_progress_thread():
+    for _ in range(3):  # the first may start it
+        with Progress(lambda text: None):
+            pass
+    before = threading.active_count()
+    lines = []
+    for k in range(20):
+        with Progress(lines.append, delay=0.01, interval=0.01) as progress:
+            progress.step("trace")
+            if k % 5 == 0:
+                time.sleep(0.05)  # some show lines
     assert threading.active_count() == before
-    assert not any(t.name == "olympus-progress" for t in threading.enumerate())
+    assert [t.name for t in threading.enumerate()].count("olympus-progress") == 1
+    assert lines
 
 
 def test_status_line_names_each_step_and_what_is_done():
