@@ -2,12 +2,13 @@
 of the report: the same data as when everything is read after the compile, the
 same failures, and no thread left behind."""
 import threading
+import time
 
 import olympus
 import olympus.numpy as jnp
 from olympus_jupyter.report.stage_report import EarlyReading, build_report
 from olympus_jupyter.staging import run_stages
-from olympus_jupyter.staging.alongside import alongside
+from olympus_jupyter.staging.alongside import WORKER, alongside
 
 
 def _mlp(x, w1, w2):
@@ -84,24 +85,44 @@ def test_the_reading_is_used_only_for_its_own_lowering_and_stages():
     assert early.reading.made.keys() == {"olympuspr"}  # and not read on
 
 
-def test_a_failed_compile_leaves_no_thread_and_the_failure_shown():
+def test_a_failed_compile_ends_the_reading_and_shows_the_failure():
     early = EarlyReading(STAGES)
     run = run_stages(_mlp, ARGS, compiler_options={"xla_no_such_option": True},
                      beside_compile=early)
     report = build_report(run, stages=STAGES, early=early)
     assert report.failure is not None and report.failure.stage == "compile"
     assert "olympuspr" in report.provenance.stages
-    assert not [t for t in threading.enumerate() if t.name == "olympus-alongside"]
+    assert [t.name for t in threading.enumerate()].count("olympus-alongside") <= 1
 
 
 def test_alongside_waits_for_its_work_even_when_the_block_raises():
-    done = threading.Event()
+    ended = []
 
     def work():
-        done.wait(0.2)
+        time.sleep(0.1)
+        ended.append(True)
     try:
         with alongside(work):
+            time.sleep(0.01)  # the GIL is free: the worker starts the work
             raise KeyError("stop")
     except KeyError:
         pass
-    assert not [t for t in threading.enumerate() if t.name == "olympus-alongside"]
+    assert ended == [True]
+
+
+def test_work_the_busy_worker_has_not_started_is_dropped_at_the_block_end():
+    release, ran = threading.Event(), []
+    busy = WORKER.start(lambda: release.wait(5))  # another's work, still running
+    try:
+        start = time.perf_counter()
+        with alongside(lambda: ran.append(True)):
+            pass
+        assert time.perf_counter() - start < 1  # it did not wait for the other work
+    finally:
+        release.set()
+        WORKER.finish(busy)
+    time.sleep(0.05)
+    assert ran == []
+    with alongside(lambda: ran.append(True)):
+        time.sleep(0.05)
+    assert ran == [True]  # the worker goes on with the next work
