@@ -8,7 +8,7 @@ import olympus
 import olympus.numpy as jnp
 from olympus_jupyter.report.stage_report import EarlyReading, build_report
 from olympus_jupyter.staging import run_stages
-from olympus_jupyter.staging.alongside import WORKER, alongside
+from olympus_jupyter.staging.alongside import NICENESS, WORKER, alongside
 
 
 def _mlp(x, w1, w2):
@@ -126,3 +126,19 @@ def test_work_the_busy_worker_has_not_started_is_dropped_at_the_block_end():
     with alongside(lambda: ran.append(True)):
         time.sleep(0.05)
     assert ran == [True]  # the worker goes on with the next work
+
+
+def test_the_worker_runs_below_the_priority_of_the_thread_that_started_it():
+    import os
+    import sys
+    seen = {}
+
+    def work():
+        seen["worker"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    with alongside(work):
+        time.sleep(0.05)
+    if sys.platform.startswith("linux"):  # threads have priorities of their own there
+        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        assert seen["worker"] == min(19, mine + NICENESS)
+    else:
+        assert "worker" in seen
