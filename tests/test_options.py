@@ -124,6 +124,24 @@ def test_cache_true_is_the_default_cache_and_false_none_is_no_cache():
     assert inspect(f, 1.0, cache=mine) is inspect(f, 1.0, cache=mine)
 
 
+def test_the_report_of_a_function_gone_is_freed_beside_the_next_compile():
+    import gc
+    import threading
+    import weakref
+    mine, freed_in = ReportCache(), []
+
+    def f(x):
+        return x * 5
+    old = weakref.ref(inspect(f, 1.0, cache=mine),
+                      lambda _: freed_in.append(threading.current_thread().name))
+    del f  # as a cell that defines it again drops it
+    gc.collect()
+    assert old() is not None and len(mine) == 1  # still held: nothing was made since
+    inspect(lambda x: x + 5, 1.0, cache=mine)
+    assert old() is None and len(mine) == 1
+    assert freed_in == ["olympus-alongside"]  # by the worker, while XLA compiled
+
+
 INSPECT_REJECTS = [
     ("platform", 3, OptionTypeError, "platform must be a platform name such as 'cpu'"),
     ("platform", ("cpu", 3), OptionTypeError, "3 (int) is not a name"),

@@ -34,8 +34,9 @@ class ReportCache(LRU):
     """The last ``size`` reports, keyed by function, abstract signature and options.
 
     The function is held weakly (:func:`signature_key`): once it is gone (a cell
-    that defines it again, say) its reports are forgotten at the next report put,
-    rather than held until ``size`` newer ones push them out.
+    that defines it again, say) its reports are forgotten when the next report is
+    made (and freed beside its compile), rather than held until ``size`` newer
+    ones push them out.
 
     >>> cache = ReportCache(size=2)
     >>> def f(x):
@@ -220,15 +221,18 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     found = cache.get(key) if cache is not None else None
     if found is not None:
         return found
-    # Read while XLA compiles, which releases the GIL.
+    # Read while XLA compiles, which releases the GIL; and free there the reports of
+    # functions that are gone (a cell that defined its function again, say).
     early = EarlyReading(stages, debug_info=options.debug_info)
+    gone = cache.forget_stale() if cache is not None else []
     with _progress(progress) as shown:
         run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
                          static_argnames=options.static_argnames, platforms=options.platforms,
                          compiler_options=dict(options.compiler_options),
                          lower=any(s in stages for s in stage_registry.made_by("lower")),
                          compile=options.needs_compile and not symbolic,
-                         timeout=options.timeout, progress=shown, beside_compile=early,
+                         timeout=options.timeout, progress=shown,
+                         beside_compile=_freeing(gone, early),
                          read_peak="costs" in stages)
         if symbolic and options.needs_compile:  # what cannot exist for symbolic shapes
             reason = _symbolic_reason(symbolic)
@@ -242,6 +246,20 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     if cache is not None and not timed_out(run):
         cache.put(key, report)
     return report
+
+
+def _freeing(gone: list, early: EarlyReading):
+    """``early``'s work beside the compile, after freeing ``gone`` (what a cache
+    forgot), which is then freed there rather than on the way to the display."""
+    def beside(run):
+        work = early(run)
+
+        def free_then_read():
+            gone.clear()
+            if work is not None:
+                work()
+        return free_then_read
+    return beside
 
 
 def _progress(value):

@@ -50,13 +50,25 @@ class LRU:
         the next :meth:`put`); a table whose keys refer to objects weakly says when."""
         return False
 
+    def forget_stale(self) -> list:
+        """Forgets the values that are :meth:`stale` and returns them: the caller
+        decides where they are freed (the report cache frees them beside the next
+        compile, where it costs nothing).
+
+        >>> table = LRU(size=2)
+        >>> table.put("a", 1)
+        >>> table.forget_stale()   # an LRU of plain keys has none
+        []
+        """
+        stale = [k for k in self._entries if self.stale(k)]
+        return [self._entries.pop(k) for k in stale]
+
     def put(self, key, value) -> None:
         """Keeps ``value`` under ``key``, forgetting the least recently used past
         ``size``, and the values that are :meth:`stale`."""
         if not _usable(key):
             return
-        for old in [k for k in self._entries if self.stale(k)]:
-            del self._entries[old]
+        self.forget_stale()
         self._entries[key] = value
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
