@@ -44,6 +44,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
+from olympus_jupyter.staging.kept_thread import KeptThread
+
 __all__ = ["alongside", "Worker", "WORKER", "NICENESS"]
 
 #: How much lower the worker's priority is than that of the thread that starts it
@@ -81,30 +83,22 @@ class _Work:
         self.ended = threading.Event()
 
 
-class Worker:
+class Worker(KeptThread):
     """The thread that runs work beside a step, one work at a time, at a lower
-    priority (see the module's text); started with the first work (again should it
-    have died, or in a forked child)."""
+    priority (see the module's text): one for the process (:class:`~.kept_thread.KeptThread`)."""
 
-    def __init__(self):
-        self._reset()
-        if hasattr(os, "register_at_fork"):  # a forked child has no thread yet
-            os.register_at_fork(after_in_child=self._reset)
+    name = "olympus-alongside"
 
     def _reset(self) -> None:
-        self._ready = threading.Condition(threading.Lock())
+        super()._reset()
         self._waiting: collections.deque[_Work] = collections.deque()
-        self._thread: threading.Thread | None = None
 
     def start(self, work: Callable[[], object]) -> _Work:
         """Hands ``work`` to the thread; :meth:`finish` it."""
         item = _Work(work)
         with self._ready:
             self._waiting.append(item)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="olympus-alongside",
-                                                daemon=True)
-                self._thread.start()
+            self._running()
             self._ready.notify()
         return item
 

@@ -31,11 +31,12 @@ Olympus: tracing the function… 0.0 s
 from __future__ import annotations
 
 import contextvars
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+
+from olympus_jupyter.staging.kept_thread import KeptThread
 
 __all__ = ["Progress", "Scheduler", "Silent", "status_line", "shown_in_output", "shown_on",
            "DELAY", "INTERVAL"]
@@ -64,7 +65,7 @@ def status_line(step: str, elapsed: float, done: Mapping[str, float]) -> str:
             + ". Interrupt the kernel (or press Ctrl+C) to stop.")
 
 
-class Scheduler:
+class Scheduler(KeptThread):
     """The thread that shows every :class:`Progress` when it is due: one daemon
     thread for the process, started with the first progress that is entered (and
     again should it have died, or in a forked child), then kept, asleep until the
@@ -83,25 +84,18 @@ class Scheduler:
     ['shown']
     """
 
-    def __init__(self):
-        self._reset()
-        if hasattr(os, "register_at_fork"):  # a forked child has no thread yet
-            os.register_at_fork(after_in_child=self._reset)
+    name = "olympus-progress"
 
     def _reset(self) -> None:
-        self._ready = threading.Condition(threading.Lock())
+        super()._reset()
         self._due: dict = {}  # each entry's next time to show (time.monotonic)
-        self._thread: threading.Thread | None = None
 
     def add(self, entry, delay: float) -> None:
         """Calls ``entry._tick()`` in ``delay`` seconds, and again as often as it
         returns a number of seconds (``None``: not again), until :meth:`remove`."""
         with self._ready:
             self._due[entry] = time.monotonic() + delay
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="olympus-progress",
-                                                daemon=True)
-                self._thread.start()
+            self._running()
             self._ready.notify()
 
     def remove(self, entry) -> None:
