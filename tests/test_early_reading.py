@@ -142,3 +142,25 @@ def test_the_worker_runs_below_the_priority_of_the_thread_that_started_it():
         assert seen["worker"] == min(19, mine + NICENESS)
     else:
         assert "worker" in seen
+
+
+def test_no_thread_but_the_worker_runs_at_its_lower_priority():
+    # A thread started from the worker would inherit its priority (XLA's or MLIR's
+    # thread pools, made on first use): reports leave every other thread as it was.
+    import os
+    import sys
+    from olympus_jupyter.frontends.inspection import inspect
+    for _ in range(2):
+        inspect(_mlp, *ARGS, cache=False)
+    if not sys.platform.startswith("linux"):
+        return
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    worker = WORKER._thread.native_id
+    seen = {}
+    for tid in map(int, os.listdir("/proc/self/task")):
+        try:
+            seen[tid] = os.getpriority(os.PRIO_PROCESS, tid)
+        except ProcessLookupError:  # a thread that ended meanwhile
+            pass
+    assert seen.pop(worker) == min(19, mine + NICENESS)
+    assert set(seen.values()) == {mine}
