@@ -331,18 +331,16 @@ def pre_block(uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineM
             continue
         parts = made.get(id(mark))
         if parts is None:
-            cls, tail = _mark_html(mark, "ol-op")
-            parts = made[id(mark)] = (cls, f"  {tail}" if tail else "")
-        append(f'{head}  <span class="{parts[0]}" id="{ids}{number}">{line}</span>{parts[1]}')
+            parts = made[id(mark)] = _mark_html(mark, "ol-op")
+        append(_pre_line(head, parts[0], f"{ids}{number}", line, parts[1]))
     return [_pre(out)]
 
 
-def _pre_line(width: int, number: int, cls: str, line_id: str, code: str, tail: str) -> str:
-    """A line of :func:`pre_block` that is an anchor: its number, then its code as
-    an element, then ``tail`` (its note) after two spaces. Only safe values come
-    here, as to :func:`_line`."""
-    return (f'{number:>{width}}  <span class="{cls}" id="{line_id}">{code}</span>'
-            f'{"  " if tail else ""}{tail}')
+def _pre_line(head: str, cls: str, line_id: str, code: str, tail: str) -> str:
+    """A line of a ``<pre>`` block that is an anchor: ``head`` (its number, aligned),
+    then its code as an element, then ``tail`` (its note) after two spaces. Only safe
+    values come here, as to :func:`_line`."""
+    return f'{head}  <span class="{cls}" id="{line_id}">{code}</span>{"  " if tail else ""}{tail}'
 
 
 def _pre(lines: Sequence[str]) -> Markup:
@@ -424,7 +422,7 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
             tail = h("span", {"class": "ol-a"}, join(" · ", links)) if links else ""
             line_id = anchor_id(uid, "source", fi, n)
             if unstyled:
-                rows.append(_pre_line(width, n, cls, line_id, hl, tail))
+                rows.append(_pre_line(str(n).rjust(width), cls, line_id, hl, tail))
             else:
                 rows.append(Markup(_line(cls, line_id, n, hl, tail)))
         code_html = _pre(rows) if unstyled else h("div", {"class": "code"}, rows)
