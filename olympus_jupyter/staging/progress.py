@@ -31,6 +31,7 @@ Olympus: tracing the function… 0.0 s
 from __future__ import annotations
 
 import contextvars
+import math
 import sys
 import threading
 import time
@@ -105,17 +106,17 @@ class Scheduler(KeptThread):
             self._due.pop(entry, None)
 
     def _next(self) -> list:
-        """Waits until entries are due; returns them (no longer scheduled)."""
+        """Waits until entries are due; returns them, kept as being shown (due at no
+        time) until :meth:`_run` schedules them again or :meth:`remove` drops them."""
         with self._ready:
             while True:
                 now = time.monotonic()
                 due = [e for e, at in self._due.items() if at <= now]
                 if due:
-                    for entry in due:
-                        del self._due[entry]
+                    self._due.update(dict.fromkeys(due, math.inf))
                     return due
-                soonest = min(self._due.values(), default=None)
-                self._ready.wait(None if soonest is None else soonest - now)
+                soonest = min(self._due.values(), default=math.inf)
+                self._ready.wait(None if soonest == math.inf else soonest - now)
 
     def _run(self) -> None:
         while True:
@@ -123,10 +124,12 @@ class Scheduler(KeptThread):
                 try:
                     again = entry._tick()
                 except Exception:  # noqa: BLE001 - an entry that fails is not shown again
-                    continue
-                if again is not None:
-                    with self._ready:
-                        if entry._scheduled:
+                    again = None
+                with self._ready:
+                    if entry in self._due:  # not removed while it was shown
+                        if again is None:
+                            del self._due[entry]
+                        else:
                             self._due[entry] = time.monotonic() + again
 
 
