@@ -58,7 +58,6 @@ _INSTR = re.compile(
 _COMPUTATION = re.compile(r"(ENTRY )?%?([^\s(]+) ")
 # ``{...}`` with braces nested three deep (tuple shardings).
 _SHARDING = re.compile(r", sharding=(\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})")
-_CALL_HINT = re.compile(r"(?:calls|to_apply|body|condition|computations)=")
 _CALLS = re.compile(r"\b(calls|to_apply|body|condition)=%?([\w.\-]+)")
 _CALL_LISTS = re.compile(r"\b(branch_computations|called_computations)=\{([^}]*)\}")
 _TABLE_ENTRY = re.compile(r"(\d+) (.*)$")
@@ -288,7 +287,9 @@ def _read_instruction(line: str, m: re.Match, stage: str, index: int, lineno: in
         head = line
     # Most instructions have neither: cheap tests first.
     sharding = _sharding(head, after) if ", sharding={" in head else None
-    calls = _calls(head, after) if _CALL_HINT.search(head, after) is not None else None
+    calls = _calls(head, after) if ("calls=" in head or "to_apply=" in head or "body=" in head
+                                    or "condition=" in head or "computations=" in head) \
+        else None
     # Positional, as keywords take twice as long: stage, index, name, types, lines,
     # location, name_stack, parent, sharding, label, computation.
     op = Op(stage, index, opcode, (shape,), (lineno, lineno), location, op_name, None,
@@ -342,7 +343,8 @@ def _sharding(head: str, after: int) -> str | None:
 def _calls(head: str, after: int) -> list[tuple[str, str]] | None:
     """``(attribute, computation name)`` of each computation an instruction calls
     (``calls=%f``, ``branch_computations={%a, %b}``...), ``None`` if none. The
-    caller first checks for :data:`_CALL_HINT` (most instructions call nothing).
+    caller first looks for the attributes' names with ``in`` (most instructions call
+    nothing, and five ``in`` tests take less than half the time of one regex search).
 
     >>> _calls("%w = f32[] while(%t), condition=%cond, body=%body", 17)
     [('condition', 'cond'), ('body', 'body')]
