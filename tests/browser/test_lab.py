@@ -77,6 +77,28 @@ def test_report_renders_after_the_magic(page, lab, stages_nb):
     assert page.locator(".olympus-report").count() == 0
 
 
+def test_only_the_panels_on_screen_are_built(page, lab, stages_nb):
+    # A new browser context: the view opens as tabs, one panel on screen. The
+    # editors of the others are built when they are first shown, not before.
+    open_notebook(page, lab, stages_nb)
+    root = viewer(page)
+    assert root.get_attribute("data-layout") == "tabs"
+    panels = root.locator('[role="tabpanel"]')
+    on_screen = root.locator('[role="tabpanel"]:not([hidden])')
+    assert on_screen.count() == 1 and panels.count() > 3
+    assert on_screen.locator(".cm-editor").count() == 1
+    assert root.locator('[role="tabpanel"][hidden] .cm-editor').count() == 0
+    compiled = root.locator('[role="tabpanel"][data-stage-panel="compiled"]')
+    root.locator('[role="tab"][data-stage="compiled"]').click()
+    compiled.locator(".cm-editor").wait_for()
+    assert "HloModule" in compiled.locator(".cm-content").inner_text()
+    assert root.locator('[role="tabpanel"][data-stage-panel="stablehlo"] .cm-editor').count() == 0
+    # Side by side, every stage is on screen: each has its editor.
+    set_layout(page, "side-by-side")
+    for stage in ("source", "olympuspr", "stablehlo", "hlo", "compiled"):
+        root.locator(f'[data-stage-panel="{stage}"] .cm-editor').wait_for()
+
+
 def test_a_source_line_leads_to_its_ops_in_every_stage(page, lab, stages_nb):
     open_notebook(page, lab, stages_nb)
     set_layout(page, "side-by-side")
