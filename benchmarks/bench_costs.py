@@ -16,7 +16,7 @@ to a report, next to one plain compile of the same program.
   first report of a big program).
 
 Run: python benchmarks/bench_costs.py [--short] [--json PATH]
-(--short: 11 rounds instead of 21 on the small programs, one of the big program instead of 3)
+(--short: one run of the big program instead of 3; the small programs keep their 21 rounds)
 """
 import json
 import os
@@ -121,8 +121,7 @@ def main() -> int:
         child()
         return 0
     args = parser(__doc__, "one run of the big program instead of 3 (the small "
-                           "programs' 21 rounds take seconds: CI judges them on "
-                           "this one run, so they are not cut)").parse_args()
+                           "programs' 21 rounds take seconds: they are not cut)").parse_args()
     results = Results(name_of(__file__))
     for name, (plain, dumped, data) in small(21).items():
         added = (dumped - plain + data) / plain

@@ -71,7 +71,7 @@ BENCHMARKS = (
     Benchmark("validation"),
     Benchmark("compare"),
     Benchmark("passes"),
-    Benchmark("costs", slow=True, timeout_s=900),
+    Benchmark("costs", timeout_s=900),
     Benchmark("lab_paint", timeout_s=900),
     Benchmark("pass_view", timeout_s=900),
     Benchmark("heat_toggle", timeout_s=900),
