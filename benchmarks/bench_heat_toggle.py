@@ -11,11 +11,14 @@ notebook is opened with the stages side by side (the source and every program st
 screen at once), and the heatmap's choice switched in turn; each switch is timed.
 The first switch on, the one a user feels first, is held to the budget on its own
 (a stage line's mark is read from its op's frames when the line is shown: no table of
-a stage's ops is built); the switches after it, on their median.
+a stage's ops is built): the notebook is opened on a fresh page :data:`OPENINGS`
+times, and the median of those first switches is judged (timed once a run, the first
+switch read 112 to 200 ms in fifteen runs in CI, three of them 173 ms or more). The
+switches after the first, on the first page, are judged on their median.
 Most of a switch is the browser's paint of the four editors (as for a click on a source
 line, which lights up every view), not the view's own work.
 Run: python benchmarks/bench_heat_toggle.py [--short] [--json PATH]  (takes a few minutes)
-(--short: 8 switches instead of 24)
+(--short: 8 switches instead of 24; the first switch is timed on 3 fresh pages either way)
 """
 import importlib.util
 import json
@@ -35,6 +38,8 @@ BUDGET_S = 0.2
 LINES = 1_000  # distinct source lines, two equations each
 REPEATS = 25  # times each runs: 50,000 equations in all
 STAGES = ["source", "olympuspr", "stablehlo", "compiled", "costs"]
+#: Times the notebook is opened on a fresh page, its first switch timed on each.
+OPENINGS = 3
 
 
 def write_module(folder: pathlib.Path) -> pathlib.Path:
@@ -83,6 +88,22 @@ TOGGLE = """async (el, choices) => {
 }"""
 
 
+def switch_on_a_fresh_page(browser, url: str, choices: list[str]) -> list:
+    """Opens the notebook at ``url`` on a new page, its view side by side, and switches
+    the heatmap through ``choices`` (:data:`TOGGLE`); the page is closed after."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(url)
+        page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]", timeout=300_000)
+        view = page.locator("[data-olympus-viewer]").first
+        if view.get_attribute("data-layout") != "side-by-side":
+            view.locator('button[data-olympus-action="layout"]').click()
+        page.wait_for_selector('[data-stage-panel="compiled"] .cm-content', timeout=120_000)
+        return json.loads(view.evaluate(TOGGLE, choices))
+    finally:
+        page.close()
+
+
 def main() -> int:
     args = parser(__doc__, "8 switches instead of 24").parse_args()
     rounds = 2 if args.short else 6
@@ -99,21 +120,15 @@ def main() -> int:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server.page_url(f"lab/tree/{name}?reset"))
-            page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]",
-                                   timeout=300_000)
-            view = page.locator("[data-olympus-viewer]").first
-            if view.get_attribute("data-layout") != "side-by-side":
-                view.locator('button[data-olympus-action="layout"]').click()
-            page.wait_for_selector('[data-stage-panel="compiled"] .cm-content',
-                                   timeout=120_000)
-            choices = ["flops", "bytes", "peak", "off"] * rounds
-            switches = json.loads(view.evaluate(TOGGLE, choices))
+            switches = switch_on_a_fresh_page(browser, server.page_url(f"lab/tree/{name}?reset"),
+                                              ["flops", "bytes", "peak", "off"] * rounds)
+            firsts = [switches[0][1]] + [
+                switch_on_a_fresh_page(browser, server.page_url(f"lab/tree/{name}?reset"),
+                                       ["flops"])[0][1] for _ in range(OPENINGS - 1)]
             browser.close()
     finally:
         server.stop()
-    first = switches[0][1] / 1e3
+    first = statistics.median(firsts) / 1e3
     on = [ms for choice, ms, _ in switches[1:] if choice != "off"]
     off = [ms for choice, ms, _ in switches if choice == "off"]
     median = statistics.median(on) / 1e3
@@ -121,8 +136,9 @@ def main() -> int:
     if marks == 0 or any(m for c, _, m in switches if c == "off"):
         print("the heatmap's marks did not follow the choice")
         return 2
-    print(f"first switch on (flops): {first * 1e3:.0f} ms (budget <= {BUDGET_S * 1e3:.0f} ms) "
-          f"{'ok' if first <= BUDGET_S else 'OVER BUDGET'}")
+    print(f"first switch on (flops): median {first * 1e3:.0f} ms over {len(firsts)} fresh pages "
+          f"(all: {', '.join(f'{ms:.0f}' for ms in firsts)} ms) (budget <= "
+          f"{BUDGET_S * 1e3:.0f} ms) {'ok' if first <= BUDGET_S else 'OVER BUDGET'}")
     print(f"switching the heatmap on or to another figure: median {median * 1e3:.0f} ms over "
           f"{len(on)}, worst {max(on):.0f} ms (budget <= {BUDGET_S * 1e3:.0f} ms) "
           f"{'ok' if median <= BUDGET_S else 'OVER BUDGET'}; {marks} marks on screen")
@@ -131,8 +147,8 @@ def main() -> int:
     results.add(f"JupyterLab heatmap of a {ops.get('compiled', 0):,}-instruction program: "
                 f"switching it on or to another figure, change to two frames (median of "
                 f"{len(on)})", median * 1e3, "ms", BUDGET_S * 1e3)
-    results.add("the heatmap turned on the first time, change to two frames", first * 1e3, "ms",
-                BUDGET_S * 1e3)
+    results.add(f"the heatmap turned on the first time, change to two frames (median of "
+                f"{len(firsts)} fresh pages)", first * 1e3, "ms", BUDGET_S * 1e3)
     results.add("switching the heatmap off, change to two frames (median)",
                 statistics.median(off), "ms")
     results.write(args.json)
