@@ -30,7 +30,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from labserver import CHROMIUM, CHROMIUM_ARGS, Server, saved_outputs_notebook  # noqa: E402
+from labserver import (CHROMIUM, CHROMIUM_ARGS, Server, open_notebook,  # noqa: E402
+                       saved_outputs_notebook, set_layout)
 
 from _results import Results, name_of, parser  # noqa: E402
 
@@ -88,16 +89,14 @@ TOGGLE = """async (el, choices) => {
 }"""
 
 
-def switch_on_a_fresh_page(browser, url: str, choices: list[str]) -> list:
-    """Opens the notebook at ``url`` on a new page, its view side by side, and switches
+def switch_on_a_fresh_page(browser, server: Server, name: str, choices: list[str]) -> list:
+    """Opens the notebook ``name`` on a new page, its view side by side, and switches
     the heatmap through ``choices`` (:data:`TOGGLE`); the page is closed after."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(url)
-        page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]", timeout=300_000)
+        open_notebook(page, server, name, timeout_ms=300_000)
         view = page.locator("[data-olympus-viewer]").first
-        if view.get_attribute("data-layout") != "side-by-side":
-            view.locator('button[data-olympus-action="layout"]').click()
+        set_layout(view, "side-by-side")
         page.wait_for_selector('[data-stage-panel="compiled"] .cm-content', timeout=120_000)
         return json.loads(view.evaluate(TOGGLE, choices))
     finally:
@@ -120,11 +119,11 @@ def main() -> int:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            switches = switch_on_a_fresh_page(browser, server.page_url(f"lab/tree/{name}?reset"),
+            switches = switch_on_a_fresh_page(browser, server, name,
                                               ["flops", "bytes", "peak", "off"] * rounds)
             firsts = [switches[0][1]] + [
-                switch_on_a_fresh_page(browser, server.page_url(f"lab/tree/{name}?reset"),
-                                       ["flops"])[0][1] for _ in range(OPENINGS - 1)]
+                switch_on_a_fresh_page(browser, server, name, ["flops"])[0][1]
+                for _ in range(OPENINGS - 1)]
             browser.close()
     finally:
         server.stop()

@@ -21,7 +21,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from labserver import CHROMIUM, CHROMIUM_ARGS, Server, saved_outputs_notebook  # noqa: E402
+from labserver import (CHROMIUM, CHROMIUM_ARGS, Server, open_notebook,  # noqa: E402
+                       saved_outputs_notebook, set_layout)
 
 from _results import Results, name_of, parser  # noqa: E402
 
@@ -50,11 +51,9 @@ def make_notebook(root: pathlib.Path) -> tuple[str, dict]:
 
 def open_passes(page, server, name) -> float:
     """Opens the notebook, chooses the passes tab; the panel's paint time, in seconds."""
-    page.goto(server.page_url(f"lab/tree/{name}?reset"))
-    page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]", timeout=300_000)
+    open_notebook(page, server, name, timeout_ms=300_000)
     root = page.locator("[data-olympus-viewer]").first
-    if root.get_attribute("data-layout") != "tabs":
-        root.locator('button[data-olympus-action="layout"]').click()
+    set_layout(root, "tabs")
     root.locator('[role="tab"][data-stage="passes"]').click()
     page.wait_for_selector("[data-olympus-passes-painted]", timeout=60_000)
     paint = page.evaluate("() => performance.getEntriesByName('olympus:passes-paint')"

@@ -160,12 +160,22 @@ def saved_outputs_notebook(path, bundles, mime=STAGES_MIME, source="report"):
     return path
 
 
-def open_notebook(page, server: Server, name: str, app: str = "lab"):
-    """Opens a notebook and waits for the first Olympus view to paint."""
+def open_notebook(page, server: Server, name: str, app: str = "lab",
+                  timeout_ms: int = 60_000):
+    """Opens a notebook and waits (up to ``timeout_ms``; a benchmark's notebook of tens
+    of megabytes takes longer) for the first Olympus view to paint."""
     path = f"lab/tree/{name}?reset" if app == "lab" else f"notebooks/{name}"
     page.goto(server.page_url(path))
-    page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]", timeout=60_000)
+    page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]", timeout=timeout_ms)
     return page
+
+
+def set_layout(view, layout: str):
+    """Puts an Olympus view (the locator of its root) in ``layout``, ``"tabs"`` or
+    ``"side-by-side"``, with its toolbar's layout button (which switches between them)."""
+    if view.get_attribute("data-layout") != layout:
+        view.locator('button[data-olympus-action="layout"]').click()
+    assert view.get_attribute("data-layout") == layout
 
 
 def dismiss_kernel_dialog(page):

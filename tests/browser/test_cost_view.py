@@ -18,7 +18,7 @@ import olympus_jupyter
 from olympus_jupyter.report import interactive
 
 from labserver import (STAGES_MIME, artifacts_dir, open_notebook, open_offline,
-                       saved_outputs_notebook)
+                       saved_outputs_notebook, set_layout)
 
 SETUP = ("import numpy as np, olympus, olympus.numpy as jnp\n"
          "import olympus_jupyter\n"
@@ -93,12 +93,6 @@ def saved_page(tmp_path_factory):
 
 
 # -- steps ---------------------------------------------------------------------------------
-
-def tabs_layout(root):
-    if root.get_attribute("data-layout") != "tabs":
-        root.locator('button[data-olympus-action="layout"]').click()
-    assert root.get_attribute("data-layout") == "tabs"
-
 
 def choose_tab(root, stage):
     tab = root.locator(f'[role="tab"][data-stage="{stage}"]')
@@ -212,7 +206,7 @@ def test_the_heatmap_and_the_costs_tab_in_jupyterlab(page, lab, costs_nb):
     assert row["flops"] == 2 * M * N * K
     open_notebook(page, lab, name)
     root = page.locator("[data-olympus-viewer]").first
-    tabs_layout(root)
+    set_layout(root, "tabs")
     # No mark until the heatmap is on.
     assert root.locator("[data-olympus-heat-mark]").count() == 0
     heat_on(root, "flops")
@@ -240,7 +234,7 @@ def test_the_heatmap_and_the_costs_tab_in_jupyterlab(page, lab, costs_nb):
 def test_a_saved_page_shows_the_heatmap_and_the_costs(page, saved_page):
     path, data = saved_page
     root, requests, url = open_offline(page, path, LIVE)
-    tabs_layout(root)
+    set_layout(root, "tabs")
     heat_on(root, "flops")
     # The function is this file's: the matmul is the line after its ``def``.
     line = f.__code__.co_firstlineno + 1
@@ -284,7 +278,7 @@ def test_hostile_costs_are_text_and_checked(page, lab, hostile_nb):
     open_notebook(page, lab, name)
     root = page.locator("[data-olympus-viewer]").first
     assert root.locator("[data-olympus-error]").count() == 0
-    tabs_layout(root)
+    set_layout(root, "tabs")
     heat_on(root, "flops")
     # The heatmap still works: the rows that name no file of the report are in no gutter.
     source = choose_tab(root, "source")

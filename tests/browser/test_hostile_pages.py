@@ -29,7 +29,7 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report.validate import BundleError, check_bundle
 
-from labserver import artifacts_dir
+from labserver import artifacts_dir, set_layout
 
 MIME = "application/vnd.olympus.stages+json"
 DIFF_MIME = "application/vnd.olympus.diff+json"
@@ -386,8 +386,7 @@ def test_a_hostile_saved_notebook_runs_nothing_and_shows_text(page, lab, hostile
     # Used, it stays inert: a source line linked to its ops (whose scopes hold
     # markup), the stage tabs of the crafted report, a cell clicked.
     first.scroll_into_view_if_needed()
-    if first.get_attribute("data-layout") != "side-by-side":
-        first.locator('button[data-olympus-action="layout"]').click()
+    set_layout(first, "side-by-side")
     line = first.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.sin(x)")
     line.hover()
     line.click()

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from labserver import artifacts_dir, dismiss_kernel_dialog, open_notebook, write_notebook
+from labserver import (artifacts_dir, dismiss_kernel_dialog, open_notebook, set_layout,
+                       write_notebook)
 
 SETUP = ("import olympus, olympus.numpy as jnp\n"
          "import olympus_jupyter\n"
@@ -44,13 +45,6 @@ def viewer(page):
     return page.locator("[data-olympus-viewer]").first
 
 
-def set_layout(page, layout):
-    root = viewer(page)
-    if root.get_attribute("data-layout") != layout:
-        root.locator('button[data-olympus-action="layout"]').click()
-    assert root.get_attribute("data-layout") == layout
-
-
 def test_the_labextension_is_installed_and_enabled():
     jupyter = os.path.join(os.path.dirname(sys.executable), "jupyter")
     proc = subprocess.run([jupyter, "labextension", "list"], capture_output=True,
@@ -64,7 +58,7 @@ def test_report_renders_after_the_magic(page, lab, stages_nb):
     open_notebook(page, lab, stages_nb)
     root = viewer(page)
     assert root.locator(".cm-editor").count() >= 1
-    set_layout(page, "tabs")
+    set_layout(viewer(page), "tabs")
     for stage in ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost", "memory"):
         root.locator(f'[role="tab"][data-stage="{stage}"]').click()
         panel = root.locator(f'[role="tabpanel"][data-stage-panel="{stage}"]')
@@ -94,14 +88,14 @@ def test_only_the_panels_on_screen_are_built(page, lab, stages_nb):
     assert "HloModule" in compiled.locator(".cm-content").inner_text()
     assert root.locator('[role="tabpanel"][data-stage-panel="stablehlo"] .cm-editor').count() == 0
     # Side by side, every stage is on screen: each has its editor.
-    set_layout(page, "side-by-side")
+    set_layout(viewer(page), "side-by-side")
     for stage in ("source", "olympuspr", "stablehlo", "hlo", "compiled"):
         root.locator(f'[data-stage-panel="{stage}"] .cm-editor').wait_for()
 
 
 def test_a_source_line_leads_to_its_ops_in_every_stage(page, lab, stages_nb):
     open_notebook(page, lab, stages_nb)
-    set_layout(page, "side-by-side")
+    set_layout(viewer(page), "side-by-side")
     root = viewer(page)
     line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.sin(x)")
     line.click()
@@ -120,7 +114,7 @@ def test_a_source_line_leads_to_its_ops_in_every_stage(page, lab, stages_nb):
 
 def test_an_op_leads_back_to_its_source_line(page, lab, stages_nb):
     open_notebook(page, lab, stages_nb)
-    set_layout(page, "side-by-side")
+    set_layout(viewer(page), "side-by-side")
     root = viewer(page)
     op = root.locator('[data-stage-panel="stablehlo"] .cm-line', has_text="stablehlo.tanh")
     op.click()
@@ -131,7 +125,7 @@ def test_an_op_leads_back_to_its_source_line(page, lab, stages_nb):
 
 def test_source_lines_share_a_colour_with_their_ops(page, lab, stages_nb):
     open_notebook(page, lab, stages_nb)
-    set_layout(page, "side-by-side")
+    set_layout(viewer(page), "side-by-side")
     root = viewer(page)
     sin_line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.sin(x)")
     colour = [c for c in sin_line.get_attribute("class").split() if c.startswith("olympus-src-")]
@@ -142,8 +136,8 @@ def test_source_lines_share_a_colour_with_their_ops(page, lab, stages_nb):
 
 def test_layout_choice_is_remembered(page, lab, stages_nb):
     open_notebook(page, lab, stages_nb)
-    set_layout(page, "tabs")
-    set_layout(page, "side-by-side")
+    set_layout(viewer(page), "tabs")
+    set_layout(viewer(page), "side-by-side")
     page.reload()
     page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]")
     assert viewer(page).get_attribute("data-layout") == "side-by-side"
@@ -151,7 +145,7 @@ def test_layout_choice_is_remembered(page, lab, stages_nb):
 
 def test_keyboard_reaches_every_action(page, lab, stages_nb):
     open_notebook(page, lab, stages_nb)
-    set_layout(page, "tabs")
+    set_layout(viewer(page), "tabs")
     root = viewer(page)
     first = root.locator('[role="tab"][data-stage="source"]')
     first.focus()

@@ -9,7 +9,8 @@ import pytest
 import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report.cost_names import bundle_json
-from labserver import artifacts_dir, open_notebook, saved_outputs_notebook, write_notebook
+from labserver import (artifacts_dir, open_notebook, saved_outputs_notebook, set_layout,
+                       write_notebook)
 
 MIME = "application/vnd.olympus.stages+json"
 DIFF_MIME = "application/vnd.olympus.diff+json"
@@ -58,12 +59,6 @@ def to_version_1(data):
 
 def viewer(page, n=0):
     return page.locator("[data-olympus-viewer]").nth(n)
-
-
-def side_by_side(root):
-    if root.get_attribute("data-layout") != "side-by-side":
-        root.locator('button[data-olympus-action="layout"]').click()
-    assert root.get_attribute("data-layout") == "side-by-side"
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +117,7 @@ def unknown_nb(notebooks_dir):
 def test_a_stage_added_through_the_registry_renders_and_links(page, lab, sharded_nb):
     open_notebook(page, lab, sharded_nb)
     root = viewer(page)
-    side_by_side(root)
+    set_layout(root, "side-by-side")
     panel = root.locator('[role="tabpanel"][data-stage-panel="partitioned"]')
     assert panel.locator(".olympus-panel-title").inner_text() == "HLO after SPMD partitioning"
     assert root.locator('[role="tab"][data-stage="partitioned"]').inner_text() == "partitioned"
@@ -153,7 +148,7 @@ def test_a_version_1_bundle_still_renders(page, lab, version_1_nb):
     open_notebook(page, lab, version_1_nb)
     root = viewer(page)
     assert root.locator("[data-olympus-error]").count() == 0
-    side_by_side(root)
+    set_layout(root, "side-by-side")
     titles = root.locator(".olympus-panel-title").all_inner_texts()
     assert titles == V1_TITLES
     tabs = root.locator('[role="tab"]').all_inner_texts()
@@ -182,12 +177,12 @@ def test_stages_this_viewer_does_not_know_are_said_so(page, lab, unknown_nb):
         ".length === 4", timeout=60_000)
     # A one-device program has no partitioned stage: the report says why.
     one = viewer(page, 0)
-    side_by_side(one)
+    set_layout(one, "side-by-side")
     note = one.locator('[data-stage-panel="partitioned"] [data-olympus-unavailable]')
     assert note.count() == 1 and note.inner_text().startswith("Not available")
     # Stages of a newer registry: a note for what has no view, plain text otherwise.
     newer = viewer(page, 1)
-    side_by_side(newer)
+    set_layout(newer, "side-by-side")
     tabs = newer.locator('[role="tab"]').all_inner_texts()
     assert tabs == ["source", "compiled", "partitioned", "roofline", "MLIR"]
     box = newer.locator('[data-stage-panel="roofline"] [data-olympus-unsupported]')
@@ -266,7 +261,7 @@ def long_span_nb(notebooks_dir):
 def test_a_line_number_from_the_data_cannot_size_a_table(page, lab, long_span_nb):
     open_notebook(page, lab, long_span_nb)
     root = viewer(page)
-    side_by_side(root)
+    set_layout(root, "side-by-side")
     root.locator('[data-stage-panel="compiled"] .cm-editor').wait_for(timeout=30_000)
     for line in root.locator('[data-stage-panel="source"] .cm-line').all()[:6]:
         line.hover()
@@ -346,7 +341,7 @@ def test_a_capped_report_says_what_it_left_out_and_still_links(page, lab, capped
     note.wait_for()
     assert "capped at 0.25 MB" in note.inner_text() and "report.save" in note.inner_text()
     assert root.locator("[data-olympus-error]").count() == 0
-    side_by_side(root)
+    set_layout(root, "side-by-side")
     line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.tanh(x)")
     line.click()
     linked = root.locator('[data-stage-panel="olympuspr"] .cm-line.olympus-linked')
@@ -395,8 +390,7 @@ def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, co
     compiled = data["analyses"]["cost"]["compiled"] or {}
     for n in (0, 1):
         root = viewer(page, n)
-        if root.get_attribute("data-layout") != "tabs":
-            root.locator('button[data-olympus-action="layout"]').click()
+        set_layout(root, "tabs")
         root.locator('[role="tab"][data-stage="cost"]').click()
         table = root.locator('table[data-olympus-table="cost"]')
         table.wait_for()

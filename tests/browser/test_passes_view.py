@@ -12,7 +12,7 @@ import olympus_jupyter
 from olympus_jupyter.report import interactive
 
 from labserver import (artifacts_dir, open_notebook, open_offline, saved_outputs_notebook,
-                       write_notebook)
+                       set_layout, write_notebook)
 
 SETUP = ("import numpy as np, olympus, olympus.numpy as jnp\n"
          "import olympus_jupyter\n"
@@ -47,12 +47,6 @@ def saved_page(tmp_path_factory):
                                      np.ones((16, 16), np.float32), passes=True, cache=None)
     data = report.to_json()
     return report.save(folder / "passes.html"), data
-
-
-def tabs_layout(root):
-    if root.get_attribute("data-layout") != "tabs":
-        root.locator('button[data-olympus-action="layout"]').click()
-    assert root.get_attribute("data-layout") == "tabs"
 
 
 def open_passes_tab(root):
@@ -109,7 +103,7 @@ def open_fusion_diff(panel):
 def test_the_magic_shows_each_pass_and_a_line_journey(page, lab, passes_nb):
     open_notebook(page, lab, passes_nb)
     root = page.locator("[data-olympus-viewer]").first
-    tabs_layout(root)
+    set_layout(root, "tabs")
     # Select the source line, then look at the passes: its journey is there.
     line = root.locator(SOURCE_LINE, has_text="jnp.tanh(x @ w)")
     line.click()
@@ -149,7 +143,7 @@ def test_the_magic_shows_each_pass_and_a_line_journey(page, lab, passes_nb):
 def test_the_pass_list_is_keyboard_reachable(page, lab, passes_nb):
     open_notebook(page, lab, passes_nb)
     root = page.locator("[data-olympus-viewer]").first
-    tabs_layout(root)
+    set_layout(root, "tabs")
     panel = open_passes_tab(root)
     first = panel.locator('button[data-olympus-pass-row][tabindex="0"]')
     assert first.count() == 1
@@ -171,7 +165,7 @@ def test_the_pass_list_is_keyboard_reachable(page, lab, passes_nb):
 def test_a_saved_page_shows_the_passes(page, saved_page):
     path, data = saved_page
     root, requests, url = open_offline(page, path, LIVE)
-    tabs_layout(root)
+    set_layout(root, "tabs")
     panel = open_passes_tab(root)
     assert_pass_list(panel)
     rows = data["passes"]["rows"]
@@ -225,7 +219,7 @@ def test_hostile_passes_data_is_text_and_clamped(page, lab, hostile_nb):
     open_notebook(page, lab, name)
     root = page.locator("[data-olympus-viewer]").first
     assert root.locator("[data-olympus-error]").count() == 0
-    tabs_layout(root)
+    set_layout(root, "tabs")
     root.locator(SOURCE_LINE, has_text="jnp.tanh(x @ w)").click()
     panel = open_passes_tab(root)
     assert panel.locator("[data-olympus-passes-note]").inner_text() == HOSTILE

@@ -23,7 +23,7 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
-from labserver import Server, artifacts_dir, open_offline, run_all_cells, write_notebook
+from labserver import Server, artifacts_dir, open_offline, run_all_cells, set_layout, write_notebook
 
 pytestmark = pytest.mark.skipif(
     interactive.viewer() is None,
@@ -37,12 +37,6 @@ LIVE = "[data-olympus-live][data-olympus-rendered]"
 
 def pwned(page) -> bool:
     return page.evaluate("() => window.__pwned !== undefined")
-
-
-def set_layout(root, layout):
-    if root.get_attribute("data-layout") != layout:
-        root.locator('button[data-olympus-action="layout"]').click()
-    assert root.get_attribute("data-layout") == layout
 
 
 def assert_linked_both_ways(root, source_line: str, ops, back: tuple[str, str]):
