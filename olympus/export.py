@@ -22,7 +22,6 @@ the process on malformed input.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
 import hashlib
 import os
@@ -133,8 +132,9 @@ class Exported:
                 f"olympus.export.deserialize(blob).")
         self._jax = jax_exported
         # What `call` runs: without a VJP, differentiating it says how to get one.
-        self._callee = jax_exported if jax_exported.has_vjp() else dataclasses.replace(
-            jax_exported, _get_vjp=functools.partial(_missing_vjp, jax_exported.fun_name))
+        self._callee = jax_exported if jax_exported.has_vjp() else (
+            jax_compat.exported_with_get_vjp(
+                jax_exported, functools.partial(_missing_vjp, jax_exported.fun_name)))
 
     # What the program is and how to call it -------------------------------
     @property
@@ -692,13 +692,12 @@ def _check_table_of_contents(payload: bytes) -> set[str]:
     corrupted table of contents could describe a tree exponentially larger than
     the blob. A tree written by the serializer has at most one node per 4 bytes.
     """
-    custom = jax_compat.export_flatbuffers.PyTreeDefKind.custom
     names = set()
     if len(payload) < 8:
         raise _Invalid(f"it has only {len(payload)} bytes, too few for an export")
     budget = len(payload) // 4 + 64
     try:
-        root = jax_compat.export_flatbuffers.Exported.GetRootAsExported(payload, 0)
+        root = jax_compat.export_table_of_contents(payload)
         tables = [root]
         for _ in range(_MAX_VJP_DEPTH):
             vjp = tables[-1].Vjp()
@@ -720,7 +719,7 @@ def _check_table_of_contents(payload: bytes) -> set[str]:
                     raise _Invalid("its argument or result structure has an impossible size")
                 for i in range(n):
                     stack.append(node.Children(i))
-                if node.Kind() == custom:
+                if jax_compat.is_custom_pytree_node(node):
                     names.add(bytes(node.CustomName() or b"").decode("utf-8"))
     except _Invalid:
         raise
