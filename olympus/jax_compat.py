@@ -490,3 +490,44 @@ sys.stdout.write(reply)
 sys.stdout.flush()
 os._exit(0)
 """
+
+
+# --------------------------------------------------------------------------
+# Serialized exports: what olympus.export reads of jax.export's internals
+# --------------------------------------------------------------------------
+# Moved here from olympus/export.py (issue 32). Each note names the public API
+# that would replace the internal.
+
+__all__ += ["exported_with_get_vjp", "export_table_of_contents", "is_custom_pytree_node"]
+
+
+def exported_with_get_vjp(jax_exported, get_vjp):
+    """A copy of ``jax_exported`` (a ``jax.export.Exported``) whose VJP is ``get_vjp()``.
+
+    Olympus gives exports without a VJP one that raises a message saying how to
+    serialize it. Internal: the private dataclass field ``_get_vjp`` of
+    ``jax.export.Exported``; public: none (a way to attach or replace an
+    export's VJP, or a hook for the error of a missing one).
+    """
+    import dataclasses
+
+    return dataclasses.replace(jax_exported, _get_vjp=get_vjp)
+
+
+def export_table_of_contents(payload: bytes):
+    """The root table of a serialized ``jax.export.Exported``, read lazily: its
+    fields (``InTree()``, ``OutTree()``, ``Vjp()``; a tree's ``Kind()``,
+    ``ChildrenLength()``, ``Children(i)``, ``CustomName()``) are read on access,
+    so that their sizes can be bounded before ``jax.export.deserialize`` reads
+    everything. Internal: ``jax._src.export.serialization_generated``; public:
+    none (only ``jax.export.deserialize``, which reads the whole blob at once).
+    """
+    return export_flatbuffers.Exported.GetRootAsExported(payload, 0)
+
+
+def is_custom_pytree_node(node) -> bool:
+    """Whether a tree of :func:`export_table_of_contents` is a custom pytree node
+    (one registered with ``jax.export.register_pytree_node_serialization``).
+    Internal: ``jax._src.export.serialization_generated.PyTreeDefKind``; public: none.
+    """
+    return node.Kind() == export_flatbuffers.PyTreeDefKind.custom

@@ -650,7 +650,7 @@ FUZZ = textwrap.dedent(r"""
     from olympus import export
     from olympus.platforms import PlatformError
 
-    export._RAW_CHECK_TIMEOUT_S = 10.0
+    export.blob_checks.RAW_CHECK_TIMEOUT_S = 10.0
     f = olympus.jit(lambda x, y: {"a": jnp.sin(x) * 2 + y.sum(), "b": [x @ x.T]})
     exp = export.export(f)(np.ones((4, 3), np.float32), np.arange(5, dtype=np.float32))
     blob = exp.serialize()
@@ -731,12 +731,12 @@ def test_fuzzed_blobs_never_crash_the_process():
 
 def spy_on_child_processes(monkeypatch) -> list:
     calls = []
-    real = export.subprocess.run
+    real = export.blob_checks.subprocess.run
 
     def run(*args, **kwargs):
         calls.append(args)
         return real(*args, **kwargs)
-    monkeypatch.setattr(export.subprocess, "run", run)
+    monkeypatch.setattr(export.blob_checks.subprocess, "run", run)
     return calls
 
 
