@@ -95,8 +95,7 @@ def _chain(stage, args, kwargs) -> _Chain:
         if isinstance(stage, jax_stages.Wrapped) and hasattr(stage, "trace"):
             stage = ostages.from_jax(stage)   # a jax.jit function
         else:
-            from olympus.api import jit
-            stage = jit(stage)
+            stage = ostages.jitted(stage)   # as olympus.jit(f) wraps it
     if isinstance(stage, ostages.Wrapped):
         chain = _chain_of_stage(stage.trace(*args, **kwargs).lower().compile())
         chain.fun = stage.fun
