@@ -447,7 +447,7 @@ class Lowered(_Signature):
         dialect = _check_dialect(dialect)
         if dialect == "stablehlo":
             return naming.module_text(self._module(), debug_info=debug_info)
-        return self._hlo().to_string(jax_compat.hlo_print_options(metadata=debug_info))
+        return jax_compat.hlo_module_text(self._hlo(), metadata=debug_info)
 
     def _hlo(self):
         """The program as an XLA HLO module: converted from StableHLO once, then shared
