@@ -36,7 +36,7 @@ __all__ = [
     "SUPPORTED", "version_supported", "ir", "ClosedJaxpr", "Jaxpr", "SourceInfo",
     "register_internal_path", "is_user_filename", "pp_toplevel_jaxpr",
     "traceback_frames", "name_stack_text", "marked_source_info", "INTERNAL_ATTRIBUTES",
-    "pp_with_source_map", "hlo_module_text",
+    "pp_with_source_map", "aval_short_text", "hlo_module_text",
     "make_args_info", "abstractify", "canonicalize_platform",
     "relabel_lowered", "lowering_name", "lowering_platforms",
     "lowered_hlo_bytecode", "hlo_module_from_bytecode",
@@ -63,6 +63,7 @@ INTERNAL_ATTRIBUTES = (
     "runtime_executable.client",                  # compiled_client
     "print_metadata",                             # hlo_print_options
     "to_string",                                  # hlo_module_text (an HloModule's)
+    "str_short",                                  # aval_short_text
 )
 
 
@@ -125,6 +126,15 @@ def pp_with_source_map(jaxpr, **options) -> tuple[str, list]:
     source_map: list = []
     text = pp_toplevel_jaxpr(jaxpr, **options).format(use_color=False, source_map=source_map)
     return text, source_map
+
+
+def aval_short_text(aval) -> str:
+    """An abstract value's type as the printed program writes it: ``f32[3]``.
+
+    Internal: ``str_short(short_dtypes=True)`` of JAX's abstract values; public:
+    ``str(jax.typeof(x))``, the long form (``float32[3]``, ``~`` for weak types).
+    """
+    return aval.str_short(short_dtypes=True)
 
 
 def traceback_frames(traceback, keep=None) -> list[tuple[str, int, int, int, int, str]]:

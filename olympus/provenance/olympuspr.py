@@ -119,13 +119,13 @@ def print_with_spans(closed) -> tuple[str, _Walk, list[tuple[int, int] | None]]:
 
 
 def _short_type(aval, known: dict) -> str:
-    """``aval.str_short(short_dtypes=True)``, printed once per distinct aval."""
+    """:func:`olympus.jax_compat.aval_short_text`, made once per distinct aval."""
     try:
         text = known.get(aval)
     except TypeError:   # an aval that cannot be hashed
-        return aval.str_short(short_dtypes=True)
+        return jax_compat.aval_short_text(aval)
     if text is None:
-        text = known[aval] = aval.str_short(short_dtypes=True)
+        text = known[aval] = jax_compat.aval_short_text(aval)
     return text
 
 
