@@ -148,8 +148,11 @@ def jax_names(tree: ast.AST) -> dict[str, str]:
 
 @dataclasses.dataclass(frozen=True)
 class Internals:
-    """What only ``jax_compat`` may use: dotted attribute tails."""
+    """What only ``jax_compat`` may use: dotted attribute tails, and the internal JAX
+    modules it names without a ``_`` (``export_flatbuffers``), whose contents are
+    internals too."""
     tails: frozenset[tuple[str, ...]]
+    modules: frozenset[str] = frozenset()
 
     def matches(self, names: list[str]) -> tuple[str, ...] | None:
         for n in range(1, len(names) + 1):
@@ -170,12 +173,14 @@ def internals_of_compat(source: str) -> Internals:
         if isinstance(target, ast.Name) and target.id == "INTERNAL_ATTRIBUTES":
             listed = ast.literal_eval(node.value)
     assert listed is not None, "jax_compat.py must define INTERNAL_ATTRIBUTES"
-    modules = set(jax_names(tree))
+    bound = jax_names(tree)
     private = {name for _, names in attribute_chains(tree)
-               if names[0] != "self" and names[0] not in modules
+               if names[0] != "self" and names[0] not in bound
                for name in names[1:] if is_private(name)}
+    handed_out = {name for name, dotted in bound.items() if not is_private(name)
+                  and is_jax_module(dotted) and not is_public_module(dotted)}
     return Internals(frozenset(tuple(t.split(".")) for t in listed)
-                     | frozenset((p,) for p in private))
+                     | frozenset((p,) for p in private), frozenset(handed_out))
 
 
 def findings(source: str, internals: Internals, jax_dir: pathlib.Path | None = None
@@ -198,6 +203,10 @@ def findings(source: str, internals: Internals, jax_dir: pathlib.Path | None = N
                 if is_private(alias.name) or (
                         is_jax_module(full, jax_dir) and not is_public_module(full)):
                     found.append(f"{node.lineno}: from {node.module} import {alias.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "olympus.jax_compat":
+            found.extend(f"{node.lineno}: from olympus.jax_compat import {alias.name} "
+                         f"(an internal JAX module)"
+                         for alias in node.names if alias.name in internals.modules)
     bound = jax_names(tree)
     for line, names in attribute_chains(tree):
         if names[0] == "self":
@@ -211,6 +220,10 @@ def findings(source: str, internals: Internals, jax_dir: pathlib.Path | None = N
                     not is_public_module(module_of(dotted, jax_dir)):
                 found.append(f"{line}: {dotted}")
                 continue
+        if len(names) > 2 and names[0] == "jax_compat" and names[1] in internals.modules:
+            found.append(f"{line}: {'.'.join(names)} (the contents of an internal JAX "
+                         f"module, {names[1]})")
+            continue
         tail = internals.matches(names)
         if tail is not None:
             found.append(f"{line}: {'.'.join(names)} (an internal of a JAX object: "
@@ -228,11 +241,26 @@ def internals() -> Internals:
     return internals_of_compat(COMPAT.read_text())
 
 
-#: Modules whose findings are known and owned elsewhere: none.
-KNOWN: dict[str, str] = {}
+#: Modules whose uses of JAX internals are known and being moved into jax_compat by
+#: other work (issue 32 splits export.py); their test is expected to fail, strictly:
+#: once the uses are gone it passes, and the entry must go.
+KNOWN = {
+    "olympus/export.py": "issue 32: export.py is being split; its aval.str_short and "
+                         "its reading of jax_compat.export_flatbuffers move to jax_compat",
+}
 
 
-@pytest.mark.parametrize("path", package_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def _case(path: pathlib.Path):
+    name = str(path.relative_to(ROOT))
+    marks = [pytest.mark.xfail(reason=KNOWN[name], strict=True)] if name in KNOWN else []
+    return pytest.param(path, id=name, marks=marks)
+
+
+def test_known_offenders_exist():
+    assert [name for name in KNOWN if not (ROOT / name).is_file()] == []
+
+
+@pytest.mark.parametrize("path", [_case(p) for p in package_modules()])
 def test_no_module_but_jax_compat_uses_jax_internals(path, internals):
     found = findings(path.read_text(), internals)
     assert found == [], (
@@ -252,6 +280,7 @@ def test_every_internal_jax_compat_lists_is_read_there(internals):
     for tail in ("raw_frames", "code_addr2location", "name_stack.stack", "_lowering",
                  "_executable"):
         assert tuple(tail.split(".")) in internals.tails
+    assert internals.modules == {"export_flatbuffers"}
 
 
 def test_the_checks_find_what_they_look_for(internals):
@@ -265,12 +294,15 @@ def test_the_checks_find_what_they_look_for(internals):
         from jax.interpreters import mlir
         from jaxlib.mlir import ir
         from jax.extend.mlir import ir as public_ir
+        from olympus.jax_compat import export_flatbuffers
 
         class D:
             def text(self):
                 return self._hlo().to_string(self._jax._params)
 
-        def f(tb, eqn, lowered, compiled):
+        def f(tb, eqn, lowered, compiled, aval):
+            jax_compat.export_flatbuffers.Exported.GetRootAsExported(b"", 0)
+            aval.str_short(short_dtypes=True)
             jax._src.core.get_aval(1)
             jax.lib.xla_client.Client
             jnp._promote_dtypes(1)
@@ -286,7 +318,9 @@ def test_the_checks_find_what_they_look_for(internals):
         "import jax._src.core", "import jax.lib", "import jaxlib",
         "from jax._src import ...", "from jax import core", "from jax import _src",
         "from jax.interpreters import ...", "from jaxlib.mlir import ...",
+        "from olympus.jax_compat import export_flatbuffers",
         "_hlo.to_string", "_jax._params",
+        "jax_compat.export_flatbuffers.Exported.GetRootAsExported", "aval.str_short",
         "jax._src.core.get_aval", "jax.lib.xla_client.Client", "jax.numpy._promote_dtypes",
         "tb.raw_frames", "type.code_addr2location", "eqn.source_info.name_stack.stack",
         "lowered._lowering.compile_args", "compiled._executable",
