@@ -4,7 +4,8 @@ Olympus supports the JAX releases named in ``SUPPORTED`` (``pyproject.toml`` say
 same). It builds on JAX's public API (``jax.jit``, ``jax.stages``, ``jax.export``,
 ``jax.extend``); where it needs more, the internal it uses is named here, once, with
 a note on the public API that would replace it. No other Olympus module imports
-``jax._src`` or reads a private attribute of a JAX object.
+``jax._src`` or reads a private attribute of a JAX object; ``tests/test_jax_internals.py``
+reads every other module to keep it so (with ``INTERNAL_ATTRIBUTES``, below).
 
 >>> SUPPORTED
 ('0.9', '0.13')
@@ -57,13 +58,13 @@ SUPPORTED = ("0.9", "0.13")
 #: rejected in every other module (``tests/test_jax_internals.py``), which also
 #: checks that each one is read here.
 INTERNAL_ATTRIBUTES = (
-    "raw_frames", "code_addr2location",           # traceback_frames
-    "source_info.name_stack", "name_stack.stack",  # name_stack_text, marked_source_info
-    "compile_args", "create_cpp_call",            # a Lowering's and an executable's
-    "runtime_executable.client",                  # compiled_client
-    "print_metadata",                             # hlo_print_options
-    "to_string",                                  # hlo_module_text (an HloModule's)
-    "str_short",                                  # aval_short_text
+    "raw_frames", "code_addr2location",             # traceback_frames
+    "source_info.name_stack", "name_stack.stack",   # name_stack_text, marked_source_info
+    "compile_args", "create_cpp_call",              # a Lowering's and an executable's
+    "runtime_executable.client",                    # compiled_client
+    "print_metadata",                               # hlo_print_options
+    "to_string",                                    # hlo_module_text (an HloModule's)
+    "str_short",                                    # aval_short_text
 )
 
 
