@@ -17,7 +17,7 @@ from typing import Any, Callable
 import jax
 
 from olympus import jax_compat
-from olympus.stages import Olympuspr, Wrapped, _UserSignature
+from olympus.stages import Olympuspr, Wrapped, _UserSignature, jitted
 
 _UNSPECIFIED = object()
 
@@ -63,9 +63,7 @@ def jit(fun: Callable | None = None, /, *,
 
 def _jit(fun, **options) -> Wrapped:
     _check_callable(fun, "jit")
-    target = fun._jax if isinstance(fun, Wrapped) else fun
-    jitted = jax.jit(target, **options)
-    return Wrapped(fun, jitted, options, kind="jit")
+    return jitted(fun, **options)
 
 
 def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,

@@ -4,7 +4,8 @@ Olympus supports the JAX releases named in ``SUPPORTED`` (``pyproject.toml`` say
 same). It builds on JAX's public API (``jax.jit``, ``jax.stages``, ``jax.export``,
 ``jax.extend``); where it needs more, the internal it uses is named here, once, with
 a note on the public API that would replace it. No other Olympus module imports
-``jax._src`` or reads a private attribute of a JAX object.
+``jax._src`` or reads a private attribute of a JAX object; ``tests/test_jax_internals.py``
+reads every other module to keep it so (with ``INTERNAL_ATTRIBUTES``, below).
 
 >>> SUPPORTED
 ('0.9', '0.13')
@@ -35,6 +36,8 @@ from jax._src.lib import _jax as _jaxlib
 __all__ = [
     "SUPPORTED", "version_supported", "ir", "ClosedJaxpr", "Jaxpr", "SourceInfo",
     "register_internal_path", "is_user_filename", "pp_toplevel_jaxpr",
+    "traceback_frames", "name_stack_text", "marked_source_info", "INTERNAL_ATTRIBUTES",
+    "pp_with_source_map", "aval_short_text", "hlo_module_text",
     "make_args_info", "abstractify", "canonicalize_platform",
     "relabel_lowered", "lowering_name", "lowering_platforms",
     "lowered_hlo_bytecode", "hlo_module_from_bytecode",
@@ -48,6 +51,21 @@ __all__ = [
 
 #: Oldest supported release (inclusive) and the next minor not yet tried (exclusive).
 SUPPORTED = ("0.9", "0.13")
+
+#: The attributes of JAX objects that only this module reads, as dotted tails
+#: (``name_stack.stack``: the ``stack`` of anything reached as ``name_stack``).
+#: Together with every private (``_``) attribute of a JAX object read here, they are
+#: rejected in every other module (``tests/test_jax_internals.py``), which also
+#: checks that each one is read here.
+INTERNAL_ATTRIBUTES = (
+    "raw_frames", "code_addr2location",             # traceback_frames
+    "source_info.name_stack", "name_stack.stack",   # name_stack_text, marked_source_info
+    "compile_args", "create_cpp_call",              # a Lowering's and an executable's
+    "runtime_executable.client",                    # compiled_client
+    "print_metadata",                               # hlo_print_options
+    "to_string",                                    # hlo_module_text (an HloModule's)
+    "str_short",                                    # aval_short_text
+)
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -95,6 +113,73 @@ def pp_toplevel_jaxpr(jaxpr, **options):
     but gives no source map.
     """
     return _core.pp_toplevel_jaxpr(jaxpr, **options)
+
+
+def pp_with_source_map(jaxpr, **options) -> tuple[str, list]:
+    """The program's text as JAX's printer formats it (no color), and its source map:
+    for each printed line, the ``(start, end, marker)`` regions of the equations on
+    it, where ``marker`` is what the equation's traceback slot held
+    (:func:`source_map_index` reads it).
+
+    Internal: ``format(source_map=...)`` of the printer's document
+    (``jax._src.pretty_printer``); public: ``Jaxpr.pretty_print``, without the map.
+    """
+    source_map: list = []
+    text = pp_toplevel_jaxpr(jaxpr, **options).format(use_color=False, source_map=source_map)
+    return text, source_map
+
+
+def aval_short_text(aval) -> str:
+    """An abstract value's type as the printed program writes it: ``f32[3]``.
+
+    Internal: ``str_short(short_dtypes=True)`` of JAX's abstract values; public:
+    ``str(jax.typeof(x))``, the long form (``float32[3]``, ``~`` for weak types).
+    """
+    return aval.str_short(short_dtypes=True)
+
+
+def traceback_frames(traceback, keep=None) -> list[tuple[str, int, int, int, int, str]]:
+    """The frames of an equation's traceback (``source_info.traceback``), innermost
+    first, as ``(file, line, column, end line, end column, function)`` tuples; only
+    those whose file ``keep(path)`` accepts, if given.
+
+    Internal: jaxlib's ``Traceback.raw_frames()`` and ``Traceback.code_addr2location``
+    (``jaxlib._jax``); public: none (``jax.extend.source_info_util.summarize`` gives
+    the user's frame as text, without columns).
+    """
+    if traceback is None:
+        return []
+    code, lasti = traceback.raw_frames()
+    addr2loc = type(traceback).code_addr2location
+    out = []
+    for c, i in zip(code, lasti):
+        if keep is not None and not keep(c.co_filename):
+            continue
+        start_line, start_col, end_line, end_col = addr2loc(c, i)
+        out.append((c.co_filename, start_line, start_col, end_line, end_col,
+                    getattr(c, "co_qualname", c.co_name)))
+    return out
+
+
+def name_stack_text(source_info) -> str:
+    """An equation's name stack as JAX prints it (``jit(f)/sin``...), ``''`` if empty.
+
+    Internal: the ``stack`` of a ``NameStack`` (``jax.extend.source_info_util``
+    exports the class, not its fields); public: ``str(source_info.name_stack)``,
+    without the test for an empty stack.
+    """
+    name_stack = source_info.name_stack
+    return str(name_stack) if name_stack.stack else ""
+
+
+def marked_source_info(source_info, index: int):
+    """``source_info`` with the marker of equation ``index`` (:func:`source_map_marker`)
+    in its traceback slot, and its name stack kept.
+
+    Internal: what JAX's printer reads from the slot; public:
+    ``jax.extend.source_info_util.SourceInfo`` (a traceback and a name stack).
+    """
+    return SourceInfo(source_map_marker(index), source_info.name_stack)
 
 
 # --------------------------------------------------------------------------
@@ -195,6 +280,16 @@ def hlo_print_options(*, metadata: bool):
     options = options_type.short_parsable()
     options.print_metadata = metadata
     return options
+
+
+def hlo_module_text(hlo_module, *, metadata: bool) -> str:
+    """The text of an XLA ``HloModule`` (:func:`hlo_module_from_bytecode`), parsable,
+    with its metadata (source locations) or without.
+
+    Internal: ``HloModule.to_string`` with :func:`hlo_print_options`; public:
+    ``Lowered.as_text('hlo')``, without metadata.
+    """
+    return hlo_module.to_string(hlo_print_options(metadata=metadata))
 
 
 def compiled_fast_call(jax_compiled):

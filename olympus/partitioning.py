@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from olympus.errors import StageUnavailable
 from olympus.passes import pass_pipeline
-from olympus.provenance.readers import read_hlo_text
+from olympus.provenance.hlo import hlo_stage
 
 __all__ = ["partitioned_hlo_text", "read_partitioned_hlo", "PASS"]
 
@@ -42,8 +42,9 @@ def partitioned_hlo_text(compiled) -> str | None:
 
 
 def read_partitioned_hlo(compiled, table, name: str):
-    """The partitioned program's instructions, tied to source through their metadata."""
+    """The partitioned program's instructions, tied to source through their metadata
+    (the ``partitioned`` stage's reader, :data:`olympus.provenance.readers.READERS`)."""
     text = partitioned_hlo_text(compiled)
     if text is None:
         raise StageUnavailable("the program runs on one device: XLA partitions nothing")
-    return read_hlo_text(text, table, name)
+    return hlo_stage(text, table, name=name)

@@ -1,12 +1,16 @@
 """The stages Olympus shows, in one table that every consumer reads.
 
 Each :class:`StageSpec` says what a stage is called, which compilation step makes
-it, how its text is read, which language highlights it, how its ops are tied to
-source (its provenance reader), and whether reports show it by default. The
-provenance builder, the report and its forms (JSON bundle, HTML, text), the
-magic's ``--stages`` option, the inspector's checkboxes, the CLI and the
-JupyterLab view (through the bundle) all read this table: adding a stage is one
-row here and one module that makes its text.
+it, how its text is read, which language highlights it, whether its ops are tied
+to source (``linked``), and whether reports show it by default. The provenance
+builder, the report and its forms (JSON bundle, HTML, text), the magic's
+``--stages`` option, the inspector's checkboxes, the CLI and the JupyterLab view
+(through the bundle) all read this table: adding a stage is one row here and one
+module that makes its text; a linked stage also gets its reader in
+:data:`olympus.provenance.readers.READERS`, under the stage's name.
+
+The table is plain data at the base of the package: it imports nothing of
+:mod:`olympus.provenance`, whose readers look their stages up here.
 
 One word, one meaning: ``hlo`` is the HLO the compiler takes (before
 optimization), ``compiled`` the HLO it made (after optimization), in the report
@@ -25,9 +29,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from olympus import partitioning
 from olympus.errors import StageUnavailable
-from olympus.provenance import readers
 
 __all__ = ["StageSpec", "STAGES", "STEPS", "KINDS", "stage", "names", "default_names",
            "program_stages", "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
@@ -48,9 +50,10 @@ class StageSpec:
     a sharding costs) or ``'analysis'`` (figures). ``step`` is the compilation step that makes
     it (``None`` for the source). ``text(stage_object, debug_info)`` gives a
     program's text from the object that step made (a ``Traced``, ``Lowered`` or
-    ``Compiled``), or ``None`` where it does not exist; ``reader(stage_object,
-    table, name)`` builds its provenance stage (ops tied to source) instead, for
-    stages whose ops Olympus links. ``language`` names the highlighter (the
+    ``Compiled``), or ``None`` where it does not exist; a ``linked`` stage's ops
+    are tied to source instead: its provenance reader
+    (:func:`olympus.provenance.readers.reader`, by the stage's name) builds them
+    from that object. ``language`` names the highlighter (the
     Pygments lexer and the extension's CodeMirror language); ``unit`` what its
     ops are called; ``default`` whether reports show it unless asked otherwise
     (stages that cost an extra compile are not).
@@ -64,12 +67,8 @@ class StageSpec:
     unit: str = "ops"
     default: bool = True
     text: Callable[[Any, bool], str | None] | None = None
-    reader: Callable[..., Any] | None = None
-
-    @property
-    def linked(self) -> bool:
-        """Whether the stage's ops are tied to source (it has a provenance reader)."""
-        return self.reader is not None
+    #: Whether the stage's ops are tied to source (it has a provenance reader).
+    linked: bool = False
 
     def info(self) -> dict[str, Any]:
         """What the JSON bundle says of this stage (for the JupyterLab view)."""
@@ -85,18 +84,16 @@ def _hlo_text(lowered, debug_info: bool) -> str | None:
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("source", "Source", "source", "source", language="python", unit="lines"),
     StageSpec("olympuspr", "olympuspr: traced program", "olympuspr", "program",
-              step="trace", language="olympuspr", unit="equations",
-              reader=readers.read_olympuspr),
+              step="trace", language="olympuspr", unit="equations", linked=True),
     StageSpec("stablehlo", "StableHLO: lowered program", "StableHLO", "program",
-              step="lower", language="stablehlo", reader=readers.read_stablehlo),
+              step="lower", language="stablehlo", linked=True),
     StageSpec("hlo", "HLO: compiler input", "HLO", "program", step="lower",
               language="hlo", unit="instructions", text=_hlo_text),
     StageSpec("compiled", "Compiled HLO: after optimization", "compiled", "program",
-              step="compile", language="hlo", unit="instructions",
-              reader=readers.read_compiled_hlo),
+              step="compile", language="hlo", unit="instructions", linked=True),
     StageSpec("partitioned", "HLO after SPMD partitioning", "partitioned", "program",
               step="compile", language="hlo", unit="instructions", default=False,
-              reader=partitioning.read_partitioned_hlo),
+              linked=True),
     StageSpec("passes", "XLA passes: what each pass did", "passes", "passes",
               step="compile", language="hlo", unit="passes", default=False),
     StageSpec("costs", "Where the cost goes: by line", "cost by line", "costs", step="compile",

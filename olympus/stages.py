@@ -189,6 +189,19 @@ class Wrapped:
         return f"<olympus.{self._kind} of {getattr(self._fun, '__qualname__', self._fun)!r}>"
 
 
+def jitted(fun, **options) -> Wrapped:
+    """``fun`` compiled by ``jax.jit(fun, **options)``, as a :class:`Wrapped`: what
+    ``olympus.jit`` returns once it has checked ``fun`` and gathered its options
+    (:func:`olympus.api.jit`). Modules below the API (the provenance builder) wrap
+    plain functions with it.
+
+    >>> jitted(lambda x: x + 1).trace(1.0).lower().compile()(1.0)
+    Array(2., dtype=float32, weak_type=True)
+    """
+    target = fun._jax if isinstance(fun, Wrapped) else fun
+    return Wrapped(fun, jax.jit(target, **options), options, kind="jit")
+
+
 @dataclasses.dataclass(frozen=True)
 class _UserSignature:
     """What the user called, where JAX's traced program takes something else.
@@ -434,7 +447,7 @@ class Lowered(_Signature):
         dialect = _check_dialect(dialect)
         if dialect == "stablehlo":
             return naming.module_text(self._module(), debug_info=debug_info)
-        return self._hlo().to_string(jax_compat.hlo_print_options(metadata=debug_info))
+        return jax_compat.hlo_module_text(self._hlo(), metadata=debug_info)
 
     def _hlo(self):
         """The program as an XLA HLO module: converted from StableHLO once, then shared

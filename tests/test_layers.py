@@ -6,7 +6,9 @@ is one layer and imports only the layers below it:
 
     highlight, staging  <  report  <  frontends  <  teaching
 
-Every import counts, those inside functions too.
+Every import counts, those inside functions too, and both packages are checked for
+circles. In the core, the stage registry (plain data) sits at the base: it imports
+nothing of the provenance model, which attaches the registry's readers.
 """
 import ast
 import pathlib
@@ -62,11 +64,33 @@ def layer_of(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
 
 
+def runs_first(graph: dict[str, set[str]], m: str) -> set[str]:
+    """The modules that ``m``'s imports run, leaving out ``m``'s own packages.
+
+    Python runs every package above a module before the module itself (``a``, then
+    ``a.b``, then ``a.b.c``), so a module's import of its own package never decides
+    what runs first. A package's imports of its own modules do count:
+    ``from olympus.provenance import readers`` runs ``olympus/provenance/__init__.py``
+    and everything it imports before ``readers``.
+    """
+    return {n for n in graph[m] if not m.startswith(n + ".")}
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module that importing ``start`` runs (its own packages left out)."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for n in runs_first(graph, todo.pop()) - seen:
+            seen.add(n)
+            todo.append(n)
+    return seen - {start}
+
+
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle among modules (not counting a package and its own modules,
-    whose ``__init__`` re-exports them), or None."""
+    """One import cycle among modules (as :func:`runs_first` counts imports), or None."""
     def edges(m):
-        return {n for n in graph[m] if not (n.startswith(m + ".") or m.startswith(n + "."))}
+        return runs_first(graph, m)
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -124,10 +148,37 @@ def test_no_import_cycles(package):
     assert find_cycle(internal_graph(package)) is None
 
 
+def test_the_core_keeps_its_floors():
+    """The stage registry is plain data at the base of the core: it runs nothing of
+    the provenance model, which attaches the readers of its linked stages. The
+    provenance model reads stage objects and imports nothing of the API above them
+    (``olympus.jit``)."""
+    graph = internal_graph("olympus")
+    assert sorted(m for m in reachable(graph, "olympus.stage_registry")
+                  if m.startswith("olympus.provenance")) == []
+    assert sorted(f"{m} imports olympus.api" for m in graph
+                  if m.startswith("olympus.provenance") and "olympus.api" in graph[m]) == []
+
+
 def test_the_checks_find_what_they_look_for():
     # A cycle and an upward import, in a made-up graph, are found.
     assert find_cycle({"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}}) == \
         ["a.x", "a.y", "a.z", "a.x"]
     assert find_cycle({"a.x": {"a.y"}, "a.y": set()}) is None
+    # A module may import its own packages; a package its own modules.
+    assert find_cycle({"a": {"a.x"}, "a.x": {"a", "a.y"}, "a.y": {"a"}}) is None
+    # The circle the core once had: importing a module of a package runs the
+    # package's __init__, whose imports lead back to the importer.
+    core = {"o": {"o.provenance", "o.stage_registry"},
+            "o.stage_registry": {"o", "o.provenance", "o.provenance.readers"},
+            "o.provenance": {"o.provenance.build", "o.provenance.model"},
+            "o.provenance.build": {"o", "o.provenance.model"},
+            "o.provenance.model": {"o", "o.provenance", "o.stage_registry"},
+            "o.provenance.readers": {"o", "o.provenance.parts"},
+            "o.provenance.parts": set()}
+    assert find_cycle(core) == ["o.provenance", "o.provenance.build", "o.provenance.model",
+                                "o.stage_registry", "o.provenance"]
+    assert "o.provenance.build" in reachable(core, "o.stage_registry")
+    assert reachable(core, "o.provenance.readers") == {"o.provenance.parts"}
     assert layer_of("olympus_jupyter.report.html") == "report"
     assert layer_of("olympus_jupyter.frontends.magics") == "frontends"

@@ -35,6 +35,18 @@ def test_the_table_is_consistent():
         stage_registry.stage("optimised")
 
 
+def test_every_linked_stage_and_no_other_has_a_provenance_reader():
+    from olympus.provenance import readers
+    linked = [s.name for s in stage_registry.provenance_stages()]
+    assert list(readers.READERS) == linked
+    for name in linked:
+        assert readers.reader(name) is readers.READERS[name]
+    with pytest.raises(LookupError, match="'hlo' is not linked to source"):
+        readers.reader("hlo")
+    with pytest.raises(stage_registry.UnknownStage, match="choose from"):
+        readers.reader("optimised")
+
+
 def test_consumers_take_their_stage_lists_from_the_registry():
     options, _ = split_line("f(x)")
     assert options.stages == stage_registry.default_names()

@@ -24,6 +24,7 @@ from olympus import jax_compat, stage_registry
 from olympus import platforms as _platforms
 from olympus import stages as ostages
 from olympus.provenance.model import FunctionInfo, Provenance, Stage, group_ops_by_line
+from olympus.provenance.readers import reader
 from olympus.provenance.sources import SourceTable
 
 __all__ = ["build", "Reading", "read_before_compile"]
@@ -95,8 +96,7 @@ def _chain(stage, args, kwargs) -> _Chain:
         if isinstance(stage, jax_stages.Wrapped) and hasattr(stage, "trace"):
             stage = ostages.from_jax(stage)   # a jax.jit function
         else:
-            from olympus.api import jit
-            stage = jit(stage)
+            stage = ostages.jitted(stage)   # as olympus.jit(f) wraps it
     if isinstance(stage, ostages.Wrapped):
         chain = _chain_of_stage(stage.trace(*args, **kwargs).lower().compile())
         chain.fun = stage.fun
@@ -151,7 +151,7 @@ class Reading:
                     or spec.name in self.unavailable:
                 continue
             try:
-                self.made[spec.name] = spec.reader(obj, self.table, spec.name)
+                self.made[spec.name] = reader(spec.name)(obj, self.table, spec.name)
             except stage_registry.StageUnavailable as e:
                 self.unavailable[spec.name] = str(e)
         return self

@@ -29,24 +29,10 @@ __all__ = ["olympuspr_stage", "eqn_frames"]
 
 _Closed = jax_compat.ClosedJaxpr
 _Jaxpr = jax_compat.Jaxpr
-_SourceInfo = jax_compat.SourceInfo
 
-
-def eqn_frames(traceback, keep=None) -> list[tuple[str, int, int, int, int, str]]:
-    """The frames of an equation's traceback, innermost first, as raw tuples;
-    only those whose file ``keep(path)`` accepts, if given."""
-    if traceback is None:
-        return []
-    code, lasti = traceback.raw_frames()
-    addr2loc = type(traceback).code_addr2location
-    out = []
-    for c, i in zip(code, lasti):
-        if keep is not None and not keep(c.co_filename):
-            continue
-        start_line, start_col, end_line, end_col = addr2loc(c, i)
-        out.append((c.co_filename, start_line, start_col, end_line, end_col,
-                    getattr(c, "co_qualname", c.co_name)))
-    return out
+#: The frames of an equation's traceback, innermost first, as raw tuples; only those
+#: whose file ``keep(path)`` accepts, if given (:func:`olympus.jax_compat.traceback_frames`).
+eqn_frames = jax_compat.traceback_frames
 
 
 class _Walk:
@@ -81,8 +67,7 @@ class _Walk:
             # source map reports for the equation's text.
             new_eqns.append(eqn.replace(
                 params=new_params,
-                source_info=_SourceInfo(jax_compat.source_map_marker(k),
-                                        eqn.source_info.name_stack)))
+                source_info=jax_compat.marked_source_info(eqn.source_info, k)))
         new = jaxpr.replace(eqns=new_eqns)
         self._memo[key] = new
         return new
@@ -127,22 +112,20 @@ def print_with_spans(closed) -> tuple[str, _Walk, list[tuple[int, int] | None]]:
     jaxpr = closed.jaxpr if isinstance(closed, _Closed) else closed
     walk = _Walk()
     marked = walk.jaxpr(jaxpr, None)
-    doc = jax_compat.pp_toplevel_jaxpr(marked, source_info=False, print_shapes=True,
-                                 custom_pp_eqn_rules=True, name_stack=False,
-                                 print_effects=False)
-    source_map: list = []
-    text = doc.format(use_color=False, source_map=source_map)
+    text, source_map = jax_compat.pp_with_source_map(
+        marked, source_info=False, print_shapes=True, custom_pp_eqn_rules=True,
+        name_stack=False, print_effects=False)
     return naming.rename_param_names(text), walk, _spans(source_map, len(walk.eqns))
 
 
 def _short_type(aval, known: dict) -> str:
-    """``aval.str_short(short_dtypes=True)``, printed once per distinct aval."""
+    """:func:`olympus.jax_compat.aval_short_text`, made once per distinct aval."""
     try:
         text = known.get(aval)
     except TypeError:   # an aval that cannot be hashed
-        return aval.str_short(short_dtypes=True)
+        return jax_compat.aval_short_text(aval)
     if text is None:
-        text = known[aval] = aval.str_short(short_dtypes=True)
+        text = known[aval] = jax_compat.aval_short_text(aval)
     return text
 
 
@@ -173,7 +156,7 @@ def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> S
         ops.append(Op(
             name, k, eqn.primitive.name,
             tuple(_short_type(v.aval, types) for v in eqn.outvars),
-            spans[k], loc, str(info.name_stack) if info.name_stack.stack else "", parent))
+            spans[k], loc, jax_compat.name_stack_text(info), parent))
     notes = ()
     if any(s is None for s in spans):
         notes = ("some equations were not found in the printed text",)

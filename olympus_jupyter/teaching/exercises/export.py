@@ -17,6 +17,7 @@ import numpy as np
 
 import olympus
 import olympus.numpy as jnp
+from olympus import jax_compat
 from olympus.export import DeserializationError, Exported, deserialize, is_symbolic_dim
 from olympus_jupyter.teaching.checks import Verdict, attempt, first_line
 
@@ -38,7 +39,7 @@ def per_platform(x):
 
 def _short(aval) -> str:
     try:
-        return aval.str_short(short_dtypes=True)
+        return jax_compat.aval_short_text(aval)
     except Exception:  # noqa: BLE001 - an aval kind without str_short
         return str(aval)
 
