@@ -241,26 +241,7 @@ def internals() -> Internals:
     return internals_of_compat(COMPAT.read_text())
 
 
-#: Modules whose uses of JAX internals are known and being moved into jax_compat by
-#: other work (issue 32 splits export.py); their test is expected to fail, strictly:
-#: once the uses are gone it passes, and the entry must go.
-KNOWN = {
-    "olympus/export.py": "issue 32: export.py is being split; its aval.str_short and "
-                         "its reading of jax_compat.export_flatbuffers move to jax_compat",
-}
-
-
-def _case(path: pathlib.Path):
-    name = str(path.relative_to(ROOT))
-    marks = [pytest.mark.xfail(reason=KNOWN[name], strict=True)] if name in KNOWN else []
-    return pytest.param(path, id=name, marks=marks)
-
-
-def test_known_offenders_exist():
-    assert [name for name in KNOWN if not (ROOT / name).is_file()] == []
-
-
-@pytest.mark.parametrize("path", [_case(p) for p in package_modules()])
+@pytest.mark.parametrize("path", package_modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_module_but_jax_compat_uses_jax_internals(path, internals):
     found = findings(path.read_text(), internals)
     assert found == [], (

@@ -133,6 +133,6 @@ def brief(e: BaseException) -> str:
 def short_aval(aval) -> str:
     """An array type as messages show it, e.g. ``f32[3,4]``."""
     try:
-        return aval.str_short(short_dtypes=True)
-    except Exception:  # pragma: no cover - an aval kind without str_short
+        return jax_compat.aval_short_text(aval)
+    except AttributeError:  # pragma: no cover - an aval kind without str_short
         return str(aval)
