@@ -161,7 +161,9 @@ OlympusMagics.olympus_lower_cell.__doc__ = _help()
 
 
 def register(ipython) -> None:
-    """Registers the magics (called by ``%load_ext olympus_jupyter``)."""
+    """Registers the magics (called by ``%load_ext olympus_jupyter``); their ``?`` help
+    is made again, with any option registered since the import."""
+    OlympusMagics.olympus_lower.__doc__ = OlympusMagics.olympus_lower_cell.__doc__ = _help()
     ipython.register_magics(OlympusMagics)
 
 

@@ -589,7 +589,8 @@ def register_option(row: Option) -> Option:
                  else ("flag", next(iter(set(row.flags) & set(other.flags)), None), other.name))
         if taken[1] is not None:
             raise OptionError(f"cannot register option {row.name!r}: its {taken[0]} "
-                              f"{taken[1]!r} is option {taken[2]!r}'s; choose another.")
+                              f"{taken[1]!r} is taken by option {taken[2]!r}; choose "
+                              f"another.")
     _TABLE[row.name] = row
     _VERSION[0] += 1
     return row
