@@ -249,3 +249,15 @@ def test_a_row_that_cannot_be_used_is_refused_when_declared(changes, message):
                      accepts="True or False", help="x"), **changes}
     with pytest.raises(OptionError, match=message):
         Option(**fields)
+
+
+def test_a_control_the_inspector_does_not_draw_is_a_clear_error():
+    register_option(Option("glow", _loud, default=False, frontends={"inspector"},
+                           accepts="True or False", help="glow",
+                           control=Control("glow_box", "glow", "glow")))
+    try:
+        with pytest.raises(OptionError, match="option 'glow' asks for the Inspector's "
+                                              "control 'glow_box', which it does not draw"):
+            quietly(lambda: Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4))))
+    finally:
+        unregister_option("glow")

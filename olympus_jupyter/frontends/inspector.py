@@ -288,6 +288,11 @@ class Inspector(W.VBox):
             control.observe(self._changed, names="value")
         self.compare_button.on_click(lambda _: self.show_comparison())
         #: The widget of each option the form shows, by option name (from the table).
+        missing = [(n, c.attribute) for n, c in form.items() if not hasattr(self, c.attribute)]
+        if missing:
+            raise OptionError(f"option {missing[0][0]!r} asks for the Inspector's control "
+                              f"{missing[0][1]!r}, which it does not draw; declare the "
+                              f"option without control= (it is then taken by keyword only)")
         self.controls = {name: getattr(self, c.attribute) for name, c in form.items()}
         self.refresh()
 

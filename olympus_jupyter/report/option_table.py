@@ -96,9 +96,11 @@ def _words(text: Text | None) -> str | None:
 
 @dataclasses.dataclass(frozen=True)
 class Control:
-    """How the Inspector shows an option: the attribute holding its widget, the
-    widget's label and its tooltip. (An option that turns on a stage is also ticked
-    by that stage's checkbox.)"""
+    """How the Inspector shows an option: the attribute holding its widget (one the
+    Inspector draws: ``platforms``, ``stages``, ``debug_info``, ``compiler_options``,
+    ``pass_filter``), the widget's label and its tooltip. An option that turns on a
+    stage is also ticked by that stage's checkbox; an option without a control is
+    taken by the Inspector's keyword alone."""
     attribute: str
     label: str
     tooltip: str
@@ -117,7 +119,8 @@ class Option:
     where given, reads one command-line value instead (``repeat`` options).
     ``stage``: the stage the option turns on (asked for by name, the stage sets the
     option to ``stage_value``); ``static_only``: why the option cannot go with
-    ``interactive``; ``in_key``: it tells cached reports apart.
+    ``interactive``; ``in_key``: it tells cached reports apart (so canonical values
+    are hashable).
 
     >>> row = option("timeout")
     >>> row.default, row.flags, row.metavar, "inspect" in row.frontends
