@@ -17,9 +17,8 @@ import os
 import re
 import sys
 
-from olympus import stage_registry
 from olympus.specs import SpecError, parse_spec
-from olympus_jupyter.frontends.options import argparse_type
+from olympus_jupyter.frontends.options import add_arguments, options
 
 
 class CliError(Exception):
@@ -99,6 +98,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The CLI's parser: each command's options from the table of options (those with
+    ``cli report`` or ``cli demo`` among their frontends), made when called."""
     parser = _Parser(
         prog="python -m olympus_jupyter",
         description="Write a standalone HTML report of what each compilation stage made "
@@ -108,28 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("target", metavar="MODULE:FUNCTION")
     rep.add_argument("--arg", action="append", default=[], metavar="SPEC",
                      help="an argument as DTYPE[DIMS], e.g. 'f32[16,16]' or 'i32[]'; in order")
-    rep.add_argument("--platform", type=argparse_type("platforms"), metavar="NAME[,NAME]",
-                     help="lower for these platforms, e.g. tpu or cpu,tpu")
-    rep.add_argument("--no-debug-info", dest="debug_info", action="store_false",
-                     help="leave out source locations")
-    rep.add_argument("--timeout", type=argparse_type("timeout"), metavar="SECONDS",
-                     help="stop staging after this long (a function that hangs while traced)")
-    for command in (rep, sub.add_parser("demo", help="report on a built-in example")):
-        command.add_argument("--stages", type=argparse_type("stages"),
-                             default=stage_registry.default_names(), metavar="LIST",
-                             help=f"stages to show, any of {','.join(stage_registry.names())}, "
-                                  f"or all (default: {','.join(stage_registry.default_names())})")
-        command.add_argument("--passes", nargs="?", const=".*", type=argparse_type("passes"),
-                             metavar="REGEX",
-                             help="also show what each XLA pass did and where each line's "
-                                  "ops went (one more compile); REGEX keeps the passes "
-                                  "whose names it matches (default: every pass)")
-        command.add_argument("--costs", action="store_true",
-                             help="also show where the cost goes, line by line: flops, "
-                                  "bytes, the buffers live at the memory peak, collectives")
-        command.add_argument("-o", "--output", required=True, type=argparse_type("save"),
-                             metavar="REPORT.html",
-                             help="the standalone HTML report to write (its folder must exist)")
+    add_arguments(rep, options("cli report"))
+    add_arguments(sub.add_parser("demo", help="report on a built-in example"),
+                  options("cli demo"))
     return parser
 
 
@@ -138,23 +120,21 @@ def main(argv=None) -> int:
     try:
         if args.command == "demo":
             fun, fargs = demo_function()
-            platform, debug_info, timeout = None, True, None
         else:
             fun = load_function(args.target)
             try:
                 fargs = tuple(parse_spec(s) for s in args.arg)
             except SpecError as e:
                 raise CliError(str(e)) from None
-            platform, debug_info, timeout = args.platform, args.debug_info, args.timeout
+        # The command's options that inspect() takes, by its keywords.
+        chosen = {row.keyword: getattr(args, row.name)
+                  for row in options(f"cli {args.command}") if "inspect" in row.frontends}
         from olympus_jupyter.frontends.inspection import inspect
         from olympus_jupyter.staging.progress import shown_on
         # Long work says what runs and for how long, on standard error (Ctrl+C stops it).
         with shown_on(sys.stderr) as progress:
             try:
-                report = inspect(fun, *fargs, platform=platform, debug_info=debug_info,
-                                 stages=args.stages, timeout=timeout, cache=None,
-                                 passes=args.passes, costs=args.costs,
-                                 progress=progress)
+                report = inspect(fun, *fargs, **chosen, cache=None, progress=progress)
             except ValueError as e:
                 raise CliError(str(e)) from None
             progress.step("save")

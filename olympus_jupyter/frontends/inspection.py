@@ -23,7 +23,8 @@ import jax
 import numpy as np
 
 from olympus import stage_registry
-from olympus_jupyter.frontends.options import ReportOptions, check_cache, check_option
+from olympus_jupyter.frontends.options import (OPTIONS, ReportOptions, check_cache,
+                                               check_option, key_options, option_keywords)
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.stage_report import EarlyReading, StageReport, build_report
 from olympus_jupyter.staging.progress import Progress, Silent, shown_in_output
@@ -166,7 +167,9 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             **kwargs: Any) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
-    Keyword arguments not named here are passed to the function. A failure in a
+    The options are the table's (:mod:`olympus_jupyter.report.option_table`: those
+    named here, and any a stage kind registered since, taken by keyword too); the
+    other keyword arguments are passed to the function. A failure in a
     stage does not raise: the report shows it (``report.failure``). ``timeout``
     (seconds) stops staging that takes longer (a function that hangs while it is
     traced): the report shows where it was stopped, and is not cached.
@@ -188,18 +191,19 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     ``['olympuspr', 'hlo']`` or ``'all'``; ``compiler_options={'key': value}`` or
     ``'key=value, key=value'``; ``cache=True`` (the default cache), ``False`` or
     ``None`` (no caching), or a :class:`ReportCache`. Anything else raises
-    :class:`~olympus_jupyter.frontends.options.OptionError` (a ``ValueError``;
+    :class:`~olympus_jupyter.report.option_table.OptionError` (a ``ValueError``;
     ``OptionTypeError``, also a ``TypeError``, for a wrong type) naming the option,
     before anything is staged.
 
     >>> inspect(lambda x: x, 1.0, stages="olympuspr", cache=False).stages
     ('olympuspr',)
     """
-    options = ReportOptions(platforms=platform, static_argnums=static_argnums,
-                            static_argnames=static_argnames, stages=stages,
-                            debug_info=debug_info, compiler_options=compiler_options,
-                            full=full, timeout=timeout, passes=passes, costs=costs)
-    cache = check_cache(cache, default_cache)
+    declared = dict(locals())  # the options named above, by keyword (a test checks them)
+    given = option_keywords("inspect", declared, kwargs)
+    options = ReportOptions(**{name: value for name, value in given.items()
+                               if "report" in OPTIONS[name].frontends})
+    cache = check_cache(given.get("cache", True), default_cache)
+    progress = given.get("progress")
     if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
         progress = check_option("progress", progress)
     stages = options.stages
@@ -214,10 +218,8 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
         except Exception as e:  # noqa: BLE001
             raise StagingError(f"Cannot read the exported function: {e}") from None
         symbolic = symbolic_dimensions(exported)
-    key_options = {f: getattr(options, f) for f in (
-        "platforms", "static_argnums", "static_argnames", "stages", "debug_info",
-        "compiler_options", "full", "passes")}
-    key = signature_key(target, args, kwargs, key_options) if cache is not None else None
+    key = signature_key(target, args, kwargs, key_options(options)) \
+        if cache is not None else None
     found = cache.get(key) if cache is not None else None
     if found is not None:
         return found

@@ -40,7 +40,9 @@ from olympus.specs import SpecError, format_spec, parse_spec
 from olympus_jupyter.report.compare import compare
 from olympus_jupyter.report.markup import Markup, concat, h
 from olympus import stage_registry
-from olympus_jupyter.frontends.options import OptionError, ReportOptions, check_option
+from olympus_jupyter.frontends.options import (OPTIONS, OptionError, ReportOptions,
+                                               check_option, option, option_keywords,
+                                               options)
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.progress import Progress
 from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
@@ -160,6 +162,11 @@ class Choices(W.HBox):
             self.value = tuple(n for n, box in zip(self.names, self.boxes) if box.value)
 
 
+def _controlled():
+    """The options the Inspector's form shows, each by its :class:`Control` (the table's)."""
+    return tuple(row for row in options("inspector") if row.control is not None)
+
+
 class InputError(ValueError):
     """A control holds text that cannot be used: shown next to it."""
 
@@ -176,9 +183,9 @@ class Inspector(W.VBox):
     read from them (the oldest go first; the current one always stays).
     """
 
-    #: Defaults for the history's bounds.
-    HISTORY_SIZE = 32
-    HISTORY_BYTES = 64 * 2**20
+    #: Defaults for the history's bounds (the table's).
+    HISTORY_SIZE: int = option("history_size").default
+    HISTORY_BYTES: int = option("history_bytes").default
 
     def __init__(self, fun, *example_args, static_argnums: int | Sequence[int] | None = None,
                  static_argnames: str | Sequence[str] | None = None,
@@ -188,13 +195,13 @@ class Inspector(W.VBox):
                  passes: bool | str | None = None, costs: bool = False,
                  history_size: int = HISTORY_SIZE, history_bytes: int = HISTORY_BYTES,
                  **example_kwargs):
-        # The options take what inspect() and the magic take, checked in one place.
-        options = ReportOptions(platforms=platform, static_argnums=static_argnums,
-                                static_argnames=static_argnames, stages=stages,
-                                debug_info=debug_info, compiler_options=compiler_options,
-                                passes=passes, costs=costs)
-        history_size = check_option("history_size", history_size)
-        history_bytes = check_option("history_bytes", history_bytes)
+        # The options named above (a test checks them against the table), and any a
+        # stage kind registered since; checked in one place, as inspect()'s and the magic's.
+        given = option_keywords("inspector", dict(locals()), example_kwargs)
+        options = ReportOptions(**{name: value for name, value in given.items()
+                                   if "report" in OPTIONS[name].frontends})
+        history_size = check_option("history_size", given["history_size"])
+        history_bytes = check_option("history_bytes", given["history_bytes"])
         self.static_argnums = options.static_argnums or ()
         self.static_argnames = options.static_argnames or ()
         self.cache = StageCache(fun, static_argnums=self.static_argnums,
@@ -217,13 +224,14 @@ class Inspector(W.VBox):
 
         platforms = options.platforms or ()
         choices = KNOWN_PLATFORMS + tuple(p for p in platforms if p not in KNOWN_PLATFORMS)
+        form = {row.name: row.control for row in _controlled()}
         self.platforms = Choices(
-            [(p, p) for p in choices], platforms, description="platforms",
-            tooltip="the platforms to lower for; none ticked: this machine's",
+            [(p, p) for p in choices], platforms, description=form["platforms"].label,
+            tooltip=form["platforms"].tooltip,
             tooltips={p: f"lower for {p}" for p in choices})
-        self.debug_info = W.Checkbox(value=options.debug_info, description="debug info",
-                                     indent=False, tooltip="show source locations in the "
-                                     "programs (the display only)")
+        self.debug_info = W.Checkbox(value=options.debug_info,
+                                     description=form["debug_info"].label,
+                                     indent=False, tooltip=form["debug_info"].tooltip)
         lowered = {s.name for s in _LOWERED}
         dialect = next((s for s in options.stages if s in lowered), _LOWERED[0].name)
         self.dialect = W.ToggleButtons(options=[(s.label, s.name) for s in _LOWERED],
@@ -234,23 +242,23 @@ class Inspector(W.VBox):
                                        tooltips=[s.title for s in _LOWERED])
         self.compiler_options = W.Text(
             value=", ".join(f"{k}={v}" for k, v in options.compiler_options),
-            description="compiler options", placeholder="xla_backend_optimization_level=0",
+            description=form["compiler_options"].label,
+            placeholder="xla_backend_optimization_level=0",
             style=_ROW_STYLE, layout=W.Layout(width="36em"), continuous_update=False,
-            tooltip="KEY=VALUE, KEY=VALUE: XLA compiler options (press Enter)")
+            tooltip=form["compiler_options"].tooltip)
         self.pass_filter = W.Text(
             value="" if options.passes in (None, ".*") else options.passes,
-            description="pass filter", placeholder="fusion|cse",
+            description=form["passes"].label, placeholder="fusion|cse",
             style=_ROW_STYLE, layout=W.Layout(width="24em"), continuous_update=False,
-            tooltip="a regular expression of XLA pass names: the passes stage shows only "
-                    "those (empty: every pass; press Enter)")
+            tooltip=form["passes"].tooltip)
         # ToggleButtons put their description above the buttons: beside them, as a row.
         self.dialect.add_class("widget-inline-hbox")
         self.options_error = W.HTML()
         shown = [s for s in stage_registry.STAGES if s.name not in lowered]
         self.stages = Choices(
             [(s.label, s.name) for s in shown],
-            [s for s in options.stages if s not in lowered], description="stages",
-            tooltip="the stages to show (the display only)",
+            [s for s in options.stages if s not in lowered],
+            description=form["stages"].label, tooltip=form["stages"].tooltip,
             tooltips={s.name: f"show {s.title}" for s in shown})
         self.status = W.HTML()
         self.why = W.HTML()
@@ -279,6 +287,13 @@ class Inspector(W.VBox):
                         self.pass_filter, self.stages):
             control.observe(self._changed, names="value")
         self.compare_button.on_click(lambda _: self.show_comparison())
+        #: The widget of each option the form shows, by option name (from the table).
+        missing = [(n, c.attribute) for n, c in form.items() if not hasattr(self, c.attribute)]
+        if missing:
+            raise OptionError(f"option {missing[0][0]!r} asks for the Inspector's control "
+                              f"{missing[0][1]!r}, which it does not draw; declare the "
+                              f"option without control= (it is then taken by keyword only)")
+        self.controls = {name: getattr(self, c.attribute) for name, c in form.items()}
         self.refresh()
 
     # -- arguments ----------------------------------------------------------------------

@@ -20,7 +20,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.display import display
 
 from olympus_jupyter.frontends.inspection import ReportCache, inspect
-from olympus_jupyter.frontends.options import OptionError, ReportOptions, build_parser, parse_options, split_line
+from olympus_jupyter.frontends.options import (OptionError, ReportOptions, build_parser,
+                                               parse_options, split_line)
 from olympus_jupyter.staging.progress import shown_in_output
 from olympus_jupyter.staging.runner import StagingError
 
@@ -86,15 +87,8 @@ class OlympusMagics(Magics):
         # Long work shows its progress in the cell (shown_in_output), display included.
         with shown_in_output() as progress:
             try:
-                report = inspect(fun, *args, platform=options.platforms,
-                                 static_argnums=options.static_argnums,
-                                 static_argnames=options.static_argnames,
-                                 stages=options.stages, debug_info=options.debug_info,
-                                 compiler_options=dict(options.compiler_options),
-                                 full=options.full, timeout=options.timeout,
-                                 passes=options.passes, costs=options.costs,
-                                 cache=self.cache,
-                                 progress=progress, **kwargs)
+                report = inspect(fun, *args, **options.keywords("inspect"),
+                                 cache=self.cache, progress=progress, **kwargs)
             except (StagingError, ValueError, TypeError) as e:
                 raise UsageError(str(e)) from None
             progress.step("display")
@@ -111,12 +105,7 @@ class OlympusMagics(Magics):
     def _inspector(self, options: ReportOptions, fun, args, kwargs):
         from olympus_jupyter.frontends.inspector import Inspector
         try:  # the options were checked when parsed (--save is refused with --interactive)
-            widget = Inspector(fun, *args, static_argnums=options.static_argnums,
-                               static_argnames=options.static_argnames,
-                               platform=options.platforms, debug_info=options.debug_info,
-                               stages=options.stages,
-                               compiler_options=dict(options.compiler_options),
-                               passes=options.passes, costs=options.costs, **kwargs)
+            widget = Inspector(fun, *args, **options.keywords("inspector"), **kwargs)
         except (StagingError, ValueError, TypeError) as e:
             raise UsageError(str(e)) from None
         if options.name:
@@ -172,7 +161,9 @@ OlympusMagics.olympus_lower_cell.__doc__ = _help()
 
 
 def register(ipython) -> None:
-    """Registers the magics (called by ``%load_ext olympus_jupyter``)."""
+    """Registers the magics (called by ``%load_ext olympus_jupyter``); their ``?`` help
+    is made again, with any option registered since the import."""
+    OlympusMagics.olympus_lower.__doc__ = OlympusMagics.olympus_lower_cell.__doc__ = _help()
     ipython.register_magics(OlympusMagics)
 
 
