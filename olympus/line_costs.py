@@ -222,6 +222,8 @@ class _Attribution:
         self.clean: dict[int, str] = {}
         self.closure: dict[int, tuple[int, ...]] = {}
         self.failed = 0
+        # Why XLA could not cost an instruction alone: the error's first line -> labels.
+        self.errors: dict[str, list[str]] = {}
         # (file, line) or None -> [costs, labels]
         self.rows: dict[tuple[str, int] | None, list] = {}
         self.where: dict[int, tuple[str, int] | None] = {}
@@ -348,7 +350,10 @@ class _Attribution:
                 try:
                     raw = self.analyse(module)
                     found = {k: float(raw.get(k, 0.0)) for k in KEYS}
-                except Exception:
+                except Exception as e:  # noqa: BLE001 - any backend's error: put in the notes
+                    reason = (str(e).strip().splitlines() or [""])[0][:300]
+                    label = self.ops[i].label or "?"
+                    self.errors.setdefault(f"{type(e).__name__}: {reason}", []).append(label)
                     found = None
             self.cache[key] = found
         self.own[i] = found
@@ -508,6 +513,10 @@ class _Attribution:
                 "leave of the totals")
         for j in top:
             self._spread(j, dict(costs[j]))
+        for reason, labels in self.errors.items():
+            self.notes.append(
+                f"XLA's cost analysis failed on {len(labels)} instruction(s) alone "
+                f"({', '.join(labels[:5])}{'...' if len(labels) > 5 else ''}): {reason}")
         for label, (file, line) in self.inherited.items():
             self.notes.append(f"{label} has no source location of its own but computes: "
                               f"counted on line {line} of {file}, which it feeds")
