@@ -417,7 +417,7 @@ def read_peak_memory(folder: str | os.PathLike,
 def _memory_analysis_peak(compiled) -> int | None:
     try:
         stats = compiled.memory_analysis()
-    except Exception:  # a backend without it  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a backend without it: no peak to compare with
         return None
     peak = getattr(stats, "peak_memory_in_bytes", None) if stats is not None else None
     return None if peak is None else int(peak)

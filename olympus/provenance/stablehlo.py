@@ -346,8 +346,8 @@ def _spans(walk: _Walk, last: list[int | None],
             spans[k] = spans[parent] if parent is not None else None
             continue
         if k == 0:
-            start = next((i for i, l in enumerate(plain_lines, 1)
-                          if l.startswith("module")), 1)
+            start = next((i for i, ln in enumerate(plain_lines, 1)
+                          if ln.startswith("module")), 1)
         elif not o.has_regions:
             start = end
         else:

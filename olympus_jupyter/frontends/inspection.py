@@ -211,7 +211,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
         try:
             exported = _exported(target)
             target, args, kwargs = _exported_target(exported)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - any reader's error, as a StagingError
             raise StagingError(f"Cannot read the exported function: {e}") from None
         symbolic = symbolic_dimensions(exported)
     key_options = {f: getattr(options, f) for f in (

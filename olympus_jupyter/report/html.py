@@ -155,7 +155,7 @@ _HLO_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 def table_fold(lines: Sequence[str]) -> list[Fold]:
     """The source tables of an HLO text (``FileNames`` ... ``StackFrames``), folded shut."""
-    first = next((i for i, l in enumerate(lines[:50], start=1) if l.strip() == "FileNames"), None)
+    first = next((i for i, ln in enumerate(lines[:50], start=1) if ln.strip() == "FileNames"), None)
     if first is None:
         return []
     last = first

@@ -65,8 +65,8 @@ def check_heaviest_line(heaviest_line) -> None:
         table = (f"The check's program {k + 1} (def on line {first}), its costs by line:\n"
                  + _line_table(report, first, filename))
         if isinstance(got, dict):
-            verdict.stop(f"heaviest_line returned a dict (a row of report.cost_by_line()?): "
-                         f"return its line number, row['line'].")
+            verdict.stop("heaviest_line returned a dict (a row of report.cost_by_line()?): "
+                         "return its line number, row['line'].")
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
             verdict.stop(f"heaviest_line returned {got!r}, not a line number: return the "
                          f"'line' of the row of report.cost_by_line() with the most "

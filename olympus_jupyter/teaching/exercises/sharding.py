@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 
 from olympus_jupyter.teaching.checks import NotYet, Verdict, attempt
 
