@@ -336,6 +336,7 @@ class _Signature:
     """What JAX's ``Lowered`` and ``Compiled`` both say of the signature, read from the
     JAX stage an Olympus stage wraps (its ``_jax``)."""
     __slots__ = ()
+    _jax: Any  # the JAX stage, in the slots of each subclass
 
     @property
     def args_info(self):
@@ -379,7 +380,7 @@ class Lowered(_Signature):
         self.traced = traced
         self.platforms = tuple(platforms)
         self._explicit_platforms = explicit_platforms
-        self._olympus_module = None
+        self._olympus_module: Any = None  # an ir.Operation, once made
         self._hlo_module = None
 
     @property
@@ -574,7 +575,7 @@ class Compiled(_Signature):
         self._jax = jax_compiled
         self.lowered = lowered
         self.compiler_options = dict(compiler_options or {})
-        self._x64 = jax.config.jax_enable_x64
+        self._x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
         self._call = jax_compat.compiled_fast_call(jax_compiled)
 
     def __call__(self, *args, **kwargs):
@@ -583,7 +584,8 @@ class Compiled(_Signature):
         except TypeError as e:
             message = str(e)
             translated = naming.olympus_message(
-                message, x64_changed=jax.config.jax_enable_x64 != self._x64)
+                message,
+                x64_changed=jax.config.jax_enable_x64 != self._x64)  # type: ignore[attr-defined]
             if translated == message:
                 raise
             raise TypeError(translated) from None

@@ -96,7 +96,7 @@ def signature_key(target, args, kwargs, options: Mapping[str, Any]):
         leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
         key = (_weak(target), tree, tuple(_leaf_key(x) for x in leaves),
                tuple(sorted((k, _freeze(v)) for k, v in options.items())),
-               bool(jax.config.jax_enable_x64))
+               bool(jax.config.jax_enable_x64))  # type: ignore[attr-defined]
         hash(key)
         return key
     except TypeError:
@@ -134,7 +134,7 @@ def _exported_target(exported):
 def symbolic_dimensions(exported) -> tuple[str, ...]:
     """The symbolic dimensions of an exported function's arguments (shape
     polymorphism), e.g. ``('batch',)``; empty when every dimension is a number."""
-    found = {}
+    found: dict[str, None] = {}
     for aval in exported.in_avals:
         for d in aval.shape:
             if not isinstance(d, int):
@@ -162,7 +162,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             compiler_options: Mapping[str, Any] | str | None = None, full: bool = False,
             timeout: float | None = None, passes: bool | str | None = None,
             costs: bool = False, cache: ReportCache | bool | None = True,
-            progress: bool | Callable[[str], None] | None = None,
+            progress: bool | Callable[[str], None] | Progress | Silent | None = None,
             **kwargs: Any) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
@@ -195,10 +195,12 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     >>> inspect(lambda x: x, 1.0, stages="olympuspr", cache=False).stages
     ('olympuspr',)
     """
-    options = ReportOptions(platforms=platform, static_argnums=static_argnums,
-                            static_argnames=static_argnames, stages=stages,
-                            debug_info=debug_info, compiler_options=compiler_options,
-                            full=full, timeout=timeout, passes=passes, costs=costs)
+    # ReportOptions checks the values as given and converts them: Any to the type checker.
+    given: dict[str, Any] = dict(platforms=platform, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, stages=stages,
+                                 debug_info=debug_info, compiler_options=compiler_options,
+                                 full=full, timeout=timeout, passes=passes, costs=costs)
+    options = ReportOptions(**given)
     cache = check_cache(cache, default_cache)
     if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
         progress = check_option("progress", progress)
@@ -218,13 +220,13 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
         "platforms", "static_argnums", "static_argnames", "stages", "debug_info",
         "compiler_options", "full", "passes")}
     key = signature_key(target, args, kwargs, key_options) if cache is not None else None
-    found = cache.get(key) if cache is not None else None
+    found = cache.get(key) if cache is not None else None  # type: ignore[union-attr]
     if found is not None:
         return found
     # Read while XLA compiles, which releases the GIL; and free there the reports of
     # functions that are gone (a cell that defined its function again, say).
     early = EarlyReading(stages, debug_info=options.debug_info)
-    gone = cache.forget_stale() if cache is not None else []
+    gone = cache.forget_stale() if cache is not None else []  # type: ignore[union-attr]
     with _progress(progress) as shown:
         run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
                          static_argnames=options.static_argnames, platforms=options.platforms,
@@ -244,7 +246,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
                               pass_re=options.passes or ".*")
     # Only a report made to its end is kept: an interrupt above leaves nothing behind.
     if cache is not None and not timed_out(run):
-        cache.put(key, report)
+        cache.put(key, report)  # type: ignore[union-attr]
     return report
 
 

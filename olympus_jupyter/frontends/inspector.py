@@ -189,10 +189,12 @@ class Inspector(W.VBox):
                  history_size: int = HISTORY_SIZE, history_bytes: int = HISTORY_BYTES,
                  **example_kwargs):
         # The options take what inspect() and the magic take, checked in one place.
-        options = ReportOptions(platforms=platform, static_argnums=static_argnums,
-                                static_argnames=static_argnames, stages=stages,
-                                debug_info=debug_info, compiler_options=compiler_options,
-                                passes=passes, costs=costs)
+        # ReportOptions checks the values as given and converts them: Any to the type checker.
+        given: dict[str, Any] = dict(platforms=platform, static_argnums=static_argnums,
+                                     static_argnames=static_argnames, stages=stages,
+                                     debug_info=debug_info, compiler_options=compiler_options,
+                                     passes=passes, costs=costs)
+        options = ReportOptions(**given)
         history_size = check_option("history_size", history_size)
         history_bytes = check_option("history_bytes", history_bytes)
         self.static_argnums = options.static_argnums or ()

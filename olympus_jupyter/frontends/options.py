@@ -477,9 +477,9 @@ class ReportOptions:
                 self.stages + ("costs",), key=order.index)))
         object.__setattr__(self, "costs", "costs" in self.stages)
         if self.interactive:
-            for field, flag, why in (("save", "--save", "writes a static report"),
+            for attr, flag, why in (("save", "--save", "writes a static report"),
                                      ("timeout", "--timeout", "limits a static report")):
-                if getattr(self, field) is not None:
+                if getattr(self, attr) is not None:
                     raise OptionError(f"{flag} {why}; leave it out with --interactive.")
 
     @property
@@ -632,7 +632,7 @@ def _next_token(line: str, pos: int) -> tuple[str, int]:
         token = lexer.get_token()
     except ValueError as e:
         raise OptionError(f"cannot read options in {line!r}: {e}") from None
-    consumed = len(line) - pos - len(lexer.instream.read())
+    consumed = len(line) - pos - len(lexer.instream.read())  # type: ignore[call-arg]
     rest = pos + consumed
     while rest < len(line) and line[rest].isspace():
         rest += 1

@@ -191,6 +191,7 @@ class Progress:
                 return None
             text = self.line()
             if text is not None:
+                assert self._context is not None  # set by __enter__, before any tick
                 try:
                     self._context.run(self._show, text)
                 except Exception:  # noqa: BLE001 - a frontend that cannot show: stop

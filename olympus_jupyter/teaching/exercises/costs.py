@@ -159,7 +159,7 @@ def check_lean_attention(lean_attention) -> None:
         got = attempt(lean_attention, q, k, v, name="lean_attention")
         try:
             got = np.asarray(got)
-        except Exception as e:  # noqa: BLE001 - feedback
+        except Exception as e:  # noqa: BLE001 - the error is the feedback
             verdict.stop(f"lean_attention returned something that is not an array: "
                          f"{type(e).__name__}: {first_line(e)}")
         want = _reference_attention(q, k, v)
@@ -177,7 +177,7 @@ def check_lean_attention(lean_attention) -> None:
     report = inspect(lean_attention, q, k, v, costs=True, cache=False)
     if report.failure is not None:
         verdict.stop(f"Olympus could not compile lean_attention for the costs stage: "
-                     f"{report.failure.get('type')}: {report.failure.get('message')}")
+                     f"{report.failure.headline()}")
     peak, what = peak_bytes(report, lean_attention, q, k, v)
     if peak is None:
         verdict.stop(f"the peak of lean_attention could not be read: "
