@@ -161,13 +161,13 @@ case "${1:-}" in
         shift
         python=$(env_python)
         install "$python" test
-        say "tests ($("$python" -c 'import jax, sys; print(f"JAX {jax.__version__}, Python {sys.version.split()[0]}")'))"
         failed=()
         if [ "${OLYMPUS_CHECKS:-1}" != 0 ]; then
             say "checks: lint, format, types (pyproject.toml, package.json)"
             run_checks "$python"
             [ ${#check_failures[@]} = 0 ] || failed+=("checks (${check_failures[*]})")
         fi
+        say "tests ($("$python" -c 'import jax, sys; print(f"JAX {jax.__version__}, Python {sys.version.split()[0]}")'))"
         "$python" -m pytest -q -n 2 "$@" || failed+=("JAX $("$python" -c 'import jax; print(jax.__version__)')")
         if [ "${OLYMPUS_JAX_ENDS:-1}" != 0 ]; then
             test_against_jax "$JAX_OLDEST" "$JAX_OLDEST_PYTHON" "$@" || failed+=("JAX $JAX_OLDEST")
