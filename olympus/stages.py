@@ -583,9 +583,8 @@ class Compiled(_Signature):
             return self._call(*args, **kwargs)
         except TypeError as e:
             message = str(e)
-            translated = naming.olympus_message(
-                message,
-                x64_changed=jax.config.jax_enable_x64 != self._x64)  # type: ignore[attr-defined]
+            x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
+            translated = naming.olympus_message(message, x64_changed=x64 != self._x64)
             if translated == message:
                 raise
             raise TypeError(translated) from None

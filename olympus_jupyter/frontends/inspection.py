@@ -94,9 +94,10 @@ def signature_key(target, args, kwargs, options: Mapping[str, Any]):
     """
     try:
         leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
+        x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
         key = (_weak(target), tree, tuple(_leaf_key(x) for x in leaves),
                tuple(sorted((k, _freeze(v)) for k, v in options.items())),
-               bool(jax.config.jax_enable_x64))  # type: ignore[attr-defined]
+               x64)
         hash(key)
         return key
     except TypeError:
