@@ -3,7 +3,9 @@
 #
 #   ./run.sh                   install, then open JupyterLab on the course (your copy, in student/)
 #   ./run.sh --headless [OUT]  install, then write a standalone HTML report (no browser needed)
-#   ./run.sh --test [ARGS]     install the test tools, run the test suite (ARGS go to pytest),
+#   ./run.sh --test [ARGS]     install the test tools, run the checks (ruff's lint and
+#                              format, mypy, Prettier and ESLint; OLYMPUS_CHECKS=0 skips them)
+#                              and the test suite (ARGS go to pytest),
 #                              then run it again against the oldest and the newest JAX that
 #                              Olympus supports (OLYMPUS_JAX_ENDS=0 skips that part); then,
 #                              when CI=true or OLYMPUS_BENCH=1 (OLYMPUS_BENCH=0: never), the
@@ -104,6 +106,38 @@ python_at_least() {
     return 1
 }
 
+# run_checks PYTHON: the checks configured in pyproject.toml and package.json, each timed:
+# ruff's lint and its format, mypy, Prettier and ESLint. The names of those that fail go
+# into check_failures.
+check_failures=()
+run_checks() {
+    local python=$1 bin name start status
+    bin=$(dirname "$python")
+    check_failures=()
+    ensure_node "$python"
+    # ESLint comes with the JavaScript packages, which the build installs: installed here
+    # where the build did not run (its outputs were there already) or they are stale.
+    if [ ! -x node_modules/.bin/eslint ] \
+            || [ yarn.lock -nt node_modules/.yarn-install-state.gz ]; then
+        say "installing the JavaScript packages (jlpm install), for ESLint"
+        "$bin/jlpm" install >/dev/null || check_failures+=("jlpm install")
+    fi
+    for name in "ruff check" "ruff format" mypy prettier eslint; do
+        start=$(date +%s.%N)
+        case "$name" in
+            "ruff check") "$python" -m ruff check --quiet . ;;
+            # What `ruff format .` would change, a file a line.
+            "ruff format") "$python" -m ruff format --check --output-format concise . ;;
+            mypy) "$python" -m mypy ;;
+            # The scripts call jlpm again: the environment's comes first on PATH.
+            prettier) PATH="$bin:$PATH" "$bin/jlpm" prettier:check ;;
+            eslint) PATH="$bin:$PATH" "$bin/jlpm" eslint:check ;;
+        esac && status=ok || { status=FAILED; check_failures+=("$name"); }
+        say "$(printf 'check %-12s %-6s %5s s' "$name" "$status" \
+            "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')")"
+    done
+}
+
 # test_against_jax VERSION MIN_PYTHON [PYTEST ARGS]: the suite, but the browser tests
 # (which test the JupyterLab build, not JAX), in an environment with that JAX.
 test_against_jax() {
@@ -127,8 +161,13 @@ case "${1:-}" in
         shift
         python=$(env_python)
         install "$python" test
-        say "tests ($("$python" -c 'import jax, sys; print(f"JAX {jax.__version__}, Python {sys.version.split()[0]}")'))"
         failed=()
+        if [ "${OLYMPUS_CHECKS:-1}" != 0 ]; then
+            say "checks: lint, format, types (pyproject.toml, package.json)"
+            run_checks "$python"
+            [ ${#check_failures[@]} = 0 ] || failed+=("checks (${check_failures[*]})")
+        fi
+        say "tests ($("$python" -c 'import jax, sys; print(f"JAX {jax.__version__}, Python {sys.version.split()[0]}")'))"
         "$python" -m pytest -q -n 2 "$@" || failed+=("JAX $("$python" -c 'import jax; print(jax.__version__)')")
         if [ "${OLYMPUS_JAX_ENDS:-1}" != 0 ]; then
             test_against_jax "$JAX_OLDEST" "$JAX_OLDEST_PYTHON" "$@" || failed+=("JAX $JAX_OLDEST")

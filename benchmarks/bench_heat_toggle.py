@@ -30,10 +30,10 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from labserver import (CHROMIUM, CHROMIUM_ARGS, Server, open_notebook,  # noqa: E402
+from labserver import (CHROMIUM, CHROMIUM_ARGS, Server, open_notebook,
                        saved_outputs_notebook, set_layout)
 
-from _results import Results, name_of, parser  # noqa: E402
+from _results import Results, name_of, parser
 
 BUDGET_S = 0.2
 LINES = 1_000  # distinct source lines, two equations each

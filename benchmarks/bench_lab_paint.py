@@ -20,9 +20,9 @@ import tempfile
 import nbformat
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from labserver import CHROMIUM, CHROMIUM_ARGS, Server, run_all_cells  # noqa: E402
+from labserver import CHROMIUM, CHROMIUM_ARGS, Server, run_all_cells
 
-from _results import Results, name_of, parser  # noqa: E402
+from _results import Results, name_of, parser
 
 BUDGET_S = 0.5
 OPS = 25_000  # about four StableHLO lines each

@@ -8,8 +8,6 @@ stage inspectable; ``olympus.export`` for serialized artifacts; and
 >>> olympus.jit(lambda x: x + 1).trace(1.0).lower().compile()(1.0)
 Array(2., dtype=float32, weak_type=True)
 """
-import jax as _jax
-
 from olympus.api import jit, make_olympuspr, pmap
 from olympus import stages
 from olympus.stages import Olympuspr

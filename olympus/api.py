@@ -57,7 +57,7 @@ def jit(fun: Callable | None = None, /, *,
     if out_shardings is not _UNSPECIFIED:
         options["out_shardings"] = out_shardings
     if fun is None:
-        return functools.partial(_jit, **options)
+        return functools.partial(_jit, **options)  # type: ignore[return-value]  # decorator form
     return _jit(fun, **options)
 
 
@@ -86,7 +86,7 @@ def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,
                    devices=devices, backend=backend, axis_size=axis_size,
                    donate_argnums=donate_argnums)
     if fun is None:
-        return functools.partial(pmap, axis_name=axis_name, **options)
+        return functools.partial(pmap, axis_name=axis_name, **options)  # type: ignore[return-value]
     _check_callable(fun, "pmap")
     target = fun._jax if isinstance(fun, Wrapped) else fun
     pmapped = jax.pmap(target, axis_name, **options)
@@ -137,8 +137,9 @@ def make_olympuspr(fun: Callable, *, static_argnums: int | Sequence[int] = (),
     { lambda ; a:f32[]. let b:f32[] = psum[axes=('i',) axis_index_groups=None] a in (b,) }
     """
     _check_callable(fun, "make_olympuspr")
-    make = jax.make_jaxpr(fun, static_argnums=static_argnums, axis_env=axis_env,
-                          return_shape=return_shape, **options)
+    make = jax.make_jaxpr(  # type: ignore[call-overload]
+        fun, static_argnums=static_argnums, axis_env=axis_env, return_shape=return_shape,
+        **options)
 
     @functools.wraps(fun)
     def olympuspr_of(*args, **kwargs):

@@ -160,6 +160,7 @@ class PeakMemory:
         to :attr:`peak_bytes`. A buffer counts for one line: that of its defining
         instruction (:attr:`Buffer.line`)."""
         rows: dict[tuple, list] = {}
+        key: tuple[str, str | None, int | None]
         for b in self.buffers:
             if b.line is not None:
                 key = ("line", b.line[0], b.line[1])
@@ -216,7 +217,7 @@ def _find(folder: str, names: list[str], suffix: str) -> str:
 def _read_assignment(text: str):
     """Allocations, and per value (label, index): (allocation, size, shape, offset)."""
     allocations: list[Allocation] = []
-    values: dict[tuple[str, str], tuple[int, int, str]] = {}
+    values: dict[tuple[str, str], tuple[int, int, str, int]] = {}
     current = None
     for line in text.split("\n"):
         m = _ALLOCATION.match(line)
@@ -363,7 +364,7 @@ class PeakDump:
             lines = lines_by_label(hlo_stage(hlo_text, table, name="buffers"), table)
         parameters = frozenset(m.group(1) for line in hlo_text.split("\n")
                                if "parameter(" in line and (m := _PARAMETER_LINE.match(line)))
-        buffers = []
+        buffers: list[Buffer] = []
         offsets: dict[int, int] = {}  # buffer number -> offset in its allocation
         for label, index, size in live:
             found = values.get((label, index))
@@ -417,7 +418,7 @@ def read_peak_memory(folder: str | os.PathLike,
 def _memory_analysis_peak(compiled) -> int | None:
     try:
         stats = compiled.memory_analysis()
-    except Exception:  # a backend without it  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a backend without it: no peak to compare with
         return None
     peak = getattr(stats, "peak_memory_in_bytes", None) if stats is not None else None
     return None if peak is None else int(peak)

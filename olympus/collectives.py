@@ -180,14 +180,14 @@ def _users_lines(model, stage, lines: list[str], op, users) -> tuple[tuple[str, 
                 users.setdefault(name, []).append(other.index)
     seen, todo = {op.index}, list(users.get(op.label or "", []))
     while todo:
-        found = []
+        found: list[tuple[str, int]] = []
         for k in todo:
             if k in seen:
                 continue
             seen.add(k)
-            lines = model.lines_for_op(stage.ops[k].id)
-            if lines:
-                found.extend(lines)
+            op_lines = model.lines_for_op(stage.ops[k].id)
+            if op_lines:
+                found.extend(op_lines)
         if found:
             return tuple(dict.fromkeys(found))
         todo = [u for k in todo for u in users.get(stage.ops[k].label or "", [])

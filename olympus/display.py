@@ -11,6 +11,7 @@ True
 from __future__ import annotations
 
 import functools
+import logging
 from importlib import metadata
 
 GROUP = "olympus.display"
@@ -23,7 +24,11 @@ def renderer():
         if entry.name == "stages":
             try:
                 return entry.load()
-            except Exception:  # noqa: BLE001 - a broken plugin must not break display
+            except Exception:  # a broken plugin must not break display: logged
+                # Said once (the answer is cached): the stages show as their repr.
+                logging.getLogger(__name__).warning(
+                    "the %s renderer %r failed to load: stages display as text",
+                    GROUP, entry.value, exc_info=True)
                 return None
     return None
 

@@ -56,7 +56,7 @@ def boundary(fun):
     """Decorates an Olympus API function so exceptions leave it without JAX's note."""
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
-        __tracebackhide__ = True  # noqa: F841 (read by IPython and pytest)
+        __tracebackhide__ = True  # read by IPython and pytest
         try:
             return fun(*args, **kwargs)
         except Exception as e:

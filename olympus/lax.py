@@ -1,5 +1,5 @@
 """``olympus.lax`` is ``jax.lax``, under Olympus's name."""
-from jax.lax import *  # noqa: F401,F403
+from jax.lax import *  # noqa: F403
 from olympus._alias import forward as _forward
 
 __getattr__, __dir__ = _forward("jax.lax")

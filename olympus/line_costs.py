@@ -179,7 +179,8 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
     sums = result.sums()
     factor = {k: (totals.get(k, 0.0) / sums[k]) if sums[k] else 1.0 for k in KEYS}
     rows = tuple(dataclasses.replace(
-        r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)}) for r in result.lines)
+        r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})  # type: ignore[arg-type]
+        for r in result.lines)
     return CostByLine(rows, dict(totals) or result.totals, tuple(result.notes) + tuple(notes))
 
 
@@ -222,6 +223,8 @@ class _Attribution:
         self.clean: dict[int, str] = {}
         self.closure: dict[int, tuple[int, ...]] = {}
         self.failed = 0
+        # Why XLA could not cost an instruction alone: the error's first line -> labels.
+        self.errors: dict[str, list[str]] = {}
         # (file, line) or None -> [costs, labels]
         self.rows: dict[tuple[str, int] | None, list] = {}
         self.where: dict[int, tuple[str, int] | None] = {}
@@ -291,7 +294,7 @@ class _Attribution:
         if parsed is None:
             return []
         opcode, calls = parsed[2], parsed[5]
-        out = []
+        out: list[int] = []
         for kind, name in calls:
             if kind == "to_apply" and opcode != "call":
                 continue
@@ -333,6 +336,7 @@ class _Attribution:
 
     def _cost(self, i) -> dict[str, float] | None:
         """XLA's cost of op ``i`` alone, or ``None`` if XLA could not read it."""
+        found: dict[str, float] | None
         if i in self.own:
             return self.own[i]
         if self.ops[i].name in _FREE:
@@ -348,7 +352,10 @@ class _Attribution:
                 try:
                     raw = self.analyse(module)
                     found = {k: float(raw.get(k, 0.0)) for k in KEYS}
-                except Exception:
+                except Exception as e:  # noqa: BLE001 - any backend's error: put in the notes
+                    reason = (str(e).strip().splitlines() or [""])[0][:300]
+                    label = self.ops[i].label or "?"
+                    self.errors.setdefault(f"{type(e).__name__}: {reason}", []).append(label)
                     found = None
             self.cache[key] = found
         self.own[i] = found
@@ -491,7 +498,8 @@ class _Attribution:
         top = [j for j in self.comp_ops[entry] if self.ops[j].name not in _FREE]
         if len(top) == 1 and self.totals:
             # The module's cost is its entry's instructions': this one's is the total.
-            costs = {top[0]: {k: float(self.totals.get(k, 0.0)) for k in KEYS}}
+            costs: dict[int, dict[str, float] | None] = {
+                top[0]: {k: float(self.totals.get(k, 0.0)) for k in KEYS}}
         else:
             costs = {j: self._cost(j) for j in top}
         failed = [j for j, c in costs.items() if c is None]
@@ -507,10 +515,14 @@ class _Attribution:
                 f"{'...' if len(failed) > 5 else ''}): they share what the others "
                 "leave of the totals")
         for j in top:
-            self._spread(j, dict(costs[j]))
-        for label, (file, line) in self.inherited.items():
+            self._spread(j, dict(costs[j] or {}))  # each filled in above
+        for reason, labels in self.errors.items():
+            self.notes.append(
+                f"XLA's cost analysis failed on {len(labels)} instruction(s) alone "
+                f"({', '.join(labels[:5])}{'...' if len(labels) > 5 else ''}): {reason}")
+        for label, (path, lineno) in self.inherited.items():
             self.notes.append(f"{label} has no source location of its own but computes: "
-                              f"counted on line {line} of {file}, which it feeds")
+                              f"counted on line {lineno} of {path}, which it feeds")
         rows = []
         for where, (amounts, labels) in self.rows.items():
             if not any(amounts.values()):

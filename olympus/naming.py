@@ -83,7 +83,7 @@ def olympus_module(module: ir.Module) -> ir.Module:
     The module JAX keeps (and compiles) is never changed.
     """
     with module.context:
-        copy = ir.Module.parse(module.operation.get_asm(binary=True,
+        copy = ir.Module.parse(module.operation.get_asm(binary=True,  # type: ignore[call-overload]
                                                          enable_debug_info=True))
         _rename_all(copy.operation)
     return copy

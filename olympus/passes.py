@@ -111,6 +111,8 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
         if not befores:
             raise ValueError(f"XLA wrote no pass dumps into {os.fspath(folder)!r}")
         m = re.match(r"^module_(\d+)\.(.+)\.before_optimizations\.txt$", befores[0])
+        if m is None:
+            raise ValueError(f"XLA's dump file {befores[0]!r} is not named module_N.NAME....")
         steps_by_module[(m.group(1), m.group(2))] = []
     # One compile dumps one module; take the one with the most steps if there are more.
     (number, module), found = max(steps_by_module.items(), key=lambda kv: len(kv[1]))

@@ -349,6 +349,7 @@ class _Signature:
     """What JAX's ``Lowered`` and ``Compiled`` both say of the signature, read from the
     JAX stage an Olympus stage wraps (its ``_jax``)."""
     __slots__ = ()
+    _jax: Any  # the JAX stage, in the slots of each subclass
 
     @property
     def args_info(self):
@@ -392,7 +393,7 @@ class Lowered(_Signature):
         self.traced = traced
         self.platforms = tuple(platforms)
         self._explicit_platforms = explicit_platforms
-        self._olympus_module = None
+        self._olympus_module: Any = None  # an ir.Operation, once made
         self._hlo_module = None
 
     @property
@@ -587,7 +588,7 @@ class Compiled(_Signature):
         self._jax = jax_compiled
         self.lowered = lowered
         self.compiler_options = dict(compiler_options or {})
-        self._x64 = jax.config.jax_enable_x64
+        self._x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
         self._call = jax_compat.compiled_fast_call(jax_compiled)
 
     def __call__(self, *args, **kwargs):
@@ -595,8 +596,8 @@ class Compiled(_Signature):
             return self._call(*args, **kwargs)
         except TypeError as e:
             message = str(e)
-            translated = naming.olympus_message(
-                message, x64_changed=jax.config.jax_enable_x64 != self._x64)
+            x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
+            translated = naming.olympus_message(message, x64_changed=x64 != self._x64)
             if translated == message:
                 raise
             raise TypeError(translated) from None

@@ -15,9 +15,10 @@ from olympus.errors import register_internal as _register_internal
 
 _register_internal(_os.path.dirname(__file__))
 
-from olympus_jupyter.report.compare import StageDiff, compare
-from olympus_jupyter.frontends.inspection import ReportCache, inspect
-from olympus_jupyter.report.stage_report import MEDIA_TYPE, StageReport
+# The imports after: this package's frames are JAX-internal before any of its code runs.
+from olympus_jupyter.report.compare import StageDiff, compare  # noqa: E402
+from olympus_jupyter.frontends.inspection import ReportCache, inspect  # noqa: E402
+from olympus_jupyter.report.stage_report import MEDIA_TYPE, StageReport  # noqa: E402
 
 __all__ = ["inspect", "compare", "StageReport", "StageDiff", "ReportCache", "MEDIA_TYPE",
            "Inspector", "Stepper", "load_ipython_extension"]

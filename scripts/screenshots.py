@@ -18,8 +18,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from labserver import (CHROMIUM, CHROMIUM_ARGS, Server, run_all_cells,  # noqa: E402
-                       write_notebook)
+from labserver import CHROMIUM, CHROMIUM_ARGS, Server, run_all_cells, write_notebook  # noqa: E402
 
 SETUP = ("import olympus, olympus.numpy as jnp\n"
          "from olympus_jupyter import Inspector, Stepper\n"

@@ -36,7 +36,7 @@ export function spanFolds(
 /** Folds by braces: a line ending in `{` up to the line starting with the `}` that closes it. */
 export function braceFolds(): Extension {
   const cache = new Map<number, number>();
-  return foldService.of((state, lineStart, lineEnd) => {
+  return foldService.of((state, lineStart) => {
     const doc = state.doc;
     const first = doc.lineAt(lineStart);
     if (!/\{\s*$/.test(first.text)) {

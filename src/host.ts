@@ -13,6 +13,7 @@ import { Extension } from '@codemirror/state';
 import {
   EditorExtensionRegistry,
   EditorLanguageRegistry,
+  IEditorExtensionFactory,
   jupyterTheme
 } from '@jupyterlab/codemirror';
 
@@ -25,8 +26,12 @@ export function searchKeys(): Extension {
     const factory = EditorExtensionRegistry.getDefaultExtensions().find(
       f => f.name === 'searchWithCM'
     );
-    const ext = factory?.factory({ inline: false } as any);
-    return ext ? ext.instance(true as any) : [];
+    // The search extension reads no model: the options hold only what it reads.
+    const options = {
+      inline: false
+    } as unknown as IEditorExtensionFactory.IOptions;
+    const ext = factory?.factory(options);
+    return ext ? ext.instance(true) : [];
   } catch {
     return [];
   }

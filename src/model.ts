@@ -819,6 +819,9 @@ function readCostNames(
  * with `at` for a report inside a larger document) or a malformed stage table. The
  * data is not changed.
  */
+/** Figures by name, as the bundle's analyses hold them. */
+type Figures = { [name: string]: number };
+
 export function readReport(data: unknown, at = ''): IReport {
   if (!isObject(data)) {
     throw new ContractError('Not an Olympus report: expected a JSON object.');
@@ -874,11 +877,11 @@ export function readReport(data: unknown, at = ''): IReport {
     texts,
     analyses: {
       cost: {
-        lowered: isObject(cost.lowered) ? (cost.lowered as any) : null,
-        compiled: isObject(cost.compiled) ? (cost.compiled as any) : null,
+        lowered: isObject(cost.lowered) ? (cost.lowered as Figures) : null,
+        compiled: isObject(cost.compiled) ? (cost.compiled as Figures) : null,
         ...readCostNames(cost)
       },
-      memory: isObject(analyses.memory) ? (analyses.memory as any) : null
+      memory: isObject(analyses.memory) ? (analyses.memory as Figures) : null
     },
     provenance: prov ? readProvenance(prov as Record<string, unknown>) : null,
     passes: isObject(data.passes) ? (data.passes as unknown as IPasses) : null,

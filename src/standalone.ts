@@ -147,4 +147,7 @@ export function show(host: HTMLElement, json: string): ReportView | null {
   }
 }
 
-(window as any).olympusViewer = { mount, show };
+(window as unknown as { olympusViewer: unknown }).olympusViewer = {
+  mount,
+  show
+};

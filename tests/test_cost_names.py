@@ -222,7 +222,7 @@ def test_the_text_form_names_the_figures_with_units_and_keys(report):
     assert "bytes accessed (read + written)" in text and "[bytes accessed]" in text
     assert "\x1b" not in text
     lines = text.splitlines()
-    flops = next(l for l in lines if "[flops]" in l)
+    flops = next(ln for ln in lines if "[flops]" in ln)
     assert flops.count("flops") == 3  # the unit before and after, and XLA's key
 
 

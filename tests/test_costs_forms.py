@@ -172,7 +172,7 @@ def test_the_text_form(report):
                         f"{format_bytes(report.costs['peak']['bytes'])} live at the peak")
     line = matmul.__code__.co_firstlineno + 1
     row = f"    line {line} ({os.path.basename(__file__)}): {format_flops(2 * M * N * K)} ("
-    assert any(l.startswith(row) for l in lines), lines
+    assert any(ln.startswith(row) for ln in lines), lines
     assert "\n".join(lines) in render_text(report)
     assert costs_lines(None, None) == []
 
@@ -185,12 +185,12 @@ def test_the_text_form_caps_the_lines_and_shows_the_compiler_made_row(report):
     costs["lines"] = [dict(row, line=k) for k in range(1, 9)] + [
         dict(row, what="compiler-made", path=None, line=None, flops=0.0, bytes=64.0)]
     lines = costs_lines(costs, None)
-    assert sum(l.startswith("    line ") for l in lines) == 5
+    assert sum(ln.startswith("    line ") for ln in lines) == 5
     assert "    ... and 3 more lines: report.cost_by_line() gives each" in lines
-    assert any(l.startswith("    compiler-made") and "64 B" in l for l in lines)
+    assert any(ln.startswith("    compiler-made") and "64 B" in ln for ln in lines)
     # Nothing compiler-made: no row.
     costs["lines"][-1] = dict(costs["lines"][-1], bytes=0.0)
-    assert not any("compiler-made" in l for l in costs_lines(costs, None))
+    assert not any("compiler-made" in ln for ln in costs_lines(costs, None))
 
 
 def test_a_notebook_cell_is_named_as_the_report_names_it(report):

@@ -14,7 +14,6 @@ import jax
 import numpy as np
 import pytest
 
-import olympus
 import olympus.numpy as jnp
 from olympus_jupyter import StageReport, inspect
 from olympus_jupyter.report.data import MEDIA_TYPE

@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-import olympus
 import olympus.numpy as jnp
 from olympus_jupyter.frontends.inspector import Inspector
 from olympus_jupyter.staging.cache import StageCache

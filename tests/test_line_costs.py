@@ -172,6 +172,29 @@ ENTRY %main (x: f32[4]) -> f32[4] {
     assert costs.check() == ()
 
 
+def test_an_instruction_xla_cannot_cost_alone_is_in_the_notes_with_the_reason():
+    text = """HloModule m
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %sine = f32[4]{0} sine(%x), metadata={op_name="jit(f)/sin" source_file="m.py" source_line=3}
+  ROOT %copy = f32[4]{0} copy(%sine)
+}
+"""
+    from olympus import jax_compat
+    xla = jax_compat.hlo_text_cost_analyzer(jax.extend.backend.get_backend("cpu"))
+
+    def analyse(module: str):
+        if "sine(" in module and "copy(" not in module:  # the sine alone
+            raise RuntimeError("UNIMPLEMENTED: no sine here\nthe rest of XLA's message")
+        return xla(module)
+
+    costs = cost_by_line_text(text, analyse)
+    assert ("XLA's cost analysis failed on 1 instruction(s) alone (sine): "
+            "RuntimeError: UNIMPLEMENTED: no sine here") in costs.notes
+    assert any("1 instruction(s) XLA could not cost alone (sine)" in n for n in costs.notes)
+
+
 def test_check_says_what_does_not_add_up():
     r = LineCost("m.py", 1, 10.0, 0.0, 8.0, ("add",))
     costs = CostByLine((r,), {"flops": 20.0, "transcendentals": 0.0, "bytes accessed": 8.0})

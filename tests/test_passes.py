@@ -1,10 +1,7 @@
 """XLA's pass pipeline read from a private per-pass dump: the core of the passes stage."""
 import os
-import subprocess
-import sys
 import tempfile
 
-import jax
 import numpy as np
 import pytest
 

@@ -23,7 +23,7 @@ def planted(x, w):
     h = jnp.tanh(x @ w)
     a = jnp.cos(h)
     b = jnp.cos(h)
-    dead = jnp.exp(w) * 3.0
+    dead = jnp.exp(w) * 3.0  # noqa: F841 - the planted dead line
     return (a * b).sum()
 
 

@@ -45,6 +45,21 @@ def test_a_frontend_that_fails_to_show_never_stops_the_work():
     assert run.failure is None and run.compiled is not None
 
 
+def test_a_frontend_that_fails_to_show_is_logged_once_with_its_reason(caplog):
+    tried = threading.Event()
+
+    def broken(text):
+        tried.set()
+        raise RuntimeError("the display went away")
+    with Progress(broken, delay=0.0, interval=0.01) as progress:
+        progress.step("trace")
+        assert tried.wait(timeout=60)
+    # The `with` ends once the line being shown is done with, its failure logged.
+    failed = [r for r in caplog.records if "showing the progress line failed" in r.getMessage()]
+    assert len(failed) == 1 and "the display went away" in caplog.text
+    assert progress.shown == 0
+
+
 def test_interrupted_work_stops_its_progress_and_nothing_shows_after():
     lines = []
 

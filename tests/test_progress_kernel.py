@@ -46,7 +46,7 @@ def run(kc, code, *, interrupt_after=None, km=None, timeout=180):
             interrupted = True
         try:
             msg = kc.get_iopub_msg(timeout=0.2)
-        except Exception:  # noqa: BLE001 - nothing yet
+        except Exception:  # noqa: BLE001 - no message yet (a timeout)
             assert time.monotonic() - start < timeout, "the kernel did not answer"
             continue
         if msg["parent_header"].get("msg_id") != msg_id:

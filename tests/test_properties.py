@@ -53,7 +53,7 @@ def test_compiled_equals_eager(x, name):
        seed=st.integers(0, 2**16))
 def test_compiled_gradients_equal_eager(shape, seed):
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    loss = lambda v: jnp.sum(jnp.tanh(v) ** 2)
+    loss = lambda v: jnp.sum(jnp.tanh(v) ** 2)  # noqa: E731 - a short test function
     expected = olympus.grad(loss)(x)
     got = olympus.jit(olympus.grad(loss)).trace(x).lower().compile()(x)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

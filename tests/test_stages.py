@@ -99,7 +99,7 @@ def test_unhashable_static_argument_is_treated_as_jax_treats_it():
     def attempt(lib):
         try:
             lib.jit(lambda x, n: x, static_argnums=1).trace(1.0, [1, 2])
-        except Exception as e:  # noqa: BLE001 - compared below
+        except Exception as e:  # noqa: BLE001 - the error is compared below
             return type(e), str(e).splitlines()[0]
         return None
     # JAX 0.10 on refuses it when tracing ("Non-hashable static arguments..."); 0.9

@@ -64,7 +64,7 @@ def read_payload(payload: bytes, *, isolated: bool, checksummed: bool):
     check_registered(check_table_of_contents(payload))
     try:
         jexp = _jax_export.deserialize(bytearray(payload))
-    except Exception as e:  # a reader failure means corrupted bytes...
+    except Exception as e:  # noqa: BLE001 - a reader failure means corrupted bytes...
         if checksummed:  # ...unless, the bytes being intact, the user's code failed
             reraise_if_from_pytree_functions(e)
         raise Invalid(f"its table of contents cannot be read ({brief(e)})") from None
@@ -111,7 +111,7 @@ def check_table_of_contents(payload: bytes) -> set[str]:
                     names.add(bytes(node.CustomName() or b"").decode("utf-8"))
     except Invalid:
         raise
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any error reading untrusted bytes: corrupt
         raise Invalid(f"its table of contents cannot be read ({brief(e)})") from None
     return names
 
@@ -175,7 +175,7 @@ def check_exported(jexp, *, isolated: bool, depth: int) -> None:
     try:
         ok_tree = (is_args_kwargs(jexp.in_tree) and jexp.in_tree.num_leaves == n_in
                    and jexp.out_tree.num_leaves == n_out)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any error reading untrusted bytes: corrupt
         raise Invalid(f"{what} has an unreadable argument structure ({brief(e)})") from None
     if not ok_tree:
         raise Invalid(f"{what} has argument or result structures that do not match its "
@@ -190,7 +190,7 @@ def check_exported(jexp, *, isolated: bool, depth: int) -> None:
             check_signature(module, jexp)
     except Invalid as e:
         raise Invalid(f"{what} {e}") from None
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any error parsing untrusted MLIR: corrupt
         raise Invalid(f"{what} has a StableHLO module that cannot be read "
                       f"({brief(e)})") from None
     if jexp.has_vjp():
@@ -198,7 +198,7 @@ def check_exported(jexp, *, isolated: bool, depth: int) -> None:
             raise Invalid(f"it nests more than {MAX_VJP_DEPTH} levels of VJP")
         try:
             vjp = jexp.vjp()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - corrupt bytes, unless the user's code raised
             if not isolated:
                 reraise_if_from_pytree_functions(e)
             raise Invalid(f"its VJP cannot be read ({brief(e)})") from None
@@ -224,15 +224,15 @@ def is_args_kwargs(tree) -> bool:
     children = jax.tree_util.treedef_children(tree)
     if len(children) != 2:
         return False
-    kwargs = children[1].node_data()
+    kwargs = children[1].node_data()  # type: ignore[attr-defined]  # not in jaxlib's stub
     return kwargs is not None and kwargs[0] is dict
 
 
 def check_signature(module: ir.Module, jexp) -> None:
     """The module's ``main`` takes and returns what the recorded types say."""
     main = None
-    for op in module.body.operations:
-        op = op.operation
+    for view in module.body.operations:
+        op = view.operation
         if op.name == "func.func" and "sym_name" in op.attributes and \
                 ir.StringAttr(op.attributes["sym_name"]).value == "main":
             main = op
@@ -277,11 +277,11 @@ def _check_type(aval, ir_type: ir.Type, what: str) -> None:
             aval = jax_compat.physical_aval(aval)
             shape, dtype = aval.shape, aval.dtype
         expected = jax_compat.dtype_to_ir_type(dtype)
-    except Exception:  # a type Olympus cannot map: nothing to compare against
+    except Exception:  # noqa: BLE001 - a type Olympus cannot map: nothing to compare against
         return
     try:
         tensor = ir.RankedTensorType(ir_type)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any error reading an untrusted type: a mismatch
         raise Invalid(f"has a module whose 'main' {what} as {ir_type}, but "
                       f"{short_aval(aval)} is recorded") from None
     ok = tensor.rank == len(shape) and tensor.element_type == expected

@@ -191,10 +191,10 @@ class Exported:
         >>> olympus.jit(lambda x: exp.call(x) + 1)(np.ones(3, np.float32))
         Array(4., dtype=float32)
         """
-        __tracebackhide__ = True  # noqa: F841
+        __tracebackhide__ = True
         try:
             return self._callee.call(*args, **kwargs)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - reworded, or raised as it is
             translated = translate_call_error(self.fun_name, self.platforms, e)
             if translated is None:
                 raise in_olympus_words(e)
@@ -217,7 +217,7 @@ class Exported:
             raise TypeError(f"vjp_order must be an int >= 0, got {vjp_order!r}.")
         try:
             payload = bytes(self._jax.serialize(vjp_order=vjp_order))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - re-raised in Olympus's words
             raise in_olympus_words(e, failed=f"Cannot serialize '{self.fun_name}'")
         return seal(payload)
 
@@ -295,7 +295,7 @@ def export(fun_jit, /, *, platforms: Sequence[str] | str | None = None,
     def do_export(*args, **kwargs) -> Exported:
         try:
             return Exported(jax_export(*args, **kwargs))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - re-raised in Olympus's words, with a note
             note = _platforms.unknown_platforms_note(requested)
             if note and not raised_by_user_code(e):
                 add_note(e, note)

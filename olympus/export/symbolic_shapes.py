@@ -48,5 +48,5 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
         raise TypeError(
             f"symbolic_shape expects a string such as 'b, 4', got "
             f"{type(shape_spec).__name__} {shape_spec!r:.60}.")
-    return _jax_export.symbolic_shape(shape_spec, constraints=constraints,
-                                      scope=scope, like=like)
+    return tuple(_jax_export.symbolic_shape(shape_spec, constraints=constraints,
+                                            scope=scope, like=like))

@@ -146,7 +146,7 @@ class Reading:
         can give and that are not read yet, in the registry's order."""
         for spec in stage_registry.provenance_stages():
             wanted = spec.default if self.stages is None else spec.name in self.stages
-            obj = objects.get(spec.step)
+            obj = objects.get(spec.step)  # type: ignore[arg-type]  # linked: has a step
             if not wanted or obj is None or spec.name in self.made \
                     or spec.name in self.unavailable:
                 continue

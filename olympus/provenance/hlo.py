@@ -388,7 +388,8 @@ def _fusions(module: _Module, caller: list[int | None],
         resolved[ci] = True  # guards against cycles
         k = caller[ci]
         if k is not None:
-            fusion[ci] = k if via_fusion[ci] else resolve(ops[k].computation)
+            fusion[ci] = k if via_fusion[ci] else resolve(
+                ops[k].computation)  # type: ignore[arg-type]
         return fusion[ci]
 
     for ci in range(n):
@@ -400,6 +401,7 @@ def _set_parents(ops: list[Op], caller: list[int | None], fusion: list[int | Non
     """Sets each op's parent (the caller of its computation) and fusion."""
     for op in ops:
         ci = op.computation
+        assert ci is not None  # every HLO op is in a computation
         op.parent = caller[ci]
         op.fusion = fusion[ci]
 

@@ -245,5 +245,5 @@ def group_ops_by_line(frames: tuple[Frame, ...], locations: tuple[Location, ...]
                 continue
             per_stage = table.setdefault((fr.file, fr.line), {})
             per_stage.setdefault(stage.name, []).append(op.index)
-    return tuple(SourceLine(f, l, {s: tuple(v) for s, v in table[f, l].items()})
-                 for f, l in sorted(table))
+    return tuple(SourceLine(f, ln, {s: tuple(v) for s, v in table[f, ln].items()})
+                 for f, ln in sorted(table))

@@ -142,11 +142,12 @@ def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> S
         info = eqn.source_info
         tb = info.traceback
         if tb is None:
-            own = ()
+            own: tuple = ()
         else:
-            own = own_frames.get(id(tb))
-            if own is None:
-                own = own_frames[id(tb)] = tuple(eqn_frames(tb, table.is_user_file))
+            cached = own_frames.get(id(tb))
+            if cached is None:
+                cached = own_frames[id(tb)] = tuple(eqn_frames(tb, table.is_user_file))
+            own = cached
         parent = walk.parents[k]
         stack = own if parent is None else compose(own, stacks[parent])
         stacks.append(stack)
@@ -157,7 +158,7 @@ def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> S
             name, k, eqn.primitive.name,
             tuple(_short_type(v.aval, types) for v in eqn.outvars),
             spans[k], loc, jax_compat.name_stack_text(info), parent))
-    notes = ()
+    notes: tuple[str, ...] = ()
     if any(s is None for s in spans):
         notes = ("some equations were not found in the printed text",)
     return Stage(name, text, tuple(ops), notes=notes)

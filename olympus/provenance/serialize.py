@@ -144,7 +144,7 @@ def _ops_from_json(stage: str, data: Mapping[str, Any]) -> tuple[Op, ...]:
     if n < 0 or (n and names.count(",") + 1 != n):
         raise ValueError(f"Stage {stage!r}: it claims {n} ops but names "
                          f"{names.count(',') + 1 if names else 0}.")
-    columns = {}
+    columns: dict[str, list[Any]] = {}
     for field in _FIELDS:
         default = _DEFAULTS[field]
         col = data.get(field)
@@ -152,7 +152,7 @@ def _ops_from_json(stage: str, data: Mapping[str, Any]) -> tuple[Op, ...]:
             columns[field] = [default] * n
             continue
         if field == "lines":
-            values = [_decode_span(c) for c in col.split(",")]
+            values: list[Any] = [_decode_span(c) for c in col.split(",")]
         elif field in _INT_COLUMNS:
             values = _decode_ints(col)
         else:

@@ -57,7 +57,7 @@ def tool_prefixes() -> tuple[str, ...]:
     """Path prefixes of code that is not the user's beyond what JAX leaves out:
     Olympus itself and the tooling packages loaded in this process."""
     olympus_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    dirs = [olympus_dir]
+    dirs: list[str | None] = [olympus_dir]
     for name in _TOOL_PACKAGES:
         d = _package_dir(name)
         if d is not None:

@@ -123,6 +123,7 @@ def _last_lines(root, ops: list, plain_lines: list[str]) -> tuple[list[int | Non
         result = _read_marks(buf.getvalue(), len(ops), plain_lines)
         if result[1] is None:
             break
+    assert result is not None  # the loop ran
     return result
 
 
@@ -248,7 +249,7 @@ def _walk(root, table: SourceTable) -> _Walk:
         attrs = op.attributes
         op_name = op.name
         if op_name == "func.func":
-            function = k
+            function: int | None = k
             if "sym_name" in attrs:
                 _read_function(walk, k, attrs)
         else:
@@ -302,7 +303,8 @@ def _locations(walk: _Walk, table: SourceTable) -> list[int | None]:
     Ops of a function other than main carry frames relative to the function:
     their call stack goes on with that of the first call of the function.
     """
-    callers = {walk.symbols[s]: c for s, c in walk.first_call.items() if s in walk.symbols}
+    callers: dict[int | None, int] = {
+        walk.symbols[s]: c for s, c in walk.first_call.items() if s in walk.symbols}
     operations = walk.operations
     stacks: dict[int, tuple] = {}
 
@@ -346,14 +348,14 @@ def _spans(walk: _Walk, last: list[int | None],
             spans[k] = spans[parent] if parent is not None else None
             continue
         if k == 0:
-            start = next((i for i, l in enumerate(plain_lines, 1)
-                          if l.startswith("module")), 1)
+            start = next((i for i, ln in enumerate(plain_lines, 1)
+                          if ln.startswith("module")), 1)
         elif not o.has_regions:
             start = end
         else:
             prev = o.prev_sibling
-            if prev is not None and spans[prev] is not None and last[prev] is not None:
-                start = spans[prev][1] + 1
+            if prev is not None and (span := spans[prev]) is not None and last[prev] is not None:
+                start = span[1] + 1
             elif prev is None and parent == 0 and spans[0] is not None:
                 start = spans[0][0] + 1
             else:

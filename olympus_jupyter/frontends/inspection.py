@@ -95,9 +95,10 @@ def signature_key(target, args, kwargs, options: Mapping[str, Any]):
     """
     try:
         leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
+        x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
         key = (_weak(target), tree, tuple(_leaf_key(x) for x in leaves),
                tuple(sorted((k, _freeze(v)) for k, v in options.items())),
-               bool(jax.config.jax_enable_x64))
+               x64)
         hash(key)
         return key
     except TypeError:
@@ -135,7 +136,7 @@ def _exported_target(exported):
 def symbolic_dimensions(exported) -> tuple[str, ...]:
     """The symbolic dimensions of an exported function's arguments (shape
     polymorphism), e.g. ``('batch',)``; empty when every dimension is a number."""
-    found = {}
+    found: dict[str, None] = {}
     for aval in exported.in_avals:
         for d in aval.shape:
             if not isinstance(d, int):
@@ -163,7 +164,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
             compiler_options: Mapping[str, Any] | str | None = None, full: bool = False,
             timeout: float | None = None, passes: bool | str | None = None,
             costs: bool = False, cache: ReportCache | bool | None = True,
-            progress: bool | Callable[[str], None] | None = None,
+            progress: bool | Callable[[str], None] | Progress | Silent | None = None,
             **kwargs: Any) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
@@ -202,7 +203,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     given = option_keywords("inspect", declared, kwargs)
     options = ReportOptions(**{name: value for name, value in given.items()
                                if "report" in OPTIONS[name].frontends})
-    cache = check_cache(given.get("cache", True), default_cache)
+    reports = check_cache(given.get("cache", True), default_cache)
     progress = given.get("progress")
     if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
         progress = check_option("progress", progress)
@@ -215,18 +216,18 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
         try:
             exported = _exported(target)
             target, args, kwargs = _exported_target(exported)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - any reader's error, as a StagingError
             raise StagingError(f"Cannot read the exported function: {e}") from None
         symbolic = symbolic_dimensions(exported)
     key = signature_key(target, args, kwargs, key_options(options)) \
-        if cache is not None else None
-    found = cache.get(key) if cache is not None else None
+        if reports is not None else None
+    found = reports.get(key) if reports is not None else None
     if found is not None:
         return found
     # Read while XLA compiles, which releases the GIL; and free there the reports of
     # functions that are gone (a cell that defined its function again, say).
     early = EarlyReading(stages, debug_info=options.debug_info)
-    gone = cache.forget_stale() if cache is not None else []
+    gone = reports.forget_stale() if reports is not None else []
     with _progress(progress) as shown:
         run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
                          static_argnames=options.static_argnames, platforms=options.platforms,
@@ -245,8 +246,8 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
                               full=options.full, early=early,
                               pass_re=options.passes or ".*")
     # Only a report made to its end is kept: an interrupt above leaves nothing behind.
-    if cache is not None and not timed_out(run):
-        cache.put(key, report)
+    if reports is not None and not timed_out(run):
+        reports.put(key, report)
     return report
 
 

@@ -59,7 +59,8 @@ def evaluate_call(call: ast.Call, namespace: dict):
     fun_code = compile(ast.Expression(call.func), "<olympus_lower call>", "eval")
     args_code = compile(packed, "<olympus_lower call>", "eval")
     fun = eval(fun_code, namespace)  # noqa: S307 - the user's own expression
-    args, kwargs = eval(args_code, namespace, {capture: lambda *a, **k: (a, k)})  # noqa: S307
+    captured = {capture: lambda *a, **k: (a, k)}
+    args, kwargs = eval(args_code, namespace, captured)  # noqa: S307 - the user's own call
     return fun, args, kwargs
 
 
@@ -77,7 +78,7 @@ class OlympusMagics(Magics):
         except CallError as e:
             raise UsageError(str(e)) from None
         try:
-            fun, args, kwargs = evaluate_call(call, self.shell.user_ns)
+            fun, args, kwargs = evaluate_call(call, self.shell.user_ns)  # type: ignore[union-attr]
         except Exception as e:  # noqa: BLE001 - the user's expression failed
             raise UsageError(f"Evaluating {call_source.strip()!r} failed: "
                              f"{type(e).__name__}: {e}") from None
@@ -99,7 +100,7 @@ class OlympusMagics(Magics):
             except OSError as e:
                 raise UsageError(f"Cannot save the report to {options.save!r}: {e}") from None
         if options.name:
-            self.shell.user_ns[options.name] = report
+            self.shell.user_ns[options.name] = report  # type: ignore[union-attr]
         display(report)
 
     def _inspector(self, options: ReportOptions, fun, args, kwargs):
@@ -109,7 +110,7 @@ class OlympusMagics(Magics):
         except (StagingError, ValueError, TypeError) as e:
             raise UsageError(str(e)) from None
         if options.name:
-            self.shell.user_ns[options.name] = widget
+            self.shell.user_ns[options.name] = widget  # type: ignore[union-attr]
         display(widget)
 
     # The line is read as written, as %timeit reads it: IPython would otherwise expand
@@ -125,7 +126,7 @@ class OlympusMagics(Magics):
         self._report(options, call)
 
     @no_var_expand
-    @cell_magic("olympus_lower")
+    @cell_magic("olympus_lower")  # type: ignore[arg-type]  # IPython types its decorators oddly
     def olympus_lower_cell(self, line: str, cell: str):
         try:
             options = parse_options(line)
@@ -133,7 +134,7 @@ class OlympusMagics(Magics):
             raise UsageError(str(e)) from None
         body, call = split_cell(cell)
         if body.strip():
-            result = self.shell.run_cell(body, store_history=False)
+            result = self.shell.run_cell(body, store_history=False)  # type: ignore[union-attr]
             if not result.success:
                 return  # the error is shown like any cell error
         self._report(options, call)
@@ -157,13 +158,14 @@ def split_cell(cell: str) -> tuple[str, str]:
 
 
 OlympusMagics.olympus_lower.__doc__ = _help()
-OlympusMagics.olympus_lower_cell.__doc__ = _help()
+OlympusMagics.olympus_lower_cell.__doc__ = _help()  # type: ignore[assignment]  # as above
 
 
 def register(ipython) -> None:
     """Registers the magics (called by ``%load_ext olympus_jupyter``); their ``?`` help
     is made again, with any option registered since the import."""
-    OlympusMagics.olympus_lower.__doc__ = OlympusMagics.olympus_lower_cell.__doc__ = _help()
+    OlympusMagics.olympus_lower.__doc__ = _help()
+    OlympusMagics.olympus_lower_cell.__doc__ = _help()  # type: ignore[assignment]  # as above
     ipython.register_magics(OlympusMagics)
 
 

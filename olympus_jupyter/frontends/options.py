@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from olympus import stage_registry
+from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.option_table import (OPTIONS, Control, Option, OptionError,
                                                  OptionTypeError, check_option, option,
                                                  options, parse_compiler_option,
@@ -42,7 +43,7 @@ __all__ = ["ReportOptions", "OptionError", "OptionTypeError", "Option", "Control
            "argparse_type", "add_arguments", "build_parser", "parse_options", "split_line"]
 
 
-def check_cache(value, default):
+def check_cache(value: Any, default: LRU | None) -> LRU | None:
     """The report cache ``inspect`` should use: ``default`` for True, None for False
     or None (no caching), a cache (an :class:`~olympus_jupyter.staging.lru.LRU`, such as
     a ``ReportCache``) as it is; :class:`OptionTypeError` for anything else."""
@@ -109,15 +110,18 @@ class ReportOptions:
                 if row.static_only and values[row.name] != check_option(row.name, row.default):
                     raise OptionError(f"{row.flags[0]} {row.static_only}; leave it out "
                                       f"with --interactive.")
+        self._values: dict[str, Any]  # declared here, not in the class: not an option
         object.__setattr__(self, "_values", values)
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot assign to option {name!r}: "
                                               f"ReportOptions are frozen")
 
-    __delattr__ = __setattr__
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete option {name!r}: "
+                                              f"ReportOptions are frozen")
 
     def __eq__(self, other):
         if not isinstance(other, ReportOptions):
@@ -304,7 +308,7 @@ def _next_token(line: str, pos: int) -> tuple[str, int]:
         token = lexer.get_token()
     except ValueError as e:
         raise OptionError(f"cannot read options in {line!r}: {e}") from None
-    consumed = len(line) - pos - len(lexer.instream.read())
+    consumed = len(line) - pos - len(lexer.instream.read())  # type: ignore[call-arg]
     rest = pos + consumed
     while rest < len(line) and line[rest].isspace():
         rest += 1

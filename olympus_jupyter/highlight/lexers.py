@@ -219,7 +219,8 @@ class OlympusprLexer(RegexLexer):
         ],
     }
 
-    def analyse_text(text):
+    @staticmethod
+    def analyse_text(text: str) -> float:
         if re.match(r"\s*(?:let\s+\w+\s+=\s+)?\{\s*lambda\b", text):
             return 0.8
         return 0.0
@@ -334,7 +335,8 @@ class StableHLOLexer(RegexLexer):
         ],
     }
 
-    def analyse_text(text):
+    @staticmethod
+    def analyse_text(text: str) -> float:
         if re.search(r"\bstablehlo\.\w+", text):
             return 1.0 if re.search(r"\bfunc\.func\b", text) else 0.5
         return 0.0
@@ -502,7 +504,8 @@ class HLOLexer(RegexLexer):
         ],
     }
 
-    def analyse_text(text):
+    @staticmethod
+    def analyse_text(text: str) -> float:
         if re.match(r"\s*HloModule\b", text):
             return 1.0
         return 0.0

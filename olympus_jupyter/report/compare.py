@@ -163,9 +163,9 @@ def side_by_side(a: str, b: str, diff: LineDiff | None = None) -> Markup:
             continue
         left, right = la[i1:i2], lb[j1:j2]
         for k in range(max(len(left), len(right))):
-            l = left[k] if k < len(left) else None
+            ln = left[k] if k < len(left) else None
             r = right[k] if k < len(right) else None
-            rows.append(_row("ch", l, r, i1 + k + 1 if l is not None else None,
+            rows.append(_row("ch", ln, r, i1 + k + 1 if ln is not None else None,
                              j1 + k + 1 if r is not None else None))
     return h("table", {"class": "ol-diff"}, rows)
 

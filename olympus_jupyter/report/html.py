@@ -155,7 +155,7 @@ _HLO_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 def table_fold(lines: Sequence[str]) -> list[Fold]:
     """The source tables of an HLO text (``FileNames`` ... ``StackFrames``), folded shut."""
-    first = next((i for i, l in enumerate(lines[:50], start=1) if l.strip() == "FileNames"), None)
+    first = next((i for i, ln in enumerate(lines[:50], start=1) if ln.strip() == "FileNames"), None)
     if first is None:
         return []
     last = first
@@ -321,7 +321,7 @@ def pre_block(uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineM
     # Each mark's HTML, made once: by the mark's identity, as the lines that show the
     # same mark share it (stage_marks), and a stage has hundreds of such lines.
     made: dict[int, tuple[str, str]] = {}
-    out = []
+    out: list[str] = []
     append, mark_of = out.append, marks.get
     for number, line in enumerate(lines[:shown], start=1):
         head = str(number).rjust(width)
@@ -383,7 +383,7 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
         wanted.setdefault(fn.file, set()).update(range(fn.first_line, last + 1))
     by_line = {(e.file, e.line): e for e in model.lines}
     stages = [s.name for s in stage_registry.provenance_stages() if s.name in report.stages]
-    blocks = []
+    blocks: list[Markup] = []
     order = sorted(wanted, key=lambda f: (f != fn.file, f))
     for fi in order:
         src = model.files[fi]
@@ -406,7 +406,7 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
                 continue
             base = "ol-op" if unstyled else "ol-l"  # see pre_block and code_block
             cls = base if entry is None else f"{base} ol-src{colors[(fi, n)]}"
-            links = []
+            links: list[Markup | str] = []
             if entry is not None:
                 for rs in stages:
                     idx = entry.ops.get(rs, ())
@@ -428,7 +428,8 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
         code_html = _pre(rows) if unstyled else h("div", {"class": "code"}, rows)
         blocks += h("div", {"class": "file"}, src.path), code_html
     if not blocks:
-        body = h("p", {"class": "unavailable"}, "The source of this function could not be read.")
+        body: Markup | list[Markup] = h("p", {"class": "unavailable"},
+                                        "The source of this function could not be read.")
     else:
         body = blocks
     where = ""
@@ -448,7 +449,7 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
         if text is None:
             return _unavailable(uid, key, report.unavailable.get(key, f"not {spec.step}ed"))
         lines = text.rstrip("\n").split("\n")
-        highlighted = as_html("\n".join(lines[:limit]), spec.language)
+        highlighted = as_html("\n".join(lines[:limit]), spec.language)  # type: ignore[arg-type]
         body = pre_block(uid, key, highlighted, {}, limit) if unstyled \
             else code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
         return _section(uid, key, spec.title,
@@ -458,7 +459,7 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
         return _unavailable(uid, key, report.unavailable.get(key, "not made"))
     stage = model.stages[key]
     lines = stage.text.rstrip("\n").split("\n")
-    highlighted = as_html("\n".join(lines[:limit]), spec.language)
+    highlighted = as_html("\n".join(lines[:limit]), spec.language)  # type: ignore[arg-type]
     marks = stage_marks(model, stage, key, uid, callers, colors, report.debug_info)
     body = pre_block(uid, key, highlighted, marks, limit) if unstyled \
         else code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)

@@ -358,7 +358,7 @@ def _filler(literals: list[str], names: list[str], writers: list) -> Callable[..
             parts.append(_WRITE[writers[k]].format(names[k]))
     source = (f"def fill(*, {', '.join(dict.fromkeys(names))}):\n"
               f"    return _Markup(''.join(({', '.join(parts)},)))\n")
-    exec(source, scope)  # no data in this source: see the docstring
+    exec(source, scope)  # noqa: S102 - no data in this source: see the docstring
     return scope["fill"]
 
 

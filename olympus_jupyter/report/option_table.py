@@ -130,7 +130,7 @@ class Option:
     check: Callable[[Any, bool], Any]
     accepts: Text
     help: Text
-    frontends: frozenset[str]
+    frontends: Set[str]
     default: Any = None
     keyword: str = ""
     flags: tuple[str, ...] = ()

@@ -356,7 +356,8 @@ class EarlyReading:
             make_hlo()
             self.reading = read()
             for spec in texts:  # from the HLO module made above: no MLIR touched
-                self.texts[spec.name] = spec.text(lowered, self.debug_info)
+                self.texts[spec.name] = spec.text(  # type: ignore[misc, assignment]
+                    lowered, self.debug_info)
             self.cost_lowered = lowered.cost_analysis()
         return work
 
@@ -421,7 +422,7 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
     made_early = early.texts if early is not None and early.debug_info == debug_info else {}
     texts = {}
     for spec in specs:
-        obj = objects.get(spec.step)
+        obj = objects.get(spec.step)  # type: ignore[arg-type]  # None: no such step
         if spec.text is not None and obj is not None and spec.name not in unavailable:
             text = made_early.get(spec.name)
             if text is None:

@@ -79,7 +79,7 @@ class StageCache:
                         wrapped=self._wrapper(spec.args), fun=self.wrapped.fun,
                         platforms=spec.platforms or (_platforms.local_platform(),))
         # A step's key holds everything it depends on: a later step's, the earlier's too.
-        keys = {"trace": spec.args}
+        keys: dict[str, tuple] = {"trace": spec.args}
         keys["lower"] = (keys["trace"], spec.platforms)
         keys["compile"] = (keys["lower"], spec.compiler_options)
 

@@ -31,6 +31,7 @@ Olympus: tracing the function… 0.0 s
 from __future__ import annotations
 
 import contextvars
+import logging
 import math
 import sys
 import threading
@@ -38,6 +39,8 @@ import time
 from collections.abc import Callable, Mapping
 
 from olympus_jupyter.staging.kept_thread import KeptThread
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["Progress", "Scheduler", "Silent", "status_line", "shown_in_output", "shown_on",
            "DELAY", "INTERVAL"]
@@ -124,6 +127,8 @@ class Scheduler(KeptThread):
                 try:
                     again = entry._tick()
                 except Exception:  # noqa: BLE001 - an entry that fails is not shown again
+                    _log.warning("a progress line failed: it is not shown again",
+                                 exc_info=True)
                     again = None
                 with self._ready:
                     if entry in self._due:  # not removed while it was shown
@@ -186,9 +191,12 @@ class Progress:
                 return None
             text = self.line()
             if text is not None:
+                assert self._context is not None  # set by __enter__, before any tick
                 try:
                     self._context.run(self._show, text)
                 except Exception:  # noqa: BLE001 - a frontend that cannot show: stop
+                    _log.warning("showing the progress line failed: no more is shown",
+                                 exc_info=True)
                     self._scheduled = False
                     return None
                 self.shown += 1
@@ -208,8 +216,8 @@ class Progress:
         if self.shown and self._done is not None:
             try:
                 self._done()
-            except Exception:  # noqa: BLE001
-                pass
+            except Exception:  # noqa: BLE001 - the work is done: its progress must not fail it
+                _log.warning("clearing the progress line failed", exc_info=True)
 
 
 def shown_in_output() -> Progress:

@@ -201,15 +201,17 @@ def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None,
     """
     timed = timed or _timed
     if step == "trace":
-        run.traced = timed(run, "trace",
-                           lambda: run.wrapped.trace(*request.args, **request.kwargs))
+        # A run is made with its function; a missing one fails in timed(), recorded.
+        run.traced = timed(run, "trace", lambda: run.wrapped.trace(  # type: ignore[union-attr]
+            *request.args, **request.kwargs))
         if run.traced is not None:
             run.name = run.traced.fun_name
         return run.traced is not None
     if step == "lower":
-        run.lowered = timed(run, "lower",
-                            lambda: run.traced.lower(lowering_platforms=request.platforms))
+        run.lowered = timed(run, "lower", lambda: run.traced.lower(  # type: ignore[union-attr]
+            lowering_platforms=request.platforms))
         return run.lowered is not None
+    assert run.lowered is not None  # advance() compiles only what lowered
     reason = compile_unavailable(run.lowered)
     if reason is not None:
         run.unavailable["compile"] = reason
@@ -220,7 +222,7 @@ def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None,
         # A compile the user asked to dump somewhere dumps there, as asked: the peak
         # is then read from a compile of its own (build_report does).
         if not request.read_peak or any(k.startswith("xla_dump") for k in options or ()):
-            return run.lowered.compile(options)
+            return run.lowered.compile(options)  # type: ignore[union-attr]  # checked above
         compiled, run.peak, run.peak_unread = compile_with_peak(run.lowered, options)
         return compiled
     with alongside(beside_compile(run) if beside_compile is not None else None):

@@ -20,7 +20,7 @@ olympus_jupyter.teaching.checks.NotImplementedYet: Not implemented yet: fill in 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 
 class NotYet(AssertionError):
@@ -69,16 +69,16 @@ class Verdict:
     def __init__(self) -> None:
         self.wrong: list[str] = []
 
-    def expect(self, ok: bool, why: str) -> bool:
+    def expect(self, ok: object, why: str) -> bool:
         """Notes ``why`` (what is wrong, and what was expected) unless ``ok``."""
         if not ok:
             self.wrong.append(why)
         return bool(ok)
 
-    def stop(self, why: str):
+    def stop(self, why: str) -> NoReturn:
         """Fails now: what comes after cannot be checked."""
         self.wrong.append(why)
-        self.close("")
+        raise NotYet("Not yet:\n- " + "\n- ".join(self.wrong))
 
     def close(self, correct: str) -> None:
         """Raises :class:`NotYet` with every reason noted, or prints ``Correct: ...``."""

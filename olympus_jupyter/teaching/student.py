@@ -29,7 +29,6 @@ from __future__ import annotations
 import copy
 import os
 import pathlib
-import re
 import sys
 from collections.abc import Sequence
 
@@ -65,7 +64,7 @@ def without_solution(source: str, body: str = STUB) -> str:
             if inside:
                 raise ValueError(f"a solution region opens inside another: {line.strip()!r}")
             inside = True
-            indent = re.match(r"\s*", line).group(0)
+            indent = line[:len(line) - len(line.lstrip())]
             out.extend(indent + line for line in body.split("\n"))
         elif _END in line:
             if not inside:

@@ -187,13 +187,13 @@ export const hloParser: StreamParser<IState> = {
     if (stream.match(/^[A-Z][A-Z0-9_]+\b/)) {
       return TOKEN.constant;
     }
-    if (stream.match(/^@[\w.\-]+/)) {
+    if (stream.match(/^@[\w.-]+/)) {
       return TOKEN.function;
     }
     if (stream.match(/^#[a-zA-Z_][\w.]*/)) {
       return TOKEN.attribute;
     }
-    if (stream.match(/^(?:->|<=|[:*+?\-])/)) {
+    if (stream.match(/^(?:->|<=|[:*+?-])/)) {
       return TOKEN.operator;
     }
     if (stream.match(/^[(){}[\]<>,.]/)) {

@@ -92,7 +92,7 @@ function program(stream: StringStream, state: IState): string | null {
   if (num) {
     return num;
   }
-  if (stream.eat(/[=*+\-]/)) {
+  if (stream.eat(/[=*+-]/)) {
     return TOKEN.operator;
   }
   stream.next();

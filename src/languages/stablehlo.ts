@@ -18,7 +18,7 @@ const SCALAR_TYPE = /^(?:[su]?i\d+|f\d+|bf16|tf32|f\d+E\w+|index|none)\b/;
 /** Words an operation's pattern would take that are something else. */
 const NOT_AN_OP =
   /^(?:module|func\.func|attributes|public|private|nested|return|cond|do|applies|across|init|reducer|dense|dense_resource|array|sparse|unit|true|false|x|call|[su]?i\d+|f\d+|bf16|tf32|f\d+E\w+|index|none)$/;
-const SUFFIX = /^[\w$.\-]+/;
+const SUFFIX = /^[\w$.-]+/;
 
 interface IState {
   /** Depth of `<...>` inside a type (`tensor<4x!quant.uniform<...>>`). */
@@ -59,7 +59,7 @@ export const stablehloParser: StreamParser<IState> = {
     if (stream.eatSpace()) {
       return null;
     }
-    if (stream.match(/^%[\w$.\-]+(?:#\d+)?/)) {
+    if (stream.match(/^%[\w$.-]+(?:#\d+)?/)) {
       return TOKEN.variable;
     }
     if (stream.match(/^#loc\w*\s*=\s*loc\(/) || stream.match(/^loc\(/)) {
@@ -119,7 +119,7 @@ export const stablehloParser: StreamParser<IState> = {
       }
       return TOKEN.function;
     }
-    if (stream.match(/^\^[\w$.\-]+/)) {
+    if (stream.match(/^\^[\w$.-]+/)) {
       return TOKEN.label;
     }
     if (stream.match(/^#[a-zA-Z_][\w$]*(?:\.\w+)*/)) {
@@ -145,7 +145,7 @@ export const stablehloParser: StreamParser<IState> = {
     if (stream.match(/^[a-zA-Z_][\w$]*/)) {
       return null;
     }
-    if (stream.match(/^(?:->|<=|>=|[=:*+?\-])/)) {
+    if (stream.match(/^(?:->|<=|>=|[=:*+?-])/)) {
       return TOKEN.operator;
     }
     if (stream.match(/^[(){}[\]<>,.]/)) {

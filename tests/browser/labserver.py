@@ -18,7 +18,7 @@ import urllib.request
 import nbformat
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from notebook_runner import run_notebook  # noqa: E402  (tests/, beside this folder)
+from notebook_runner import run_notebook  # tests/, beside this folder
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"

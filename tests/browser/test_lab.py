@@ -50,7 +50,7 @@ def test_the_labextension_is_installed_and_enabled():
     proc = subprocess.run([jupyter, "labextension", "list"], capture_output=True,
                           text=True, timeout=120)
     listing = proc.stdout + proc.stderr
-    line = next((l for l in listing.splitlines() if "olympus-jupyter" in l), "")
+    line = next((ln for ln in listing.splitlines() if "olympus-jupyter" in ln), "")
     assert "enabled" in line and "OK" in line, listing
 
 

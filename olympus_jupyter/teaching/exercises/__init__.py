@@ -16,11 +16,11 @@ One module per lesson holds its checks (``stages`` for ``01_stages``...); this
 package gathers them, so that a check cell reads the same in every lesson.
 """
 from olympus_jupyter.teaching.checks import NotYet  # noqa: F401 - what a check raises
-from olympus_jupyter.teaching.exercises.stages import *  # noqa: F401,F403
-from olympus_jupyter.teaching.exercises.specializations import *  # noqa: F401,F403
-from olympus_jupyter.teaching.exercises.passes import *  # noqa: F401,F403
-from olympus_jupyter.teaching.exercises.stablehlo import *  # noqa: F401,F403
-from olympus_jupyter.teaching.exercises.control_flow import *  # noqa: F401,F403
-from olympus_jupyter.teaching.exercises.costs import *  # noqa: F401,F403
-from olympus_jupyter.teaching.exercises.sharding import *  # noqa: F401,F403
-from olympus_jupyter.teaching.exercises.export import *  # noqa: F401,F403
+from olympus_jupyter.teaching.exercises.stages import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.specializations import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.passes import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.stablehlo import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.control_flow import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.costs import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.sharding import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.export import *  # noqa: F403

@@ -65,8 +65,8 @@ def check_heaviest_line(heaviest_line) -> None:
         table = (f"The check's program {k + 1} (def on line {first}), its costs by line:\n"
                  + _line_table(report, first, filename))
         if isinstance(got, dict):
-            verdict.stop(f"heaviest_line returned a dict (a row of report.cost_by_line()?): "
-                         f"return its line number, row['line'].")
+            verdict.stop("heaviest_line returned a dict (a row of report.cost_by_line()?): "
+                         "return its line number, row['line'].")
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
             verdict.stop(f"heaviest_line returned {got!r}, not a line number: return the "
                          f"'line' of the row of report.cost_by_line() with the most "
@@ -159,7 +159,7 @@ def check_lean_attention(lean_attention) -> None:
         got = attempt(lean_attention, q, k, v, name="lean_attention")
         try:
             got = np.asarray(got)
-        except Exception as e:  # noqa: BLE001 - feedback
+        except Exception as e:  # noqa: BLE001 - the error is the feedback
             verdict.stop(f"lean_attention returned something that is not an array: "
                          f"{type(e).__name__}: {first_line(e)}")
         want = _reference_attention(q, k, v)
@@ -177,7 +177,7 @@ def check_lean_attention(lean_attention) -> None:
     report = inspect(lean_attention, q, k, v, costs=True, cache=False)
     if report.failure is not None:
         verdict.stop(f"Olympus could not compile lean_attention for the costs stage: "
-                     f"{report.failure.get('type')}: {report.failure.get('message')}")
+                     f"{report.failure.headline()}")
     peak, what = peak_bytes(report, lean_attention, q, k, v)
     if peak is None:
         verdict.stop(f"the peak of lean_attention could not be read: "

@@ -54,7 +54,7 @@ def _artifact(answer, name: str, verdict: Verdict, hint: str) -> Exported:
     if isinstance(answer, Exported):
         try:
             answer = answer.serialize()
-        except Exception as e:  # noqa: BLE001 - feedback
+        except Exception as e:  # noqa: BLE001 - the error is the feedback
             verdict.stop(f"serializing what {name} returned failed: {type(e).__name__}: "
                          f"{first_line(e)}")
     if not isinstance(answer, (bytes, bytearray)):
@@ -110,7 +110,7 @@ def check_any_batch(any_batch) -> None:
         x = rng.standard_normal((size, 4)).astype(np.float32)
         try:
             got = np.asarray(exported.call(w, b, x))
-        except Exception as e:  # noqa: BLE001 - feedback
+        except Exception as e:  # noqa: BLE001 - the error is the feedback
             verdict.stop(f"calling it with a batch of {size}, x of shape ({size}, 4), "
                          f"failed: {type(e).__name__}: {first_line(e)}")
         want = np.tanh(x @ w + b)
@@ -152,7 +152,7 @@ def check_cpu_and_tpu(cpu_and_tpu) -> None:
         try:
             (here,) = _on_cpu(x)
             got = np.asarray(exported.call(here))
-        except Exception as e:  # noqa: BLE001 - feedback
+        except Exception as e:  # noqa: BLE001 - the error is the feedback
             verdict.stop(f"calling it on this machine's CPU failed: {type(e).__name__}: "
                          f"{first_line(e)}")
         verdict.expect(np.array_equal(got, 3 * x + 1),

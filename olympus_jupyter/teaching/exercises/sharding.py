@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 
 from olympus_jupyter.teaching.checks import NotYet, Verdict, attempt
 
@@ -82,8 +81,9 @@ def _layer_report(specs, shapes, devices: int = DEVICES):
     report = inspect(fun, *args, costs=True, stages="source,hlo,partitioned,costs",
                      cache=False)
     if report.failure is not None:
-        return {"failure": f"{report.failure.get('type')}: {report.failure.get('message')}"}
+        return {"failure": report.failure.headline()}
     line = fun.__code__.co_firstlineno + 1
+    assert report.costs is not None  # asked for, and no failure
     rows = [r for r in report.cost_by_line() if r["what"] == "line"]
     return {"failure": None, "line": line,
             "flops": sum(r["flops"] for r in rows if r["line"] == line),

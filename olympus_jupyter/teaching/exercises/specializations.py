@@ -38,7 +38,7 @@ def check_jit_normalize(jit_normalize) -> None:
     for eps, axis in ((1e-6, 1), (1e-3, 0)):
         try:
             got = np.asarray(jitted(x, eps, axis))
-        except Exception as e:  # noqa: BLE001 - feedback
+        except Exception as e:  # noqa: BLE001 - the error is the feedback
             verdict.stop(
                 f"calling it with eps={eps}, axis={axis} failed: {type(e).__name__}: "
                 f"{first_line(e)}\njnp.linalg.norm needs its axis as a Python int when it "

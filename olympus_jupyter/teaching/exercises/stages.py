@@ -58,7 +58,7 @@ def check_compile_for(compile_for) -> None:
         x = np.arange(np.prod(shape), dtype=jnp.dtype(dtype)).reshape(shape)
         try:
             got = np.asarray(compiled(x))
-        except Exception as e:  # noqa: BLE001 - feedback
+        except Exception as e:  # noqa: BLE001 - the error is the feedback
             verdict.expect(False, f"the program compiled for {want} failed when called "
                                   f"with an array of that type: {type(e).__name__}: "
                                   f"{first_line(e)}")
