@@ -44,7 +44,7 @@ export interface ILinkedLines {
  * Source lines that call the staged function (a notebook cell running the magic, a
  * script): frames outside the function's own lines that stand outer to one of its
  * frames in some op's call stack. Ops made there belong to the function as a whole.
- * (The same rule as `caller_lines` in olympus_jupyter/html_report.py.)
+ * (The same rule as `caller_lines` in olympus_jupyter/report/html.py.)
  */
 export function callerLines(prov: IProvenance): Set<SourceKey> {
   const callers = new Set<SourceKey>();
