@@ -179,7 +179,9 @@ def test_theme_switch_follows_jupyterlab(page, lab, stages_nb):
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
                   "{theme: 'JupyterLab Dark'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-    page.wait_for_timeout(500)
+    # The editor takes the theme's colours once its style sheet applies.
+    page.wait_for_function("([e, light]) => getComputedStyle(e).backgroundColor !== light",
+                           arg=[editor.element_handle(), light])
     dark = background()
     page.screenshot(path=str(artifacts_dir() / "dark-theme.png"))
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "

@@ -178,6 +178,11 @@ def test_the_checkboxes_and_toggles_change_what_is_shown(page, lab, notebooks_di
     page.screenshot(path=str(artifacts_dir() / "inspector-toggles.png"))
 
 
+#: The compare dropdown has an entry chosen.
+CHOSEN = ("() => document.querySelector('.olympus-inspector .widget-dropdown select')"
+          ".selectedIndex >= 0")
+
+
 def compare_state(page):
     return page.evaluate(
         """() => { const s = document.querySelector('.olympus-inspector .widget-dropdown select');
@@ -196,7 +201,7 @@ def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, not
         page.wait_for_function(
             "n => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
             ".length === n", arg=n, timeout=120_000)
-        page.wait_for_timeout(300)  # the choice comes with the entries
+        page.wait_for_function(CHOSEN)  # the choice comes with the entries
         state = compare_state(page)
         # The entries are there, one is chosen and it shows (it used to show blank).
         assert state["count"] == n and state["index"] >= 0 and not state["disabled"], state
@@ -210,7 +215,7 @@ def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, not
     page.wait_for_function(
         "() => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
         ".length === 3", timeout=120_000)
-    page.wait_for_timeout(300)
+    page.wait_for_function(CHOSEN)
     assert compare_state(page)["shown"].startswith("2."), compare_state(page)  # kept
 
 
