@@ -7,10 +7,11 @@ from one place, and where each language must compute it, both compute the same.
 - The source lines that call the function are found once, in Python, and carried in
   the bundle (``callers``); the view's copy of the rule reads only bundles written
   before, and still finds what Python finds.
-- Figures (``format_value``, ``format_bytes``, ``_number``) and brace folds
-  (``brace_folds``) are computed by each side where it shows them (the view sums
-  figures by line and folds a text when it is opened): the view's functions
-  (``formatCost``, ``formatBytes``, ``formatNumber``, ``braceFoldEnds``) are run here,
+- Figures (``format_value``, ``format_bytes``, ``_number``, ``format_flops``,
+  ``format_share``) and brace folds (``brace_folds``) are computed by each side where
+  it shows them (the view sums figures by line and folds a text when it is opened):
+  the view's functions (``formatCost``, ``formatBytes``, ``formatNumber``,
+  ``formatFlops``, ``formatShare``, ``braceFoldEnds``) are run here,
   compiled from ``src/`` by esbuild, on the same inputs as Python's.
 """
 from __future__ import annotations
@@ -85,6 +86,7 @@ const esbuild = load('esbuild');
 const entry = `
 export { formatCost, formatNumber } from './costnames';
 export { braceFoldEnds } from './folds';
+export { formatFlops, formatShare } from './costview';
 export { callerLines, callersOfOldBundles } from './links';
 export { formatBytes, readReport } from './model';
 `;
@@ -114,6 +116,8 @@ const noCheck = {
     cost: cases.cost.map(([value, unit]) => v.formatCost(value, unit)),
     number: cases.number.map(value => v.formatNumber(value)),
     bytes: cases.bytes.map(value => v.formatBytes(value)),
+    flops: cases.flops.map(([value, unit]) => v.formatFlops(value, unit)),
+    share: cases.share.map(value => v.formatShare(value)),
     folds: cases.folds.map(text => [...v.braceFoldEnds(text.split('\n'))].sort((a, b) => a[0] - b[0])),
     callers: cases.callers.map(data => keys(v.callerLines(v.readReport(data).provenance))),
     old_callers: cases.old_callers.map(
@@ -128,6 +132,8 @@ VALUES = [0, 1, 2, 2.5, 12, 192, 272.0, 999, 1000, 1023, 1024, 1536, 14336, 6553
           1280, 2560, 0.375, 1.125, 9.995, 99950, 0.00012345, 1e-5, 12345.5, 1 << 60,
           -0.04, float("inf"), float("nan")]
 UNITS = ["", "flops", "ops", "bytes", "seconds"]
+SHARES = [0, 1e-9, 0.001, 0.004, 0.005, 0.007, 0.0099, 0.01, 0.125, 0.125000001, 0.25, 0.5,
+          0.835, 0.985, 0.99, 0.995, 0.9999, 1, 1.5]
 
 HLO_LIKE = """HloModule m, entry_computation_layout={(f32[3])->f32[3]}
 
@@ -175,6 +181,7 @@ def view_answers():
     old = [{k: v for k, v in data.items() if k != "callers"} for data in reports]
     cases = {"cost": [[v, u] for v in VALUES for u in UNITS],
              "number": VALUES[:-2], "bytes": VALUES[:-2], "folds": FOLD_TEXTS,
+             "flops": [[v, u] for v in VALUES for u in ("FLOP", "ops")], "share": SHARES,
              "callers": reports, "old_callers": old}
     run = subprocess.run([node, "-e", _RUNNER, str(ROOT)], input=_json(cases),
                          capture_output=True, text=True, timeout=deadline(120), check=False)
@@ -190,7 +197,8 @@ def _json(cases) -> str:
         if isinstance(v, list):
             return [number(x) for x in v]
         return v
-    return json.dumps({k: number(v) if k in ("cost", "number", "bytes") else v
+    return json.dumps({k: number(v) if k in ("cost", "number", "bytes", "flops", "share")
+                       else v
                        for k, v in cases.items()})
 
 
@@ -205,7 +213,11 @@ def test_the_view_writes_figures_as_python_does(view_answers):
     python = [cost_names._number(v) for v in cases["number"]]
     d2 = _differences(zip(cases["number"], python, answers["number"]))
     python = [cost_names.format_bytes(v) for v in cases["bytes"]]
-    differences = d1 + d2 + _differences(zip(cases["bytes"], python, answers["bytes"]))
+    d3 = _differences(zip(cases["bytes"], python, answers["bytes"]))
+    python = [cost_names.format_flops(v, u) for v, u in cases["flops"]]
+    d4 = _differences(zip(cases["flops"], python, answers["flops"]))
+    python = [cost_names.format_share(v) for v in cases["share"]]
+    differences = d1 + d2 + d3 + d4 + _differences(zip(cases["share"], python, answers["share"]))
     assert not differences, "\n".join(differences)
 
 
@@ -235,7 +247,8 @@ def test_the_view_uses_the_callers_it_is_given(view_answers):
     """The view applies no rule of its own to a bundle that carries ``callers``."""
     node = shutil.which("node")
     data = dict(view_answers[2][0], callers=[[0, 1]])
-    cases = {"cost": [], "number": [], "bytes": [], "folds": [], "callers": [data],
+    cases = {"cost": [], "number": [], "bytes": [], "flops": [], "share": [], "folds": [],
+             "callers": [data],
              "old_callers": []}
     run = subprocess.run([node, "-e", _RUNNER, str(ROOT)], input=_json(cases),
                          capture_output=True, text=True, timeout=deadline(120), check=False)
