@@ -27,7 +27,7 @@ import pytest
 import olympus.numpy as jnp
 from olympus_jupyter import inspect
 from olympus_jupyter.report import bundle, cost_names, view_tables
-from olympus_jupyter.report.html import brace_folds, caller_lines
+from olympus_jupyter.report.html import brace_folds, caller_lines, table_fold
 
 from deadlines import deadline
 
@@ -85,7 +85,8 @@ const load = createRequire(root + '/package.json');
 const esbuild = load('esbuild');
 const entry = `
 export { formatCost, formatNumber } from './costnames';
-export { braceFoldEnds } from './folds';
+export { braceFoldEnds, hloTableLines } from './folds';
+export { EditorState } from '@codemirror/state';
 export { formatFlops, formatShare } from './costview';
 export { callerLines, callersOfOldBundles } from './links';
 export { formatBytes, readReport } from './model';
@@ -118,6 +119,7 @@ const noCheck = {
     bytes: cases.bytes.map(value => v.formatBytes(value)),
     flops: cases.flops.map(([value, unit]) => v.formatFlops(value, unit)),
     share: cases.share.map(value => v.formatShare(value)),
+    tables: cases.folds.map(text => v.hloTableLines(v.EditorState.create({ doc: text }))),
     folds: cases.folds.map(text => [...v.braceFoldEnds(text.split('\n'))].sort((a, b) => a[0] - b[0])),
     callers: cases.callers.map(data => keys(v.callerLines(v.readReport(data).provenance))),
     old_callers: cases.old_callers.map(
@@ -147,8 +149,24 @@ ENTRY main.5 {
   ROOT r = f32[3] map(p), to_apply=region_0.4
 }
 """
+HLO_TABLES = """HloModule m
+FileNames
+1 "f.py"
+
+FunctionNames
+1 "f"
+FileLocations
+1 {file_name_id=1}
+StackFrames
+
+ENTRY main {
+  ROOT p = f32[] parameter(0)
+}
+"""
 FOLD_TEXTS = [HLO_LIKE, "", "{\n}", "}\n{", "a {\n  b {\n  }\n  } else {\n  }\n}\n",
-              "x {  \n\t}\n", "a {\nb\n", "{\n{\n}\n", "f(\n  {\n  }\n)"]
+              "x {  \n\t}\n", "a {\nb\n", "{\n{\n}\n", "f(\n  {\n  }\n)",
+              'FileNames\n1 "a.py"\nother', "FileNames\n\n",
+              "x\n  FileNames  \nFunctionNames\n2 x\n", HLO_TABLES]
 
 
 def _caller(fun, *args):
@@ -228,6 +246,11 @@ def test_the_view_folds_braces_as_python_does(view_answers):
               for t in cases["folds"]]
     assert not _differences(zip(cases["folds"], python, answers["folds"]))
     assert answers["folds"][0] == [[3, 6], [8, 11]]  # the HLO's two computations
+    # The source tables at the top of a compiled HLO text, which start folded.
+    python = [[[f.start, f.end] for f in table_fold(t.split("\n"))] for t in cases["folds"]]
+    view = [[table] if table else [] for table in answers["tables"]]
+    assert not _differences(zip(cases["folds"], python, view))
+    assert answers["tables"][-1] == [2, 9]
 
 
 def test_the_view_takes_the_caller_lines_from_the_bundle(view_answers):
