@@ -55,3 +55,8 @@ def wait_until(ready: Callable[[], object], seconds: float, interval: float = 0.
         if time.monotonic() >= end:
             return False
         time.sleep(interval)
+
+
+def ms(seconds: float) -> float:
+    """:func:`deadline` in milliseconds, as Playwright takes its timeouts."""
+    return deadline(seconds) * 1000
