@@ -21,7 +21,7 @@ def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
         # Its sockets and its connection file live in the folder, and go with it.
         km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel",
                            connection_file=f"{sockets}/kernel.json")
-        NotebookClient(nb, km=km, timeout=deadline(timeout), kernel_name="python3",
+        NotebookClient(nb, km=km, timeout=round(deadline(timeout)), kernel_name="python3",
                        allow_errors=allow_errors,
                        resources={"metadata": {"path": str(cwd)}}).execute()
     return nb
