@@ -1189,9 +1189,9 @@ export function formatBytes(n: number): string {
   return `${n} B`;
 }
 
-/** Seconds → `12.3 ms`. */
+/** Seconds → `12.3 ms` (`format_ms` in `olympus_jupyter/report/cost_names.py`). */
 export function formatMs(seconds: number): string {
-  return `${(seconds * 1e3).toFixed(1)} ms`;
+  return `${formatF(seconds * 1e3, 1)} ms`;
 }
 
 /** The base name of a path. */

@@ -8,10 +8,10 @@ from one place, and where each language must compute it, both compute the same.
   the bundle (``callers``); the view's copy of the rule reads only bundles written
   before, and still finds what Python finds.
 - Figures (``format_value``, ``format_bytes``, ``_number``, ``format_flops``,
-  ``format_share``) and brace folds (``brace_folds``) are computed by each side where
+  ``format_share``, ``format_ms``) and brace folds (``brace_folds``) are computed by each side where
   it shows them (the view sums figures by line and folds a text when it is opened):
   the view's functions (``formatCost``, ``formatBytes``, ``formatNumber``,
-  ``formatFlops``, ``formatShare``, ``braceFoldEnds``) are run here,
+  ``formatFlops``, ``formatShare``, ``formatMs``, ``braceFoldEnds``) are run here,
   compiled from ``src/`` by esbuild, on the same inputs as Python's.
 """
 from __future__ import annotations
@@ -89,7 +89,7 @@ export { braceFoldEnds, hloTableLines } from './folds';
 export { EditorState } from '@codemirror/state';
 export { formatFlops, formatShare } from './costview';
 export { callerLines, callersOfOldBundles } from './links';
-export { formatBytes, readReport } from './model';
+export { formatBytes, formatMs, readReport } from './model';
 `;
 // The schema check is compiled at build time (lib/); the readers are what runs here.
 const noCheck = {
@@ -119,6 +119,7 @@ const noCheck = {
     bytes: cases.bytes.map(value => v.formatBytes(value)),
     flops: cases.flops.map(([value, unit]) => v.formatFlops(value, unit)),
     share: cases.share.map(value => v.formatShare(value)),
+    ms: cases.number.map(value => v.formatMs(value)),
     tables: cases.folds.map(text => v.hloTableLines(v.EditorState.create({ doc: text }))),
     folds: cases.folds.map(text => [...v.braceFoldEnds(text.split('\n'))].sort((a, b) => a[0] - b[0])),
     callers: cases.callers.map(data => keys(v.callerLines(v.readReport(data).provenance))),
@@ -235,7 +236,10 @@ def test_the_view_writes_figures_as_python_does(view_answers):
     python = [cost_names.format_flops(v, u) for v, u in cases["flops"]]
     d4 = _differences(zip(cases["flops"], python, answers["flops"]))
     python = [cost_names.format_share(v) for v in cases["share"]]
-    differences = d1 + d2 + d3 + d4 + _differences(zip(cases["share"], python, answers["share"]))
+    d5 = _differences(zip(cases["share"], python, answers["share"]))
+    python = [cost_names.format_ms(v) for v in cases["number"]]
+    differences = d1 + d2 + d3 + d4 + d5 + _differences(zip(cases["number"], python,
+                                                            answers["ms"]))
     assert not differences, "\n".join(differences)
 
 

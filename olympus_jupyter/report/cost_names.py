@@ -53,7 +53,7 @@ from olympus_jupyter.report.view_tables import (BINARY_PREFIXES, SECOND_UNITS, S
 
 __all__ = ["CostName", "describe", "sort_key", "legend", "names_json", "bundle_json", "STAGES_NOTE",
            "LOWERED_NOTE", "COMPILED_NOTE", "format_value", "format_bytes", "format_flops",
-           "format_share"]
+           "format_share", "format_ms"]
 
 #: What the two columns of the cost table are.
 LOWERED_NOTE = ("before optimization (lowered): XLA's estimate for the program as it was "
@@ -357,6 +357,15 @@ def format_flops(n: float, unit: str = "FLOP") -> str:
         if abs(n) >= size:
             return f"{n / size:.1f} {prefix}{space}{unit}"
     return f"{n:.0f} {unit}" if n.is_integer() else f"{n:.3g} {unit}"
+
+
+def format_ms(seconds: float) -> str:
+    """A time in seconds as milliseconds, as a report's timings are written.
+
+    >>> format_ms(0.01234), format_ms(2)
+    ('12.3 ms', '2000.0 ms')
+    """
+    return f"{seconds * 1e3:.1f} ms"
 
 
 def format_share(share: float) -> str:
