@@ -2,7 +2,7 @@
 write the figures into benchmarks/README.md.
 
 Each benchmark script runs as a child process of its own
-(``python benchmarks/bench_X.py [--short] --json TMP``), one at a time, and is run
+(``python benchmarks/bench_<name>.py [--short] --json TMP``), one at a time, and is run
 ``--repeats`` times (3 by default); the slow ones (memory, the 50,000-equation
 program: one to two minutes each in short mode) run ``--slow-repeats`` times (1 by
 default), since each already repeats inside. The repeats go in rounds (every

@@ -8,6 +8,8 @@
  *     costName(report, 'bytes accessed0{}').label  // 'bytes read from operand 0'
  */
 import { ICostName, IReport } from './model';
+import { formatF, formatG, pythonNonFinite } from './pyformat';
+import { BINARY_PREFIXES, SECOND_UNITS, SI_PREFIXES } from './viewtables';
 
 /** The name of one key, from the bundle, or the key itself. */
 export function costName(
@@ -41,40 +43,27 @@ export function costKeys(report: IReport): string[] {
 }
 
 // -- values with units -----------------------------------------------------------
+// The units come from `viewtables.ts`, generated from the Python package's
+// `olympus_jupyter/report/view_tables.py`; `formatCost` and `formatNumber` write what
+// `format_value` and `_number` in `olympus_jupyter/report/cost_names.py` write, which
+// tests/test_view_tables.py checks by running both; `pyformat.ts` writes numbers
+// as Python does.
 
-const SI: [number, string][] = [
-  [1e15, 'P'],
-  [1e12, 'T'],
-  [1e9, 'G'],
-  [1e6, 'M'],
-  [1e3, 'k']
-];
-const BINARY: [number, string][] = [
-  [2 ** 40, 'TiB'],
-  [2 ** 30, 'GiB'],
-  [2 ** 20, 'MiB'],
-  [2 ** 10, 'KiB']
-];
-
-/** Like Python's `.3g`: `2` for 2.00, `1.23` for 1.234. */
+/** Python's `.3g`: `2` for 2.00, `1.23` for 1.234, `1.02e+03` for 1024. */
 function g3(v: number): string {
-  return String(Number(v.toPrecision(3)));
+  return formatG(v, 3);
 }
 
-function plain(v: number): string {
-  return Number.isInteger(v)
-    ? v.toLocaleString('en-US')
-    : v.toLocaleString('en-US', { maximumSignificantDigits: 4 });
+/** `1234` → `1,234`; `0.5` → `0.5` (four significant digits); missing → `—`. */
+export function formatNumber(v: number | null | undefined): string {
+  if (v === null || v === undefined || Number.isNaN(v)) {
+    return '—';
+  }
+  return Number.isInteger(v) ? formatF(v, 0, true) : formatG(v, 4, true);
 }
 
 function seconds(v: number): string {
-  const steps: [number, string][] = [
-    [1, 's'],
-    [1e-3, 'ms'],
-    [1e-6, 'µs'],
-    [1e-9, 'ns']
-  ];
-  for (const [size, unit] of steps) {
+  for (const [size, unit] of SECOND_UNITS) {
     if (Math.abs(v) >= size) {
       return `${g3(v / size)} ${unit}`;
     }
@@ -93,24 +82,27 @@ export function formatCost(
   if (value === null || value === undefined) {
     return '—';
   }
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
+  if (typeof value !== 'number') {
     return String(value);
+  }
+  if (!Number.isFinite(value)) {
+    return pythonNonFinite(value);
   }
   if (unit === 'seconds') {
     return seconds(value);
   }
   if (unit === 'bytes') {
-    const step = BINARY.find(([size]) => Math.abs(value) >= size);
+    const step = BINARY_PREFIXES.find(([size]) => Math.abs(value) >= size);
     return step
-      ? `${(value / step[0]).toFixed(1)} ${step[1]} (${plain(value)} B)`
-      : `${plain(value)} B`;
+      ? `${formatF(value / step[0], 1)} ${step[1]} (${formatNumber(value)} B)`
+      : `${formatNumber(value)} B`;
   }
   if (unit === 'flops' || unit === 'ops') {
     const step =
       Math.abs(value) >= 1e6
-        ? SI.find(([size]) => Math.abs(value) >= size)
+        ? SI_PREFIXES.find(([size]) => Math.abs(value) >= size)
         : undefined;
-    return `${plain(value)} ${unit}${step ? ` (${g3(value / step[0])} ${step[1]})` : ''}`;
+    return `${formatNumber(value)} ${unit}${step ? ` (${g3(value / step[0])} ${step[1]})` : ''}`;
   }
-  return plain(value);
+  return formatNumber(value);
 }

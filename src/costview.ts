@@ -29,35 +29,47 @@ import { ISelection, LinkHub } from './hub';
 import { LinkIndex, SourceKey, StageIndex, sourceKey } from './links';
 import { ICostLine, ICosts, IStageInfo, baseName, formatBytes } from './model';
 import { IPanelView } from './panel';
+import { formatF, formatG, pythonNonFinite } from './pyformat';
+import { SI_PREFIXES } from './viewtables';
 
 // -- figures for people -----------------------------------------------------------
 
-/** Like Python's `.3g`: `8.19` for 8.192, `2` for 2.00. */
+// The figures are written as the text and static HTML write them (`format_flops`,
+// `format_share` in `olympus_jupyter/report/cost_names.py`; tests/test_view_tables.py
+// runs both): Python's number formats (`pyformat.ts`), the units of `viewtables.ts`.
+
+/** Python's `.3g`: `8.19` for 8.192, `2` for 2.00. */
 function g3(v: number): string {
-  return String(Number(v.toPrecision(3)));
+  return formatG(v, 3);
 }
 
-const FLOP_PREFIXES: [number, string][] = [
-  [1e18, 'E'],
-  [1e15, 'P'],
-  [1e12, 'T'],
-  [1e9, 'G'],
-  [1e6, 'M'],
-  [1e3, 'k']
-];
-
-/** `8192` → `8.19 kFLOP`, `512` → `512 FLOP`, `1.6e7` → `16 MFLOP`. */
-export function formatFlops(v: number): string {
-  const step = FLOP_PREFIXES.find(([size]) => Math.abs(v) >= size);
-  return step ? `${g3(v / step[0])} ${step[1]}FLOP` : `${g3(v)} FLOP`;
-}
-
-/** A share as a percentage: `84%`, `<1%` (more than none), `0%`. */
-export function formatShare(share: number): string {
-  if (!(share > 0)) {
-    return '0%';
+/**
+ * A count of floating-point operations in short decimal units: `8192` → `8.2 kFLOP`,
+ * `512` → `512 FLOP`, `1.6e7` → `16.0 MFLOP`; another count the same way, its unit a
+ * word (`unit = 'ops'`: `2.0 k ops`).
+ */
+export function formatFlops(v: number, unit = 'FLOP'): string {
+  const space = unit === 'FLOP' ? '' : ' ';
+  if (!Number.isFinite(v)) {
+    return `${pythonNonFinite(v)} ${unit}`;
   }
-  return share < 0.005 ? '<1%' : `${Math.round(share * 100)}%`;
+  const step = SI_PREFIXES.find(([size]) => Math.abs(v) >= size);
+  if (step) {
+    return `${formatF(v / step[0], 1)} ${step[1]}${space}${unit}`;
+  }
+  return `${Number.isInteger(v) ? formatF(v, 0) : formatG(v, 3)} ${unit}`;
+}
+
+/** A share as a percentage, never rounded to 0 or 100 when it is not: `84%`, `<1%`, `>99%`. */
+export function formatShare(share: number): string {
+  const pct = share * 100;
+  if (0 < pct && pct < 1) {
+    return '<1%';
+  }
+  if (99 < pct && pct < 100) {
+    return '>99%';
+  }
+  return `${formatF(pct, 0)}%`;
 }
 
 /** `numerator / total`, 0 when there is no total. */

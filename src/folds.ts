@@ -33,32 +33,30 @@ export function spanFolds(
   });
 }
 
-/** Folds by braces: a line ending in `{` up to the line starting with the `}` that closes it. */
+/**
+ * The brace folds of a text, `first line → last line` (1-based): a line ending in
+ * `{` up to the line starting with the `}` that closes it. The rule of
+ * `brace_folds` in `olympus_jupyter/report/html.py`, which folds the static HTML;
+ * tests/test_view_tables.py runs both on the same texts.
+ */
+export function braceFoldEnds(lines: Iterable<string>): Map<number, number> {
+  const ends = new Map<number, number>();
+  const open: number[] = [];
+  let n = 0;
+  for (const text of lines) {
+    n++;
+    if (/\{\s*$/.test(text)) {
+      open.push(n);
+    } else if (/^\s*\}/.test(text) && open.length) {
+      ends.set(open.pop()!, n);
+    }
+  }
+  return ends;
+}
+
+/** Folds by braces ({@link braceFoldEnds}), found when a fold is first needed. */
 export function braceFolds(): Extension {
-  const cache = new Map<number, number>();
-  return foldService.of((state, lineStart) => {
-    const doc = state.doc;
-    const first = doc.lineAt(lineStart);
-    if (!/\{\s*$/.test(first.text)) {
-      return null;
-    }
-    let end = cache.get(first.number);
-    if (end === undefined) {
-      end = 0;
-      let depth = 1;
-      for (let n = first.number + 1; n <= doc.lines; n++) {
-        const text = doc.line(n).text;
-        if (/\{\s*$/.test(text)) {
-          depth++;
-        } else if (/^\s*\}/.test(text) && --depth === 0) {
-          end = n;
-          break;
-        }
-      }
-      cache.set(first.number, end);
-    }
-    return end ? range(state, first.number, end) : null;
-  });
+  return spanFolds(state => braceFoldEnds(state.doc.iterLines()));
 }
 
 /**

@@ -16,9 +16,10 @@ import {
   baseName,
   decodeIndices
 } from './model';
+import { PALETTE_SIZE } from './viewtables';
 
-/** Number of source colours (CSS classes `olympus-src-0` ... `olympus-src-9`). */
-export const PALETTE_SIZE = 10;
+/** Number of source colours (CSS classes `olympus-src-0` ...): from `viewtables.ts`. */
+export { PALETTE_SIZE };
 
 /** A source line, `"<file index>:<line>"`. */
 export type SourceKey = string;
@@ -41,12 +42,25 @@ export interface ILinkedLines {
 }
 
 /**
- * Source lines that call the staged function (a notebook cell running the magic, a
- * script): frames outside the function's own lines that stand outer to one of its
- * frames in some op's call stack. Ops made there belong to the function as a whole.
- * (The same rule as `caller_lines` in olympus_jupyter/html_report.py.)
+ * The source lines that call the staged function (a notebook cell running the
+ * magic, a script): ops made there belong to the function as a whole. A report
+ * carries them (`callers`, found by `caller_lines` in
+ * olympus_jupyter/report/html.py); for a bundle written before it did,
+ * {@link callersOfOldBundles} finds them as the viewer of that time did.
  */
 export function callerLines(prov: IProvenance): Set<SourceKey> {
+  return prov.callers
+    ? new Set(prov.callers.map(([file, line]) => sourceKey(file, line)))
+    : callersOfOldBundles(prov);
+}
+
+/**
+ * The caller lines of a bundle that does not carry them (written before reports
+ * did), by the rule of that time: frames outside the function's own lines that
+ * stand outer to one of its frames in some op's call stack. Frozen: it reads old
+ * bundles as they were drawn; the rule lives in Python and comes in `callers`.
+ */
+export function callersOfOldBundles(prov: IProvenance): Set<SourceKey> {
   const callers = new Set<SourceKey>();
   const fn = prov.function;
   if (fn.file === null || fn.first_line === null) {

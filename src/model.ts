@@ -15,6 +15,8 @@
  * Only types and small readers live here: no DOM, no CodeMirror.
  */
 import { schemaProblem } from './schema';
+import { formatF } from './pyformat';
+import { SIZE_UNITS } from './viewtables';
 
 export const STAGES_MIME = 'application/vnd.olympus.stages+json';
 export const DIFF_MIME = 'application/vnd.olympus.diff+json';
@@ -423,6 +425,12 @@ export interface IProvenance {
   /** Stage → why it does not exist for this program (version 2; `{}` for version 1). */
   unavailable: { [stage: string]: string };
   lines: ISourceLine[];
+  /**
+   * The source lines that call the function, `[file, line]`, from the report's
+   * `callers` (found by `caller_lines` in `olympus_jupyter/report/html.py`); null
+   * for a bundle written before reports carried them.
+   */
+  callers?: Array<[number, number]> | null;
 }
 
 export interface IFailure {
@@ -883,7 +891,14 @@ export function readReport(data: unknown, at = ''): IReport {
       },
       memory: isObject(analyses.memory) ? (analyses.memory as Figures) : null
     },
-    provenance: prov ? readProvenance(prov as Record<string, unknown>) : null,
+    provenance: prov
+      ? {
+          ...readProvenance(prov as Record<string, unknown>),
+          callers: Array.isArray(data.callers)
+            ? (data.callers as Array<[number, number]>)
+            : null
+        }
+      : null,
     passes: isObject(data.passes) ? (data.passes as unknown as IPasses) : null,
     costs: readCosts(data.costs, isObject(prov) ? prov.files : null)
   };
@@ -1162,24 +1177,24 @@ export function unavailableReason(
   return given ?? null;
 }
 
-/** `1536` → `1.5 KiB` (as the text report prints it). */
+/**
+ * `1536` → `1.5 KiB`, as the text report prints it (`format_bytes` in
+ * `olympus_jupyter/report/cost_names.py`; tests/test_view_tables.py runs both).
+ */
 export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB'];
   let v = n;
-  for (const unit of units) {
-    if (Math.abs(v) < 1024 || unit === 'GiB') {
-      return unit === 'B'
-        ? `${Math.round(v)} ${unit}`
-        : `${v.toFixed(1)} ${unit}`;
+  for (const unit of SIZE_UNITS) {
+    if (Math.abs(v) < 1024 || unit === SIZE_UNITS[SIZE_UNITS.length - 1]) {
+      return `${formatF(v, unit === SIZE_UNITS[0] ? 0 : 1)} ${unit}`;
     }
     v /= 1024;
   }
   return `${n} B`;
 }
 
-/** Seconds → `12.3 ms`. */
+/** Seconds → `12.3 ms` (`format_ms` in `olympus_jupyter/report/cost_names.py`). */
 export function formatMs(seconds: number): string {
-  return `${(seconds * 1e3).toFixed(1)} ms`;
+  return `${formatF(seconds * 1e3, 1)} ms`;
 }
 
 /** The base name of a path. */

@@ -2,20 +2,11 @@
  * The analyses as tables: cost before vs after optimization, and memory with a
  * bar chart of its breakdown. Pure functions from report data to DOM (text only).
  */
-import { costKeys, costName, formatCost } from './costnames';
+import { costKeys, costName, formatCost, formatNumber } from './costnames';
 import { h, svg } from './dom';
 import { IReport, formatBytes } from './model';
 
-/** `1234` → `1,234`; `0.5` → `0.5`; missing → `—`. */
-export function formatNumber(v: number | null | undefined): string {
-  if (v === null || v === undefined || Number.isNaN(v)) {
-    return '—';
-  }
-  if (Number.isInteger(v)) {
-    return v.toLocaleString('en-US');
-  }
-  return v.toLocaleString('en-US', { maximumSignificantDigits: 4 });
-}
+export { formatNumber };
 
 /** `+12%` from `before` to `after`, or ''. */
 export function change(

@@ -27,6 +27,8 @@ import os
 import subprocess
 import sys
 
+from deadlines import deadline
+
 #: Which lexer (by alias) reads which stage.
 STAGE_LANGUAGE = {
     "olympuspr": "olympuspr",
@@ -271,7 +273,7 @@ def sharded_stage_texts(timeout: float = 120) -> dict[tuple[str, str], str]:
                         " --xla_force_host_platform_device_count=8").strip()
     env["JAX_PLATFORMS"] = "cpu"
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "sharded"],
-                         env=env, capture_output=True, text=True, timeout=timeout)
+                         env=env, capture_output=True, text=True, timeout=deadline(timeout))
     if out.returncode != 0:
         raise RuntimeError(f"staging the sharded programs failed:\n{out.stderr[-4000:]}")
     raw = json.loads(out.stdout)

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+from deadlines import deadline
+
 
 def run_on_8_devices(script: str, timeout: float = 240) -> dict:
     """Runs ``script`` (Python source) with 8 CPU devices and returns the JSON object
@@ -15,6 +17,6 @@ def run_on_8_devices(script: str, timeout: float = 240) -> dict:
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
                         " --xla_force_host_platform_device_count=8").strip()
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=deadline(timeout))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])

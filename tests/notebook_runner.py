@@ -10,6 +10,8 @@ import tempfile
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
+from deadlines import deadline
+
 
 def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
     """Executes ``nb`` (outputs written into it) in a fresh python3 kernel started in ``cwd``."""
@@ -19,7 +21,7 @@ def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
         # Its sockets and its connection file live in the folder, and go with it.
         km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel",
                            connection_file=f"{sockets}/kernel.json")
-        NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
+        NotebookClient(nb, km=km, timeout=round(deadline(timeout)), kernel_name="python3",
                        allow_errors=allow_errors,
                        resources={"metadata": {"path": str(cwd)}}).execute()
     return nb

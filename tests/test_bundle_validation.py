@@ -52,6 +52,8 @@ HOSTILE = [
     (("provenance", "stages", "compiled", "ops", "lines"), "1,<script>",
      "provenance.stages.compiled.ops.lines: "),
     (("provenance", "lines", 0, "ops", "olympuspr"), "0-x", "provenance.lines.0.ops.olympuspr"),
+    (("callers",), [[0, 3, 1]], "callers.0: "),
+    (("callers",), [[0, "3"]], "callers.0.1: '3' is not of type 'integer'"),
 ]
 
 

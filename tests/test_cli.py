@@ -1,14 +1,19 @@
 """The command line, end to end: ``python -m olympus_jupyter report|demo``."""
+import queue
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
+
+from deadlines import deadline
 
 
 def run(args, cwd):
     return subprocess.run([sys.executable, "-m", "olympus_jupyter", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=deadline(300))
 
 
 @pytest.fixture
@@ -112,12 +117,19 @@ def test_terminal_escape_sequences_from_a_program_never_reach_the_terminal(tmp_p
 
 @pytest.fixture
 def slow_project(tmp_path):
+    # Sleeps in short steps, as Python work does between bytecodes: a Ctrl+C that the
+    # system hands to another thread of the process (XLA's, the progress thread) is
+    # seen within a step, where one long sleep would only end when its time is up.
     (tmp_path / "slow.py").write_text(textwrap.dedent("""
+        import sys
         import time
         import olympus.numpy as jnp
 
         def slow(x):
-            time.sleep(float(open("seconds.txt").read()))
+            print("slow: running", file=sys.stderr, flush=True)
+            end = time.monotonic() + float(open("seconds.txt").read())
+            while time.monotonic() < end:
+                time.sleep(0.05)
             return jnp.sin(x)
     """))
     return tmp_path
@@ -139,13 +151,28 @@ def test_ctrl_c_stops_the_cli_with_one_line_and_no_page(slow_project):
     proc = subprocess.Popen([sys.executable, "-m", "olympus_jupyter", "report", "slow:slow",
                              "--arg", "f32[3]", "-o", "r.html"], cwd=slow_project,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr],
+                              daemon=True)
+    reader.start()
+    seen: list[str] = []
     try:
-        seen = proc.stderr.readline()  # staging has run a second: the progress line
-        assert seen.startswith("Olympus: tracing the function…"), seen
+        # Ctrl+C once the function runs and the progress line says so (the CLI starts
+        # Python and JAX first: on a loaded machine, many seconds).
+        end = time.monotonic() + deadline(120)
+        while not ("slow: running\n" in seen
+                   and any(line.startswith("Olympus: tracing the function…") for line in seen)):
+            try:
+                seen.append(lines.get(timeout=max(0.0, end - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError(f"no progress line in {deadline(120):.0f} s: {seen}") from None
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        proc.wait(timeout=deadline(60))
+        reader.join(timeout=deadline(10))
     finally:
         proc.kill()
+        proc.stdout.close()
+    err = "".join(seen + list(lines.queue))
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "interrupted: no report written"
     assert "Traceback" not in err

@@ -21,6 +21,8 @@ from olympus_jupyter.report.output_cap import MAX_OUTPUT_BYTES, output_size
 
 from test_html_escaping import assert_inert, assert_inert_with_view
 
+from deadlines import deadline
+
 MARKUP = '<img src=x onerror="alert(1)">\'"&'
 
 
@@ -260,5 +262,5 @@ def test_x64_dtypes_get_reports_in_a_process_with_x64():
         print("ok")
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "JAX_ENABLE_X64": "1"})
+                          timeout=deadline(300), env={**os.environ, "JAX_ENABLE_X64": "1"})
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]

@@ -6,6 +6,8 @@ import olympus.numpy as jnp
 from olympus_jupyter.staging.progress import Progress, status_line
 from olympus_jupyter.staging.runner import run_stages
 
+from deadlines import wait_until
+
 
 def slow_to_trace(x):
     time.sleep(0.6)  # a Python loop or a blocking read while traced: the GIL is free
@@ -14,9 +16,21 @@ def slow_to_trace(x):
 
 def test_slow_staging_shows_the_step_running_and_the_time_so_far():
     lines, cleared = [], []
+
+    def tracing_since(seconds):
+        return [line for line in lines if "tracing" in line
+                and float(line.split("… ")[1].split(" s")[0]) >= seconds]
+
+    def slow_until_shown(x):
+        slow_to_trace(x)
+        # The progress thread may run late on a loaded machine: the trace goes on
+        # until it has shown the time so far (0.6 s would do on an idle one).
+        assert wait_until(lambda: tracing_since(0.3), 30), lines
+        return x
+
     with Progress(lines.append, lambda: cleared.append(True), delay=0.2,
                   interval=0.1) as progress:
-        run = run_stages(slow_to_trace, (1.0,), progress=progress)
+        run = run_stages(slow_until_shown, (1.0,), progress=progress)
     assert run.failure is None and run.compiled is not None
     assert lines and all(line.startswith("Olympus: ") for line in lines)
     assert any("tracing the function…" in line for line in lines)
@@ -64,7 +78,7 @@ def test_interrupted_work_stops_its_progress_and_nothing_shows_after():
     lines = []
 
     def interrupted(x):
-        time.sleep(0.2)  # long enough for lines to show
+        assert wait_until(lambda: len(lines) >= 2, 30), lines  # some lines have shown
         raise KeyboardInterrupt
     try:
         with Progress(lines.append, delay=0.05, interval=0.02) as progress:
@@ -88,8 +102,9 @@ def test_every_progress_shares_the_one_progress_thread():
     for k in range(20):
         with Progress(lines.append, delay=0.01, interval=0.01) as progress:
             progress.step("trace")
-            if k % 5 == 0:
-                time.sleep(0.05)  # some show lines
+            if k % 5 == 0:  # some show lines
+                shown = len(lines)
+                assert wait_until(lambda: len(lines) > shown, 30), k
     assert threading.active_count() == before
     assert [t.name for t in threading.enumerate()].count("olympus-progress") == 1
     assert lines

@@ -6,12 +6,18 @@ import time
 import pytest
 from jupyter_client.manager import KernelManager
 
+from deadlines import deadline
+
 SETUP = """\
 %load_ext olympus_jupyter
 import time
 import olympus.numpy as jnp
 def slow(x):
-    time.sleep(SECONDS)   # a slow trace: what a big model's compile feels like
+    # A slow trace (what a big model's compile feels like), in short steps: an interrupt
+    # the system hands to another thread is seen within one.
+    end = time.monotonic() + SECONDS
+    while time.monotonic() < end:
+        time.sleep(0.05)
     return jnp.sin(x)
 def magic_cache():
     return get_ipython().magics_manager.registry["OlympusMagics"].cache
@@ -27,27 +33,27 @@ def kernel():
         kc = km.client()
         kc.start_channels()
         try:
-            kc.wait_for_ready(timeout=120)
+            kc.wait_for_ready(timeout=deadline(120))
             yield km, kc
         finally:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
 
 
-def run(kc, code, *, interrupt_after=None, km=None, timeout=180):
-    """Executes ``code``; returns its iopub messages (interrupting the kernel after
-    ``interrupt_after`` seconds, if given)."""
+def run(kc, code, *, interrupt_when=None, km=None, timeout=180):
+    """Executes ``code``; returns its iopub messages (interrupting the kernel once
+    ``interrupt_when(messages)`` is true, if given). ``timeout`` is scaled to the
+    machine (:func:`deadlines.deadline`)."""
     msg_id = kc.execute(code)
     start, interrupted, messages = time.monotonic(), False, []
     while True:
-        if interrupt_after is not None and not interrupted \
-                and time.monotonic() - start > interrupt_after:
+        if interrupt_when is not None and not interrupted and interrupt_when(messages):
             km.interrupt_kernel()
             interrupted = True
         try:
             msg = kc.get_iopub_msg(timeout=0.2)
         except Exception:  # noqa: BLE001 - no message yet (a timeout)
-            assert time.monotonic() - start < timeout, "the kernel did not answer"
+            assert time.monotonic() - start < deadline(timeout), "the kernel did not answer"
             continue
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
@@ -92,7 +98,11 @@ def test_a_quick_report_shows_no_progress(kernel):
 def test_the_kernel_interrupt_stops_it_and_caches_nothing(kernel):
     km, kc = kernel
     run(kc, SETUP.replace("SECONDS", "30"))
-    messages = run(kc, "%olympus_lower slow(1.0)", interrupt_after=2.5, km=km, timeout=25)
+    # Interrupted once the progress line shows (the trace has run a second).
+    messages = run(kc, "%olympus_lower slow(1.0)", km=km, timeout=25,
+                   interrupt_when=lambda messages: any(
+                       t.startswith("Olympus: tracing") for t in
+                       texts(messages, "display_data") + texts(messages, "update_display_data")))
     errors = [m["content"] for m in messages if m["msg_type"] == "error"]
     assert errors and errors[0]["ename"] == "KeyboardInterrupt"
     assert any(t.startswith("Olympus: tracing") for t in

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+from deadlines import deadline
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -35,7 +37,7 @@ def test_readme_starts_with_install_and_test_commands():
 
 def test_demo_cli_prints_every_stage():
     proc = subprocess.run([sys.executable, "-m", "olympus", "demo"], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=deadline(120))
     assert proc.returncode == 0, proc.stderr
     for heading in ("olympuspr", "StableHLO", "optimized HLO", "execute"):
         assert heading in proc.stdout
@@ -47,7 +49,7 @@ def test_run_script_installs_and_writes_a_headless_report(tmp_path):
     # The environment the tests run in, as it is: the test changes nothing in it.
     env = dict(os.environ, VIRTUAL_ENV=sys.prefix, OLYMPUS_INSTALL="0")
     proc = subprocess.run(["bash", str(ROOT / "run.sh"), "--headless", str(out)],
-                          capture_output=True, text=True, timeout=600, env=env)
+                          capture_output=True, text=True, timeout=deadline(600), env=env)
     assert proc.returncode == 0, proc.stderr
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert f"Open {out} in any browser" in proc.stdout
@@ -88,7 +90,7 @@ exec "{real}" "$@"
     fake.chmod(0o755)
     venv = tmp_path / "venv"
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=deadline(300),
                           env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
     assert proc.returncode == 0, proc.stderr
     assert "no ensurepip" in proc.stderr and "from PyPI" in proc.stderr
@@ -97,7 +99,7 @@ exec "{real}" "$@"
     assert pip.returncode == 0 and str(venv) in pip.stdout
     # Made once: a second call finds it and does nothing.
     again = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=deadline(60))
     assert again.returncode == 0 and again.stderr == ""
 
 
@@ -107,7 +109,7 @@ def test_make_venv_says_why_when_no_environment_can_be_made(tmp_path):
     fake.chmod(0o755)
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"),
                            str(tmp_path / "venv"), str(fake)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=deadline(60))
     assert proc.returncode == 1
     assert "No module named venv" in proc.stderr and "cannot make a virtual environment" in proc.stderr
 
@@ -131,7 +133,7 @@ def test_run_script_gets_node_from_pypi_where_the_system_has_none(tmp_path):
         [str(tools / "bash"), "-c",
          "say() { printf '== %s\\n' \"$*\"; }\n" + function
          + f"command -v node && exit 3\nensure_node {venv}/bin/python\nnode --version"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=deadline(600),
         env={"PATH": str(tools), "HOME": str(tmp_path),
              "PIP_DISABLE_PIP_VERSION_CHECK": "1",
              **{k: v for k, v in os.environ.items() if k.startswith("PIP_")}})

@@ -4,7 +4,7 @@ A report's ``text/html`` form (and the standalone page ``report.save()`` writes)
 the static HTML, then the report's data as a JSON island and a loader that mounts
 the extension's own view (``olympus_jupyter/static/viewer.js``) where scripts run.
 These tests read the HTML as a browser's parser would; the browser tests
-(``tests/browser/test_standalone_view.py``) run it.
+(``tests/browser/test_view_outside_lab.py``) run it.
 """
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from olympus.provenance import Provenance
 from olympus_jupyter.report import cost_names
 from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.costs_view import check_costs
+from olympus_jupyter.report.html import caller_lines
 from olympus_jupyter.report.passes_view import check_passes
 from olympus_jupyter.report.validate import BundleError, check_bundle
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
@@ -79,6 +80,10 @@ def to_json(report) -> dict[str, Any]:
                               **cost_names.bundle_json(a.cost_lowered, a.cost_compiled)},
                      "memory": _copy(a.memory)},
         "provenance": report.provenance.to_json() if report.provenance else None,
+        # The lines that call the function, as the text and static HTML find them: the
+        # view takes them from here rather than applying the rule again.
+        **({"callers": sorted([f, line] for f, line in caller_lines(report.provenance))}
+           if report.provenance else {}),
         **({"notes": list(report.notes)} if report.notes else {}),
         **({"passes": report.passes} if report.passes is not None else {}),
         **({"costs": report.costs} if report.costs is not None else {}),

@@ -48,9 +48,12 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olympus_jupyter.report.view_tables import (BINARY_PREFIXES, SECOND_UNITS, SI_PREFIXES,
+                                                SIZE_UNITS)
+
 __all__ = ["CostName", "describe", "sort_key", "legend", "names_json", "bundle_json", "STAGES_NOTE",
            "LOWERED_NOTE", "COMPILED_NOTE", "format_value", "format_bytes", "format_flops",
-           "format_share"]
+           "format_share", "format_ms"]
 
 #: What the two columns of the cost table are.
 LOWERED_NOTE = ("before optimization (lowered): XLA's estimate for the program as it was "
@@ -264,8 +267,11 @@ def bundle_json(*tables: Mapping[str, float] | None) -> dict[str, Any]:
 
 # -- values with units ----------------------------------------------------------------
 
-_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-_BINARY = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+# The units come from view_tables.py, which the view's src/viewtables.ts is made
+# from; the view's formatCost, formatBytes and formatNumber write what
+# format_value, format_bytes and _number write (tests/test_view_tables.py runs both).
+_SI = SI_PREFIXES
+_BINARY = BINARY_PREFIXES
 
 
 def _number(v: float) -> str:
@@ -283,7 +289,7 @@ def _short(v: float, steps, digits: str = ".3g") -> str | None:
 
 
 def _seconds(v: float) -> str:
-    for size, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+    for size, unit in SECOND_UNITS:
         if abs(v) >= size:
             return f"{v / size:.3g} {unit}"
     return "0 s" if v == 0 else f"{v:.3g} s"
@@ -324,14 +330,14 @@ def format_bytes(n: float) -> str:
     ('1.5 KiB', '0 B', '14.0 KiB', '3.0 GiB')
     """
     n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+    for unit in SIZE_UNITS:
+        if abs(n) < 1024 or unit == SIZE_UNITS[-1]:
+            return f"{n:.0f} {unit}" if unit == SIZE_UNITS[0] else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"  # pragma: no cover - the loop always returns
 
 
-_DECIMAL = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_DECIMAL = SI_PREFIXES
 
 
 def format_flops(n: float, unit: str = "FLOP") -> str:
@@ -351,6 +357,15 @@ def format_flops(n: float, unit: str = "FLOP") -> str:
         if abs(n) >= size:
             return f"{n / size:.1f} {prefix}{space}{unit}"
     return f"{n:.0f} {unit}" if n.is_integer() else f"{n:.3g} {unit}"
+
+
+def format_ms(seconds: float) -> str:
+    """A time in seconds as milliseconds, as a report's timings are written.
+
+    >>> format_ms(0.01234), format_ms(2)
+    ('12.3 ms', '2000.0 ms')
+    """
+    return f"{seconds * 1e3:.1f} ms"
 
 
 def format_share(share: float) -> str:

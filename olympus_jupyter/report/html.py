@@ -18,7 +18,6 @@ True
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 import uuid
 from collections.abc import Iterable, Sequence
@@ -35,12 +34,13 @@ from olympus_jupyter.report.passes_html import passes_section
 from olympus_jupyter.report.sections import section as _section
 from olympus_jupyter.report.sections import unavailable as _unavailable
 from olympus_jupyter.report.cost_names import format_bytes
+from olympus_jupyter.report.view_tables import PALETTE_HUES, PALETTE_SIZE
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
 MAX_LINES = 1500
 #: Stages with more lines than this start with nested folds closed.
 OPEN_FOLDS_UP_TO = 400
-PALETTE_SIZE = 10
+# The palette (its size here, its hues in _palette) is shared with the view: view_tables.py.
 
 @dataclasses.dataclass(frozen=True)
 class Fold:
@@ -623,9 +623,8 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
 
 
 def _palette() -> str:
-    hues = [210, 30, 130, 280, 0, 175, 50, 320, 95, 250]
     rules = []
-    for k, hue in itertools.islice(enumerate(hues), PALETTE_SIZE):
+    for k, hue in enumerate(PALETTE_HUES):
         rules.append(f".olympus-report .ol-src{k}{{background:hsla({hue},75%,55%,.16);"
                      f"box-shadow:inset 3px 0 hsl({hue},70%,50%)}}")
     return "".join(rules)

@@ -18,7 +18,8 @@ import os
 from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names
-from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
+from olympus_jupyter.report.cost_names import (format_bytes, format_flops, format_ms,
+                                               format_share)
 from olympus_jupyter.report.passes_view import counts, line_summary
 
 
@@ -206,7 +207,7 @@ def render_text(report) -> str:
     if counts:
         lines.append("  " + ", ".join(counts))
     if report.timings:
-        lines.append("  " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items()))
+        lines.append("  " + ", ".join(f"{k} {format_ms(v)}" for k, v in report.timings.items()))
     peak = (report.analyses.memory or {}).get("peak_memory_in_bytes")
     if peak is not None:
         lines.append(f"  peak memory {format_bytes(peak)}")

@@ -1,6 +1,6 @@
 /**
  * XLA HLO text (`lowered.as_text('hlo')`, `compiled.as_text()`), as a CodeMirror
- * stream tokenizer. Token classes mirror `HLOLexer` in olympus_jupyter/lexers.py:
+ * stream tokenizer. Token classes mirror `HLOLexer` in olympus_jupyter/highlight/lexers.py:
  * `HloModule`, `ENTRY`, `ROOT` and the source-table headings are keywords; opcodes
  * are op names; shapes with layouts (`f32[3,4]{1,0}`) are types; instructions
  * (`%add.1`) are values; computations (headers, `calls=`) are functions;

@@ -1,7 +1,7 @@
 /**
  * The olympuspr language (programs as `traced.olympuspr` prints them), as a
  * CodeMirror stream tokenizer. Token classes mirror `OlympusprLexer` in
- * olympus_jupyter/lexers.py: keywords `lambda`/`let`/`in`, primitives (op names),
+ * olympus_jupyter/highlight/lexers.py: keywords `lambda`/`let`/`in`, primitives (op names),
  * variables (values) with their types, parameter names (attributes), numbers,
  * strings, and source information (`# f.py:2 (f)`) as comments.
  *

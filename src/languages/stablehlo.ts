@@ -1,6 +1,6 @@
 /**
  * StableHLO, the MLIR text `lowered.as_text()` prints, as a CodeMirror stream
- * tokenizer. Token classes mirror `StableHLOLexer` in olympus_jupyter/lexers.py:
+ * tokenizer. Token classes mirror `StableHLOLexer` in olympus_jupyter/highlight/lexers.py:
  * structure words are keywords; operations (`stablehlo.add`, `"stablehlo.case"`,
  * `sdy.sharding_constraint`) are op names; `tensor<3x4xf32>`, `i32`,
  * `!stablehlo.token` are types; `%0`, `%arg0` are values; `@main` is a function;

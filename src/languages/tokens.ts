@@ -1,6 +1,6 @@
 /**
  * What the three stage languages share: the token classes (the vocabulary of
- * olympus_jupyter/lexers.py, as CodeMirror highlighting tags), number and string
+ * olympus_jupyter/highlight/lexers.py, as CodeMirror highlighting tags), number and string
  * matchers, and the highlight style that colours them with JupyterLab's editor
  * theme variables (so light and dark themes both work).
  */

@@ -1,6 +1,11 @@
 """Fixtures of the browser tests: a JupyterLab server, Chromium, a page that fails on console errors."""
+import pathlib
+import sys
+
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # tests/: deadlines
+from deadlines import deadline
 from labserver import CHROMIUM, CHROMIUM_ARGS, ConsoleLog, Server, artifacts_dir
 
 
@@ -45,7 +50,7 @@ def browser():
 def page(browser, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(deadline(30) * 1000)  # scaled to the machine
     log = ConsoleLog(page)
     page.console_log = log
     yield page

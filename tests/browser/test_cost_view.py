@@ -6,7 +6,6 @@ out of range, markup in its strings) shown as text."""
 from __future__ import annotations
 
 import copy
-import math
 import re
 
 import nbformat
@@ -16,6 +15,7 @@ import pytest
 import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
+from olympus_jupyter.report.cost_names import format_flops, format_share
 
 from labserver import (STAGES_MIME, artifacts_dir, open_notebook, open_offline,
                        saved_outputs_notebook, set_layout)
@@ -47,23 +47,8 @@ def args():
     return np.ones((M, K), np.float32), np.ones((K, N), np.float32)
 
 
-# -- the figures as the view writes them (src/costview.ts) ---------------------------------
-
-def format_flops(v: float) -> str:
-    """``formatFlops``: 3 significant digits and an SI prefix, ``8.19 kFLOP``."""
-    for size, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"),
-                         (1e3, "k")):
-        if abs(v) >= size:
-            return f"{v / size:.3g} {prefix}FLOP"
-    return f"{v:.3g} FLOP"
-
-
-def format_share(share: float) -> str:
-    """``formatShare``: a whole percentage (rounded half up, as JavaScript's Math.round)."""
-    if not share > 0:
-        return "0%"
-    return "<1%" if share < 0.005 else f"{math.floor(share * 100 + 0.5)}%"
-
+# -- the figures: the view writes them as the text and static HTML do (format_flops and
+# format_share; tests/test_view_tables.py runs the view's functions against them) ------
 
 def expected_heat(costs: dict, line: int) -> tuple[str, str]:
     """The matmul line's share as the gutter writes it, and its tooltip's start."""

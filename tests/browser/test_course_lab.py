@@ -12,6 +12,7 @@ import nbformat
 import pytest
 
 from labserver import ROOT, artifacts_dir
+from deadlines import ms
 
 NOTEBOOKS = ROOT / "notebooks"
 LESSON = "01_stages"
@@ -52,12 +53,12 @@ def run_the_first_exercise(page, lab):
     page.goto(lab.page_url("lab/tree/00_course.ipynb?reset"))
     # JupyterLab resolves the link's address: it ends with the lesson's file name.
     link = page.locator(f'.jp-RenderedMarkdown a[href*="{LESSON}.ipynb"]')
-    link.wait_for(timeout=60_000)
+    link.wait_for(timeout=ms(60))
     # The index's own kernel first: the server's kernels share a folder of IPC sockets,
     # and a kernel picks free socket names only once the kernel before it has made its.
-    page.wait_for_function(KERNEL_IDLE, arg="00_course.ipynb", timeout=120_000)
+    page.wait_for_function(KERNEL_IDLE, arg="00_course.ipynb", timeout=ms(120))
     link.click()
-    page.wait_for_function(KERNEL_IDLE, arg=f"{LESSON}.ipynb", timeout=120_000)
+    page.wait_for_function(KERNEL_IDLE, arg=f"{LESSON}.ipynb", timeout=ms(120))
 
     check = first_check(LESSON)
     page.evaluate(
@@ -70,7 +71,7 @@ def run_the_first_exercise(page, lab):
         }""", check)
     cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(check)
     output = cell.locator(".jp-OutputArea-output")
-    output.filter(has_text="Correct: ").wait_for(timeout=120_000)
+    output.filter(has_text="Correct: ").wait_for(timeout=ms(120))
     assert cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
                         ).count() == 0
     # The reports the lesson's magics made above are the extension's views, not the

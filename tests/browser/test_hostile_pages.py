@@ -30,6 +30,7 @@ import olympus_jupyter
 from olympus_jupyter.report.validate import BundleError, check_bundle
 
 from labserver import artifacts_dir, set_layout
+from deadlines import deadline, ms
 
 MIME = "application/vnd.olympus.stages+json"
 DIFF_MIME = "application/vnd.olympus.diff+json"
@@ -348,18 +349,18 @@ def test_a_hostile_saved_notebook_runs_nothing_and_shows_text(page, lab, hostile
                                                               hostile_outputs, trusted):
     outputs, views, refusals = hostile_outputs
     page.goto(lab.page_url(f"lab/tree/{hostile_nbs[trusted]}?reset"))
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=ms(60))
     # Every output is rendered: JupyterLab need not draw cells out of sight.
     page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length === n",
-                           arg=len(outputs), timeout=60_000)
+                           arg=len(outputs), timeout=ms(60))
     cells = page.locator(".jp-Notebook .jp-Cell")
     for i in range(len(outputs)):
         cells.nth(i).scroll_into_view_if_needed()
-        cells.nth(i).locator(".jp-OutputArea-output").first.wait_for(timeout=30_000)
+        cells.nth(i).locator(".jp-OutputArea-output").first.wait_for(timeout=ms(30))
     page.wait_for_function(
         "n => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
         ".length === n && document.querySelector('.olympus-diff[data-olympus-rendered]')",
-        arg=views, timeout=60_000)
+        arg=views, timeout=ms(60))
     assert page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(0).trusted"
     ) is trusted
@@ -425,7 +426,7 @@ def standalone_pages(program, reports):
         proc = subprocess.run(
             [sys.executable, "-m", "olympus_jupyter", "report", f"{MODULE}:{target}",
              "--arg", "f32[3]", "-o", str(out)],
-            cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+            cwd=folder, env=env, capture_output=True, text=True, timeout=deadline(300))
         assert proc.returncode == status, proc.stderr
         pages[name] = str(out)
     return pages

@@ -8,6 +8,7 @@ import pytest
 
 from labserver import (artifacts_dir, dismiss_kernel_dialog, open_notebook, set_layout,
                        write_notebook)
+from deadlines import deadline, ms
 
 SETUP = ("import olympus, olympus.numpy as jnp\n"
          "import olympus_jupyter\n"
@@ -48,7 +49,7 @@ def viewer(page):
 def test_the_labextension_is_installed_and_enabled():
     jupyter = os.path.join(os.path.dirname(sys.executable), "jupyter")
     proc = subprocess.run([jupyter, "labextension", "list"], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=deadline(120))
     listing = proc.stdout + proc.stderr
     line = next((ln for ln in listing.splitlines() if "olympus-jupyter" in ln), "")
     assert "enabled" in line and "OK" in line, listing
@@ -161,7 +162,7 @@ def test_keyboard_reaches_every_action(page, lab, stages_nb):
 def test_diff_shows_two_reports_side_by_side(page, lab, diff_nb):
     page.goto(lab.page_url(f"lab/tree/{diff_nb}?reset"))
     diff = page.locator("div.olympus-diff").first
-    diff.wait_for(timeout=60_000)
+    diff.wait_for(timeout=ms(60))
     assert diff.locator(".cm-mergeView").count() >= 1
     diff.locator('[data-stage="stablehlo"]').first.click()
     merge = diff.locator(".cm-mergeView").first
@@ -179,7 +180,9 @@ def test_theme_switch_follows_jupyterlab(page, lab, stages_nb):
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
                   "{theme: 'JupyterLab Dark'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-    page.wait_for_timeout(500)
+    # The editor takes the theme's colours once its style sheet applies.
+    page.wait_for_function("([e, light]) => getComputedStyle(e).backgroundColor !== light",
+                           arg=[editor.element_handle(), light])
     dark = background()
     page.screenshot(path=str(artifacts_dir() / "dark-theme.png"))
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
@@ -191,7 +194,7 @@ def test_saved_notebook_renders_without_a_kernel(page, lab_without_kernels, no_k
     lab = lab_without_kernels
     page.goto(lab.page_url(f"lab/tree/{no_kernel_nb}?reset"))
     page.wait_for_selector(".jp-Dialog, [data-olympus-viewer][data-olympus-rendered]",
-                           timeout=60_000)
+                           timeout=ms(60))
     dismiss_kernel_dialog(page)
     page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]")
     assert viewer(page).locator(".cm-editor").count() >= 1

@@ -11,6 +11,7 @@ import olympus_jupyter
 from olympus_jupyter.report.cost_names import bundle_json
 from labserver import (artifacts_dir, open_notebook, saved_outputs_notebook, set_layout,
                        write_notebook)
+from deadlines import ms
 
 MIME = "application/vnd.olympus.stages+json"
 DIFF_MIME = "application/vnd.olympus.diff+json"
@@ -174,7 +175,7 @@ def test_stages_this_viewer_does_not_know_are_said_so(page, lab, unknown_nb):
     open_notebook(page, lab, unknown_nb)
     page.wait_for_function(
         "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
-        ".length === 4", timeout=60_000)
+        ".length === 4", timeout=ms(60))
     # A one-device program has no partitioned stage: the report says why.
     one = viewer(page, 0)
     set_layout(one, "side-by-side")
@@ -203,7 +204,7 @@ def test_stages_this_viewer_does_not_know_are_said_so(page, lab, unknown_nb):
 def test_a_diff_of_a_version_1_and_a_version_2_report(page, lab, mixed_diff_nb):
     page.goto(lab.page_url(f"lab/tree/{mixed_diff_nb}?reset"))
     diff = page.locator("div.olympus-diff[data-olympus-rendered]").first
-    diff.wait_for(timeout=60_000)
+    diff.wait_for(timeout=ms(60))
     tabs = diff.locator('[role="tab"]')
     assert tabs.all_inner_texts() == ["source", "olympuspr", "StableHLO", "HLO", "compiled",
                                       "cost", "memory"]
@@ -239,7 +240,7 @@ def test_sizes_read_from_a_saved_notebook_cannot_freeze_the_tab(page, lab, infla
     root = viewer(page)
     # The claim of a hundred million ops is refused at once, with one clear message.
     error = root.locator("[data-olympus-error]")
-    error.wait_for(timeout=30_000)
+    error.wait_for(timeout=ms(30))
     assert "out of range for a stage of" in error.inner_text()
     start = page.evaluate("() => performance.now()")
     assert page.evaluate("() => 1 + 1") == 2  # the tab still answers, at once
@@ -262,7 +263,7 @@ def test_a_line_number_from_the_data_cannot_size_a_table(page, lab, long_span_nb
     open_notebook(page, lab, long_span_nb)
     root = viewer(page)
     set_layout(root, "side-by-side")
-    root.locator('[data-stage-panel="compiled"] .cm-editor').wait_for(timeout=30_000)
+    root.locator('[data-stage-panel="compiled"] .cm-editor').wait_for(timeout=ms(30))
     for line in root.locator('[data-stage-panel="source"] .cm-line').all()[:6]:
         line.hover()
         line.click()
@@ -295,7 +296,7 @@ def test_a_bundle_the_schema_refuses_is_refused_naming_the_field(page, lab, off_
     open_notebook(page, lab, off_schema_nb)
     page.wait_for_function(
         "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
-        ".length === 3", timeout=60_000)
+        ".length === 3", timeout=ms(60))
     expected = [("/provenance/frames/1/1", "must be integer"),
                 ("/stage_table/2/title", "256 characters"),
                 ("/timings", "<img src=x onerror=window.__pwned=1>")]
@@ -385,7 +386,7 @@ def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, co
     open_notebook(page, lab, name)
     page.wait_for_function(
         "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
-        ".length === 2", timeout=60_000)
+        ".length === 2", timeout=ms(60))
     lowered = data["analyses"]["cost"]["lowered"]
     compiled = data["analyses"]["cost"]["compiled"] or {}
     for n in (0, 1):

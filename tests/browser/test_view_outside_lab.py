@@ -24,6 +24,7 @@ import olympus_jupyter
 from olympus_jupyter.report import interactive
 
 from labserver import Server, artifacts_dir, open_offline, run_all_cells, set_layout, write_notebook
+from deadlines import deadline, ms
 
 pytestmark = pytest.mark.skipif(
     interactive.viewer() is None,
@@ -210,7 +211,7 @@ def lab_without_olympus(notebooks_dir, tmp_path_factory):
     proc = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "disable",
                            "--level=user", "olympus-jupyter"],
                           env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=deadline(120))
     assert proc.returncode == 0, proc.stderr
     page_config = json.loads((config / "labconfig" / "page_config.json").read_text())
     assert page_config["disabledExtensions"]["olympus-jupyter"] is True
@@ -226,7 +227,7 @@ def test_the_html_output_is_the_live_view_where_the_extension_is_off(page, lab_w
                           execute=False).name
     run_all_cells(page, lab_without_olympus, f"lab/tree/{name}?reset")
     root = page.locator(f'.jp-OutputArea-output[data-mime-type="text/html"] {LIVE}')
-    root.wait_for(timeout=120_000)
+    root.wait_for(timeout=ms(120))
     assert page.locator("[data-olympus-viewer]").count() == 0  # no extension here
     assert not pwned(page)
     line = assert_linked_both_ways(
@@ -246,7 +247,7 @@ def test_an_untrusted_notebook_shows_the_static_html_and_runs_nothing(page, lab_
     name = write_notebook(notebooks_dir / "no-extension-saved.ipynb", [SETUP, MODEL, SHOW]).name
     page.goto(lab_without_olympus.page_url(f"lab/tree/{name}?reset"))
     static = page.locator('.jp-OutputArea-output[data-mime-type="text/html"] .olympus-report')
-    static.wait_for(timeout=60_000)
+    static.wait_for(timeout=ms(60))
     assert page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2).trusted") is False
     page.wait_for_timeout(1000)  # time for any script to have run

@@ -3,6 +3,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from labserver import ROOT, artifacts_dir, run_all_cells, write_notebook
+from deadlines import ms
 
 SETUP = ("import olympus, olympus.numpy as jnp\n"
          "from olympus_jupyter import Inspector, Stepper\n"
@@ -74,8 +75,8 @@ def stepper_nb(notebooks_dir):
 def test_typing_a_new_shape_shows_the_new_program(page, lab, inspector_nb):
     run_all(page, lab, inspector_nb)
     widget = page.locator(".olympus-inspector").first
-    widget.wait_for(timeout=120_000)
-    widget.locator("[data-olympus-viewer][data-olympus-rendered]").first.wait_for(timeout=120_000)
+    widget.wait_for(timeout=ms(120))
+    widget.locator("[data-olympus-viewer][data-olympus-rendered]").first.wait_for(timeout=ms(120))
     type_spec(editor_input(widget, "x"), "f32[8,4]")
     wait_for_stage_text(widget, "olympuspr", "f32[8,4]")
     wait_for_stage_text(widget, "compiled", "f32[8,4]")  # the new HLO
@@ -92,11 +93,11 @@ def test_typing_a_new_shape_shows_the_new_program(page, lab, inspector_nb):
     type_spec(editor_input(widget, "x"), "f32[16,4]")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.olympus-inspector .widget-dropdown option')]"
-        ".length >= 2", timeout=120_000)
+        ".length >= 2", timeout=ms(120))
     widget.locator(".widget-dropdown select").select_option(index=0)
     widget.locator("button", has_text="Compare").click()
     diff = widget.locator(".olympus-diff").first
-    diff.wait_for(timeout=60_000)
+    diff.wait_for(timeout=ms(60))
     assert diff.locator(".cm-mergeView").count() >= 1
     page.screenshot(path=str(artifacts_dir() / "inspector-compare.png"))
 
@@ -104,12 +105,12 @@ def test_typing_a_new_shape_shows_the_new_program(page, lab, inspector_nb):
 def test_stepping_through_the_stepper(page, lab, stepper_nb):
     run_all(page, lab, stepper_nb)
     widget = page.locator(".olympus-stepper").first
-    widget.wait_for(timeout=120_000)
+    widget.wait_for(timeout=ms(120))
     for stage, shows in (("trace", "mul 2:i32[] a"), ("lower", "stablehlo.multiply"),
                          ("compile", "HloModule"), ("execute", "Array(10")):
         button = widget.locator("button", has_text=f"Next: {stage}")
         button.click()
-        widget.locator("pre", has_text=shows).first.wait_for(timeout=120_000)
+        widget.locator("pre", has_text=shows).first.wait_for(timeout=ms(120))
         page.screenshot(path=str(artifacts_dir() / f"stepper-{stage}.png"))
     assert widget.locator("button", has_text="Done").is_disabled()
 
@@ -117,7 +118,7 @@ def test_stepping_through_the_stepper(page, lab, stepper_nb):
 def test_the_inspector_works_in_notebook_7(page, notebook7, inspector_nb):
     run_all(page, notebook7, inspector_nb, app="notebook")
     widget = page.locator(".olympus-inspector").first
-    widget.wait_for(timeout=120_000)
+    widget.wait_for(timeout=ms(120))
     type_spec(editor_input(widget, "x"), "f32[3,4]")
     wait_for_stage_text(widget, "olympuspr", "f32[3,4]")
 
@@ -131,8 +132,8 @@ def new_inspector(page, server, notebooks_dir, name):
         execute=False)
     run_all(page, server, name)
     widget = page.locator(".olympus-inspector").first
-    widget.wait_for(timeout=120_000)
-    widget.locator("[data-olympus-viewer][data-olympus-rendered]").first.wait_for(timeout=120_000)
+    widget.wait_for(timeout=ms(120))
+    widget.locator("[data-olympus-viewer][data-olympus-rendered]").first.wait_for(timeout=ms(120))
     return widget
 
 
@@ -152,7 +153,7 @@ def wait_for_tabs(widget, present=(), absent=()):
              if (!v) return false;
              const has = s => !!v.querySelector(`[role="tab"][data-stage="${s}"]`);
              return present.every(has) && !absent.some(has);
-           }""", arg=[list(present), list(absent)], timeout=120_000)
+           }""", arg=[list(present), list(absent)], timeout=ms(120))
 
 
 def test_the_checkboxes_and_toggles_change_what_is_shown(page, lab, notebooks_dir):
@@ -170,12 +171,17 @@ def test_the_checkboxes_and_toggles_change_what_is_shown(page, lab, notebooks_di
     wait_for_tabs(widget, present=("hlo",), absent=("stablehlo",))
 
     choice(widget, "platforms", "tpu").check()
-    widget.locator(".widget-html", has_text="Re-lowered").first.wait_for(timeout=120_000)
+    widget.locator(".widget-html", has_text="Re-lowered").first.wait_for(timeout=ms(120))
     assert "lowering platforms this machine → tpu" in widget.locator(
         ".widget-html", has_text="Re-lowered").first.inner_text()
     assert choice(widget, "platforms", "tpu").is_checked()
     assert not choice(widget, "stages", "source").is_checked()
     page.screenshot(path=str(artifacts_dir() / "inspector-toggles.png"))
+
+
+#: The compare dropdown has an entry chosen.
+CHOSEN = ("() => document.querySelector('.olympus-inspector .widget-dropdown select')"
+          ".selectedIndex >= 0")
 
 
 def compare_state(page):
@@ -195,22 +201,22 @@ def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, not
         type_spec(x, spec)
         page.wait_for_function(
             "n => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
-            ".length === n", arg=n, timeout=120_000)
-        page.wait_for_timeout(300)  # the choice comes with the entries
+            ".length === n", arg=n, timeout=ms(120))
+        page.wait_for_function(CHOSEN)  # the choice comes with the entries
         state = compare_state(page)
         # The entries are there, one is chosen and it shows (it used to show blank).
         assert state["count"] == n and state["index"] >= 0 and not state["disabled"], state
         assert state["shown"].startswith("1.") and "f32[2,4]" in state["shown"], state
     widget.locator("button", has_text="Compare").click()  # no choosing needed first
     diff = widget.locator(".olympus-diff").first
-    diff.wait_for(timeout=60_000)
+    diff.wait_for(timeout=ms(60))
     assert "Nothing to compare" not in widget.inner_text()
     widget.locator(".widget-dropdown select").select_option(index=1)
     type_spec(x, "f32[32,4]")
     page.wait_for_function(
         "() => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
-        ".length === 3", timeout=120_000)
-    page.wait_for_timeout(300)
+        ".length === 3", timeout=ms(120))
+    page.wait_for_function(CHOSEN)
     assert compare_state(page)["shown"].startswith("2."), compare_state(page)  # kept
 
 
@@ -237,7 +243,7 @@ def test_tab_reaches_every_inspector_control_in_order(page, lab, notebooks_dir):
     type_spec(editor_input(widget, "x"), "f32[8,4]")  # something to compare with
     page.wait_for_function(
         "() => !document.querySelector('.olympus-inspector .widget-dropdown select').disabled",
-        timeout=120_000)
+        timeout=ms(120))
     editor_input(widget, "w").focus()
     assert page.evaluate(FOCUSED)["inside"]
     seen = tab_through(page, 21)
@@ -260,7 +266,7 @@ def test_tab_reaches_every_inspector_control_in_order(page, lab, notebooks_dir):
     wait_for_tabs(widget, present=("olympuspr",), absent=("source",))
     widget.locator("button", has_text="Compare").focus()
     page.keyboard.press("Enter")
-    widget.locator(".olympus-diff").first.wait_for(timeout=60_000)
+    widget.locator(".olympus-diff").first.wait_for(timeout=ms(60))
 
 
 def test_the_stepper_steps_from_the_keyboard(page, lab, notebooks_dir):
@@ -268,14 +274,14 @@ def test_the_stepper_steps_from_the_keyboard(page, lab, notebooks_dir):
         SETUP, "Stepper(lambda x, y: 2 * x + y, 3, 4)"], execute=False)
     run_all(page, lab, "stepper-keys.ipynb")
     widget = page.locator(".olympus-stepper").first
-    widget.wait_for(timeout=120_000)
+    widget.wait_for(timeout=ms(120))
     widget.locator("button", has_text="Next: trace").focus()
     page.keyboard.press("Enter")
-    widget.locator("pre", has_text="mul 2:i32[] a").first.wait_for(timeout=120_000)
+    widget.locator("pre", has_text="mul 2:i32[] a").first.wait_for(timeout=ms(120))
     widget.locator("button", has_text="Next: lower").wait_for()
     assert page.evaluate(FOCUSED)["label"] == "Next: lower"  # the focus stays on it
     page.keyboard.press("Space")
-    widget.locator("pre", has_text="stablehlo.multiply").first.wait_for(timeout=120_000)
+    widget.locator("pre", has_text="stablehlo.multiply").first.wait_for(timeout=ms(120))
     widget.locator("button", has_text="Next: compile").wait_for()
     labels = [f["label"] for f in tab_through(page, 3) if f["inside"]]
     assert labels == ["Start over", "example inputs", "random inputs"]
