@@ -32,8 +32,8 @@ from olympus.errors import StageUnavailable
 from olympus.provenance import readers
 
 __all__ = ["StageSpec", "STAGES", "STEPS", "KINDS", "ALIASES", "stage", "names",
-           "default_names", "canonical", "register", "unregister", "all_stages", "program_stages", "provenance_stages",
-           "made_by", "UnknownStage", "StageUnavailable"]
+           "default_names", "canonical", "register", "unregister", "all_stages",
+           "program_stages", "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
 
 #: The compilation steps, in order; each stage is made by one of them (or none).
 STEPS = ("trace", "lower", "compile")
