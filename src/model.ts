@@ -30,10 +30,9 @@ const FORMER_NAMES: Readonly<Record<string, string>> = {
   cost: 'cost_analysis'
 };
 
-/** A stage's name now, for a stage of a report of `version`. */
-function renamed(name: string, version: unknown): string {
-  return version !== REPORT_VERSION &&
-    Object.prototype.hasOwnProperty.call(FORMER_NAMES, name)
+/** A stage's name now (a former name, from a report of an earlier version, renamed). */
+function renamed(name: string): string {
+  return Object.prototype.hasOwnProperty.call(FORMER_NAMES, name)
     ? FORMER_NAMES[name]
     : name;
 }
@@ -897,10 +896,10 @@ export function readReport(data: unknown, at = ''): IReport {
   // Stages by their names now (a report before version 3 calls some otherwise).
   const stageTable = (
     version === 1 ? v1StageTable(data.stages) : readStageTable(data)
-  ).map(row => ({ ...row, name: renamed(row.name, version) }));
+  ).map(row => ({ ...row, name: renamed(row.name) }));
   const unavailable: { [stage: string]: string } = {};
   for (const [name, reason] of Object.entries(stringMap(data.unavailable))) {
-    unavailable[renamed(name, version)] = reason;
+    unavailable[renamed(name)] = reason;
   }
   const failure = isObject(data.failure)
     ? (data.failure as unknown as IFailure)
@@ -915,7 +914,7 @@ export function readReport(data: unknown, at = ''): IReport {
     timings: isObject(data.timings) ? (data.timings as IReport['timings']) : {},
     failure:
       failure && typeof failure.stage === 'string'
-        ? { ...failure, stage: renamed(failure.stage, version) }
+        ? { ...failure, stage: renamed(failure.stage) }
         : failure,
     unavailable,
     notes: Array.isArray(data.notes) ? data.notes.map(String) : [],

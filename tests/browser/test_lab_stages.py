@@ -391,7 +391,7 @@ def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, co
     for n in (0, 1):
         root = viewer(page, n)
         set_layout(root, "tabs")
-        root.locator('[role="tab"][data-stage="cost"]').click()
+        root.locator('[role="tab"][data-stage="cost_analysis"]').click()
         table = root.locator('table[data-olympus-table="cost"]')
         table.wait_for()
         rows = table.locator("tbody tr")
