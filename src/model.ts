@@ -786,7 +786,9 @@ function v1StageTable(stages: unknown): IStageInfo[] {
     : V1_STAGE_TABLE.map(r => r.name);
   const rows: IStageInfo[] = [];
   for (const name of asked) {
-    const row = V1_STAGE_TABLE.find(r => r.name === name);
+    const row = V1_STAGE_TABLE.find(
+      r => r.name === name || renamed(r.name) === name
+    );
     if (row && !rows.includes(row)) {
       rows.push({ ...row });
     }

@@ -150,6 +150,10 @@ def as_version_1(data: dict) -> dict:
     """What the previous release wrote for the same report (bundle and provenance v1)."""
     old = {k: v for k, v in data.items() if k not in ("stage_table", "texts")}
     old["version"] = 1
+    # It called the cost analysis cost.
+    old["stages"] = ["cost" if s == "cost_analysis" else s for s in data["stages"]]
+    old["unavailable"] = {("cost" if k == "cost_analysis" else k): v
+                          for k, v in data["unavailable"].items()}
     old["hlo_text"] = data["texts"].get("hlo")
     prov = dict(data["provenance"], version=1)
     prov["stages"] = {("hlo" if k == "compiled" else k): v for k, v in prov["stages"].items()}
