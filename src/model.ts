@@ -514,8 +514,9 @@ export interface IReport {
   /** Where the cost goes (the `costs` stage), when the report made it; read by `readCosts`. */
   costs: ICosts | null;
   /**
-   * The data of stages of kinds registered in Python, by stage name (version 3;
-   * checked against the schema of the view that shows it by that view: `kinds.ts`).
+   * The data of stages of kinds registered in Python, by stage name (version 3):
+   * each follows the schema of a generic view (`text_view`, `table_view`), which
+   * the bundle's schema checks; the view its stage names shows it (`kinds.ts`).
    */
   data: { [stage: string]: unknown };
 }

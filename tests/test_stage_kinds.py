@@ -109,10 +109,13 @@ def test_registering_is_checked():
     with pytest.raises(ValueError, match="names a generic view"):
         register_kind(type("Odd", (StageKind,), {
             "spec": StageSpec("odd_view", "Odd", "odd", "odd"), "view": "chart"})())
+    with pytest.raises(ValueError, match="its view must be one of text, table"):
+        register_kind(type("Shown", (TableKind,), {
+            "spec": StageSpec("shown_as_program", "P", "p", "p"), "view": "program"})())
     with pytest.raises(ValueError, match="former name"):
         register_kind(type("Cost", (TableKind,), {
             "spec": StageSpec("cost", "Cost", "cost", "table")})())
-    assert "odd_view" not in stage_registry.names()
+    assert not {"odd_view", "shown_as_program"} & set(stage_registry.names())
 
 
 def test_the_former_name_of_the_cost_analysis_still_reads():

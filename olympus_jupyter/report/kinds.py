@@ -288,6 +288,10 @@ def register_kind(handler: StageKind) -> StageKind:
                             *GENERIC_VIEWS):
         raise ValueError(f"{type(handler).__name__}.view is {handler.view!r}; a new kind "
                          f"names a generic view: {', '.join(GENERIC_VIEWS)}.")
+    if handler.field is None and handler.makes_data() and handler.view not in GENERIC_VIEWS:
+        raise ValueError(f"{type(handler).__name__} makes data, which a viewer shows with a "
+                         f"generic view: its view must be one of {', '.join(GENERIC_VIEWS)} "
+                         f"(it is {handler.view!r}).")
     taken = _KINDS.get(spec.name)
     if taken is not None and taken is not handler:
         raise ValueError(f"Stage {spec.name!r} already has a handler "
