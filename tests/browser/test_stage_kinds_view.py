@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import olympus.numpy as jnp
+import olympus_jupyter
 from olympus.stage_registry import StageSpec
 from olympus_jupyter import inspect
 from olympus_jupyter.report.kinds import (MakeContext, TableKind, TextKind, register_kind,
@@ -44,15 +45,25 @@ def f(x):
     return jnp.sin(x) * 2 + 1
 
 
+STAGES = ("source", "compiled", "opcode_counts", "printed")
+DIFF_MIME = "application/vnd.olympus.diff+json"
+
+
 @pytest.fixture(scope="module")
-def report():
+def reports():
+    """Two reports with the two kinds: of ``f`` on 4 numbers, and on 8."""
     handlers = [register_kind(OpcodeCounts()), register_kind(Printed())]
     try:
-        yield inspect(f, np.ones(4, np.float32), cache=None,
-                      stages=("source", "compiled", "opcode_counts", "printed"))
+        yield tuple(inspect(f, np.ones(n, np.float32), cache=None, stages=STAGES)
+                    for n in (4, 8))
     finally:
         for h in handlers:
             unregister_kind(h.name)
+
+
+@pytest.fixture(scope="module")
+def report(reports):
+    return reports[0]
 
 
 def check_view(root, report):
@@ -89,3 +100,26 @@ def test_a_registered_kind_in_a_saved_page(page, tmp_path, report):
     path = report.save(tmp_path / "registered_kind.html")
     root, _, _ = open_offline(page, path, "[data-olympus-live][data-olympus-rendered]")
     check_view(root, report)
+
+
+def test_a_registered_kind_in_a_diff(page, lab, notebooks_dir, reports):
+    diff = olympus_jupyter.compare(*reports).to_json()
+    name = saved_outputs_notebook(notebooks_dir / "registered_kind_diff.ipynb", [diff],
+                                  DIFF_MIME).name
+    page.goto(lab.page_url(f"lab/tree/{name}?reset"))
+    root = page.locator("div.olympus-diff[data-olympus-rendered]").first
+    root.wait_for(timeout=60_000)
+    assert root.locator('[role="tab"]').all_inner_texts() == ["source", "compiled", "opcodes",
+                                                              "printed"]
+    assert root.locator("[data-olympus-unsupported]").count() == 0
+    # The text of each: the shapes differ. The table, a line a row: the same opcodes.
+    root.locator('[role="tab"][data-stage="printed"]').click()
+    merge = root.locator('[data-stage-panel="printed"] .cm-mergeView')
+    merge.wait_for()
+    assert "f32[4]" in merge.inner_text() and "f32[8]" in merge.inner_text()
+    root.locator('[role="tab"][data-stage="opcode_counts"]').click()
+    merge = root.locator('[data-stage-panel="opcode_counts"] .cm-mergeView')
+    merge.wait_for()
+    rows = len(reports[0].stage_data["opcode_counts"]["rows"])
+    assert reports[0].stage_data["opcode_counts"] == reports[1].stage_data["opcode_counts"]
+    assert merge.inner_text().split("\n") == [f"{rows + 1} unchanged lines"] * 2
