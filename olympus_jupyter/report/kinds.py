@@ -50,7 +50,8 @@ from olympus_jupyter.report.sections import section, unavailable
 from olympus_jupyter.report.validate import SCHEMA_PATH, BundleError
 
 __all__ = ["StageKind", "TextKind", "TableKind", "KindOption", "MakeContext", "HtmlContext",
-           "register_kind", "unregister_kind", "kind", "kinds", "known", "GENERIC_VIEWS"]
+           "register_kind", "unregister_kind", "kind", "kinds", "known", "kind_options",
+           "GENERIC_VIEWS"]
 
 #: The views of the JupyterLab extension that render any kind's data, by the schema
 #: (a definition of ``bundle.schema.json``) that data follows.
@@ -329,6 +330,17 @@ def known(name: str) -> bool:
 def kinds() -> tuple[StageKind, ...]:
     """Every handler, in the stage table's order."""
     return tuple(_KINDS[n] for n in stage_registry.names() if n in _KINDS)
+
+
+def kind_options() -> dict[str, KindOption]:
+    """The options the kinds declare, by option name: what the frontends' option table
+    adds for them (``--passes``, ``--costs``...).
+
+    >>> from olympus_jupyter.report import builtin_kinds  # (registers the built-in ones)
+    >>> sorted(kind_options())
+    ['costs', 'passes']
+    """
+    return {k.option.name: k.option for k in kinds() if k.option is not None}
 
 
 # -- checking a kind's data against its schema -----------------------------------------
