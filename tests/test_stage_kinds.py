@@ -137,3 +137,26 @@ def test_the_former_name_of_the_cost_analysis_still_reads():
     assert again.stages == tuple(data["stages"])
     assert again.unavailable == {"cost_analysis": "for a test"}
     assert "Cost analysis" in again.html() and again.to_json()["version"] == 3
+
+
+class Named(TableKind):
+    """A kind no compilation step makes (``step=None``): made with every report."""
+    spec = StageSpec("function_name", "The function", "function", "function_table",
+                     unit="rows", default=False)
+
+    def rows(self, ctx: MakeContext):
+        return ["function"], [[ctx.run.name]]
+
+
+def test_a_kind_no_step_makes_is_made_even_when_tracing_fails():
+    register_kind(Named())
+    try:
+        def broken(x):
+            raise RuntimeError("no trace")
+        report = inspect(broken, 1.0, stages=("source", "function_name"), cache=None)
+        assert not report.ok and report.failure.stage == "trace"
+        assert report.stage_data["function_name"] == {"columns": ["function"],
+                                                      "rows": [["broken"]]}
+        assert "<td>broken</td>" in report.html()
+    finally:
+        unregister_kind("function_name")

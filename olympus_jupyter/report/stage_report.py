@@ -89,7 +89,7 @@ class StageReport:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "StageReport":
-        """Reads a report back from :meth:`to_json` data (this version or version 1)."""
+        """Reads a report back from :meth:`to_json` data (this version or an earlier one)."""
         return cls(**bundle.fields_from_json(data))
 
     def to_json_text(self) -> str:
@@ -449,8 +449,9 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
     fields: dict[str, Any] = {}
     stage_data: dict[str, Any] = {}
     for handler in map(kinds.kind, stages):
+        step = handler.spec.step
         if not handler.makes_data() or handler.name in unavailable \
-                or context.stage_object(handler.spec.step) is None:
+                or (step is not None and context.stage_object(step) is None):
             continue
         key = handler.cache_key(context)
         data = kept.get(key) if key is not None else None
