@@ -41,7 +41,7 @@ def main() -> int:
                 ins.dialect.value = "hlo" if ins.dialect.value == "stablehlo" else "stablehlo"
             else:
                 ins.stages.value = (("source", "olympuspr", "compiled") if i % 2
-                                    else ("source", "olympuspr", "compiled", "cost", "memory"))
+                                    else ("source", "olympuspr", "compiled", "cost_analysis", "memory"))
             times.append(ins.last_render_seconds)
     assert ins.cache.counts["compile"] == compiles, "a display change recompiled"
     median = statistics.median(times)

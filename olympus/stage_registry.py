@@ -17,7 +17,9 @@ optimization), ``compiled`` the HLO it made (after optimization), in the report
 and in the provenance model alike.
 
 >>> [s.name for s in STAGES if s.default]
-['source', 'olympuspr', 'stablehlo', 'hlo', 'compiled', 'cost', 'memory']
+['source', 'olympuspr', 'stablehlo', 'hlo', 'compiled', 'cost_analysis', 'memory']
+>>> canonical("cost")  # its former name: still read
+'cost_analysis'
 >>> stage("compiled").title
 'Compiled HLO: after optimization'
 >>> [s.name for s in provenance_stages()]
@@ -31,12 +33,14 @@ from typing import Any
 
 from olympus.errors import StageUnavailable
 
-__all__ = ["StageSpec", "STAGES", "STEPS", "KINDS", "stage", "names", "default_names",
+__all__ = ["StageSpec", "STAGES", "STEPS", "KINDS", "ALIASES", "stage", "names",
+           "default_names", "canonical", "register", "unregister", "all_stages",
            "program_stages", "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
 
 #: The compilation steps, in order; each stage is made by one of them (or none).
 STEPS = ("trace", "lower", "compile")
-#: What a stage can be (see :class:`StageSpec`); the bundle schema's ``kind`` takes these.
+#: What the built-in stages can be (see :class:`StageSpec`); a stage kind registered
+#: later (``olympus_jupyter.report.kinds.register_kind``) may be another.
 KINDS = ("source", "program", "passes", "costs", "analysis")
 
 
@@ -98,9 +102,15 @@ STAGES: tuple[StageSpec, ...] = (
               step="compile", language="hlo", unit="passes", default=False),
     StageSpec("costs", "Where the cost goes: by line", "cost by line", "costs", step="compile",
               unit="lines", default=False),
-    StageSpec("cost", "Cost analysis", "cost", "analysis", step="compile"),
+    # XLA's ``cost_analysis()`` figures; called ``cost`` before, a name too close to
+    # ``costs`` (the cost by line): ``cost`` is still read (ALIASES).
+    StageSpec("cost_analysis", "Cost analysis", "cost", "analysis", step="compile"),
     StageSpec("memory", "Memory analysis", "memory", "analysis", step="compile"),
 )
+
+#: Former stage names, still accepted wherever a stage is named (``stages=["cost"]``,
+#: ``--stages cost``, a saved report): old name -> name.
+ALIASES = {"cost": "cost_analysis"}
 
 _BY_NAME = {s.name: s for s in STAGES}
 
@@ -112,6 +122,11 @@ class UnknownStage(KeyError, ValueError):
         return str(self.args[0])
 
 
+def all_stages() -> tuple[StageSpec, ...]:
+    """Every stage: the built-in ones (:data:`STAGES`), then those registered, in order."""
+    return tuple(_BY_NAME.values())
+
+
 def names() -> tuple[str, ...]:
     """Every stage name, in order."""
     return tuple(_BY_NAME)
@@ -119,7 +134,41 @@ def names() -> tuple[str, ...]:
 
 def default_names() -> tuple[str, ...]:
     """The stages a report shows when none are named."""
-    return tuple(s.name for s in STAGES if s.default)
+    return tuple(s.name for s in all_stages() if s.default)
+
+
+def canonical(name: str) -> str:
+    """``name``, or the stage's name now when ``name`` is a former one (:data:`ALIASES`).
+
+    >>> canonical("cost"), canonical("hlo")
+    ('cost_analysis', 'hlo')
+    """
+    return ALIASES.get(name, name) if isinstance(name, str) else name
+
+
+def register(spec: StageSpec) -> StageSpec:
+    """Adds a stage to the table, after the others (what
+    ``olympus_jupyter.report.kinds.register_kind`` does for a new stage kind).
+    Registering the same row again does nothing; another row under a name taken
+    raises ``ValueError``.
+
+    >>> register(stage("hlo")) is stage("hlo")
+    True
+    """
+    if not (isinstance(spec.name, str) and spec.name.isidentifier() and len(spec.name) <= 64):
+        raise ValueError(f"A stage name is a Python identifier of at most 64 characters; "
+                         f"got {spec.name!r}.")
+    if spec.step not in (None, *STEPS):
+        raise ValueError(f"Stage {spec.name!r}: step {spec.step!r} is not one of {STEPS}.")
+    taken = _BY_NAME.get(spec.name)
+    if taken is not None and taken != spec:
+        raise ValueError(f"Stage {spec.name!r} is already registered (as {taken.title!r}); "
+                         f"choose another name.")
+    if spec.name in ALIASES:
+        raise ValueError(f"{spec.name!r} is the former name of stage "
+                         f"{ALIASES[spec.name]!r}; choose another name.")
+    _BY_NAME.setdefault(spec.name, spec)
+    return _BY_NAME[spec.name]
 
 
 def stage(name: str) -> StageSpec:
@@ -130,20 +179,27 @@ def stage(name: str) -> StageSpec:
     'instructions'
     """
     try:
-        return _BY_NAME[name]
+        return _BY_NAME[canonical(name)]
     except (KeyError, TypeError):
         raise UnknownStage(f"Unknown stage {name!r}; choose from {', '.join(names())}.") \
             from None
 
 
+def unregister(name: str) -> None:
+    """Takes a stage added by :func:`register` out of the table (a built-in one stays)."""
+    if any(s.name == name for s in STAGES):
+        raise ValueError(f"Stage {name!r} is built in; it cannot be unregistered.")
+    _BY_NAME.pop(name, None)
+
+
 def program_stages() -> tuple[StageSpec, ...]:
     """The stages that are program texts, in order."""
-    return tuple(s for s in STAGES if s.kind == "program")
+    return tuple(s for s in all_stages() if s.kind == "program")
 
 
 def provenance_stages() -> tuple[StageSpec, ...]:
     """The stages whose ops are tied to source, in order."""
-    return tuple(s for s in STAGES if s.linked)
+    return tuple(s for s in all_stages() if s.linked)
 
 
 def made_by(step: str) -> tuple[str, ...]:
@@ -151,7 +207,7 @@ def made_by(step: str) -> tuple[str, ...]:
     unmade.
 
     >>> made_by("compile")
-    ('compiled', 'partitioned', 'passes', 'costs', 'cost', 'memory')
+    ('compiled', 'partitioned', 'passes', 'costs', 'cost_analysis', 'memory')
     """
     later = STEPS[STEPS.index(step):]
-    return tuple(s.name for s in STAGES if s.step in later)
+    return tuple(s.name for s in all_stages() if s.step in later)

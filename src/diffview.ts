@@ -5,7 +5,7 @@
  *
  * DOM hooks: the root `div.olympus-diff` (`data-olympus-rendered` once painted),
  * the stage selector `[role=tab][data-stage]`, the merge view `.cm-mergeView`,
- * tables `table[data-olympus-table=cost|memory]` comparing the analyses.
+ * tables `table[data-olympus-table=cost|memory]` comparing the analyses (`analysisview.ts`).
  *
  * The stages, their order, titles, labels and languages come from the two
  * reports' stage tables (the first report's order, with the second's other stages
@@ -19,6 +19,7 @@ import { h } from './dom';
 import { errorBox, unsupportedBox } from './header';
 import { mergeSideExtensions } from './editor';
 import { LinkIndex } from './links';
+import { kindOf, unavailableReason } from './kinds';
 import {
   ContractError,
   DIFF_MIME,
@@ -26,15 +27,10 @@ import {
   IReport,
   IStageInfo,
   STEPS,
-  formatBytes,
   readDiff,
-  stageInfo,
-  stageText,
-  unavailableReason
+  stageInfo
 } from './model';
 import { buildSourceDoc } from './sourceview';
-import { costKeys, costName, formatCost } from './costnames';
-import { change, memoryRows } from './tables';
 import { TabList } from './tabs';
 
 let nextId = 0;
@@ -85,91 +81,12 @@ function diffText(report: IReport, stage: IStageInfo): string | null {
   if (unavailableReason(report, row) !== null) {
     return null;
   }
-  if (row.kind === 'source') {
+  if (row.view === 'source') {
     return report.provenance
       ? buildSourceDoc(new LinkIndex(report.provenance)).text
       : null;
   }
-  return stageText(report, row);
-}
-
-const own = (o: object, k: string) =>
-  Object.prototype.hasOwnProperty.call(o, k);
-
-/** Two reports' analyses, metric by metric. */
-function compareTable(diff: IDiff, stage: 'cost' | 'memory'): HTMLTableElement {
-  const [a, b] = diff.labels;
-  const rows: string[][] = [];
-  if (stage === 'cost') {
-    const ca =
-      diff.before.analyses.cost.compiled ??
-      diff.before.analyses.cost.lowered ??
-      {};
-    const cb =
-      diff.after.analyses.cost.compiled ??
-      diff.after.analyses.cost.lowered ??
-      {};
-    const keys = [
-      ...new Set([...costKeys(diff.before), ...costKeys(diff.after)])
-    ].filter(k => own(ca, k) || own(cb, k));
-    for (const k of keys) {
-      const name = diff.before.analyses.cost.names.has(k)
-        ? costName(diff.before, k)
-        : costName(diff.after, k);
-      rows.push([
-        name.label,
-        formatCost(own(ca, k) ? ca[k] : null, name.unit),
-        formatCost(own(cb, k) ? cb[k] : null, name.unit),
-        change(own(ca, k) ? ca[k] : undefined, own(cb, k) ? cb[k] : undefined)
-      ]);
-    }
-  } else {
-    const ma = diff.before.analyses.memory ?? {};
-    const mb = diff.after.analyses.memory ?? {};
-    const seen = new Map(memoryRows({ ...ma, ...mb }));
-    for (const [k, label] of seen) {
-      rows.push([
-        label,
-        formatBytes(ma[k] ?? 0),
-        formatBytes(mb[k] ?? 0),
-        change(ma[k], mb[k])
-      ]);
-    }
-  }
-  return h(
-    'table',
-    { class: 'olympus-table', 'data-olympus-table': stage },
-    h(
-      'caption',
-      null,
-      stage === 'cost'
-        ? 'Cost estimates after optimization (before, where a report has none after)'
-        : 'Memory of the compiled program'
-    ),
-    h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        ...[stage === 'cost' ? 'metric' : 'memory', a, b, 'change'].map(c =>
-          h('th', { scope: 'col' }, c)
-        )
-      )
-    ),
-    h(
-      'tbody',
-      null,
-      ...rows.map(([first, ...rest]) =>
-        h(
-          'tr',
-          { class: rest[0] !== rest[1] ? 'olympus-changed' : null },
-          h('th', { scope: 'row' }, first),
-          ...rest.map(c => h('td', null, c))
-        )
-      )
-    )
-  );
+  return kindOf(row)?.diffText?.(report, row) ?? null;
 }
 
 export class DiffViewer extends Widget implements IRenderMime.IRenderer {
@@ -323,33 +240,14 @@ export class DiffViewer extends Widget implements IRenderMime.IRenderer {
     }
     body.dataset.built = '1';
     const [la, lb] = diff.labels;
-    if (stage.kind === 'analysis') {
-      body.appendChild(
-        stage.name === 'cost' || stage.name === 'memory'
-          ? h(
-              'div',
-              { class: 'olympus-table-wrap' },
-              compareTable(diff, stage.name)
-            )
-          : unsupportedBox(stage)
-      );
-      return;
-    }
-    if (stage.kind === 'passes') {
-      body.appendChild(
-        h(
-          'p',
-          {
-            class: 'olympus-unavailable',
-            'data-olympus-unavailable': stage.name
-          },
-          "Each report's passes are shown in that report's own view; they are not compared here."
-        )
-      );
-      return;
-    }
-    if (stage.kind !== 'source' && stage.kind !== 'program') {
+    // How the stage's kind compares two reports (kinds.ts): texts here, or its own.
+    const compare = kindOf(stage)?.diff ?? null;
+    if (compare === null) {
       body.appendChild(unsupportedBox(stage));
+      return;
+    }
+    if (compare !== 'text') {
+      body.appendChild(compare(diff, stage));
       return;
     }
     const ta = diffText(diff.before, stage);

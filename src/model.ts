@@ -1,13 +1,13 @@
 /**
  * The JSON contract this extension renders: `application/vnd.olympus.stages+json`
- * (schema `olympus.stages`, version 2, see docs/report.md) with the provenance model
+ * (schema `olympus.stages`, version 3, see docs/report.md) with the provenance model
  * embedded (schema `olympus.provenance`, version 2, see docs/provenance.md), and
  * `application/vnd.olympus.diff+json` (two reports of one function). Version 1
  * documents (saved notebooks of earlier releases) are read into the version 2 shape.
  *
- * The stages, their order, titles, labels, kinds, languages and units come from the
- * report's `stage_table`: a stage the registry gains needs no change here unless it
- * needs a new kind of view.
+ * The stages, their order, titles, labels, kinds, views, languages and units come
+ * from the report's `stage_table`: a stage the registry gains needs no change here,
+ * and a new kind none either when it names a generic view (`kinds.ts`).
  *
  * Every report is first checked against the published schema (`schema.ts`); the
  * readers here check what the schema cannot express.
@@ -21,8 +21,23 @@ import { SIZE_UNITS } from './viewtables';
 export const STAGES_MIME = 'application/vnd.olympus.stages+json';
 export const DIFF_MIME = 'application/vnd.olympus.diff+json';
 
-/** The report versions this viewer reads (1 is read into the shape of 2). */
-export const REPORT_VERSION = 2;
+/** The report versions this viewer reads (1 and 2 are read into the shape of 3). */
+export const REPORT_VERSION = 3;
+
+/**
+ * Stages renamed since: former name → name (version 2 called the cost analysis
+ * `cost`, too close to `costs`, the cost by line).
+ */
+const FORMER_NAMES: Readonly<Record<string, string>> = {
+  cost: 'cost_analysis'
+};
+
+/** A stage's name now (a former name, from a report of an earlier version, renamed). */
+function renamed(name: string): string {
+  return Object.prototype.hasOwnProperty.call(FORMER_NAMES, name)
+    ? FORMER_NAMES[name]
+    : name;
+}
 
 /** The compilation steps, in the order they run (a stage's `step` is one of them). */
 export const STEPS: ReadonlyArray<string> = ['trace', 'lower', 'compile'];
@@ -42,9 +57,16 @@ export interface IStageInfo {
    * What the stage is: `source` (the user's code), `program` (a text with ops),
    * `analysis` (figures), `passes` (XLA's pass pipeline, the report's `passes`) or
    * `costs` (where the cost goes, by line: the report's `costs`).
-   * Another kind is kept, and its panel says this viewer cannot show it.
+   * A kind registered later is kept: its `view` says which view shows it.
    */
   kind: string;
+  /**
+   * Which view shows it (see `kinds.ts`): one of the kinds above, or a generic
+   * view (`text`, `table`) whose schema its data (`data[name]`) follows. Bundles
+   * before version 3 carry none: the kind is the view. A view this viewer does
+   * not know: its panel says it cannot show it.
+   */
+  view: string;
   /** The compilation step that makes it (`trace`, `lower`, `compile`), or null. */
   step: string | null;
   /** The highlighter (`python`, `olympuspr`, `stablehlo`, `hlo`), or null. */
@@ -65,6 +87,7 @@ const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
     title: 'Source',
     label: 'source',
     kind: 'source',
+    view: 'source',
     step: null,
     language: 'python',
     unit: 'lines',
@@ -75,6 +98,7 @@ const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
     title: 'olympuspr · traced program',
     label: 'olympuspr',
     kind: 'program',
+    view: 'program',
     step: 'trace',
     language: 'olympuspr',
     unit: 'equations',
@@ -85,6 +109,7 @@ const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
     title: 'StableHLO · lowered program',
     label: 'StableHLO',
     kind: 'program',
+    view: 'program',
     step: 'lower',
     language: 'stablehlo',
     unit: 'ops',
@@ -95,6 +120,7 @@ const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
     title: 'HLO · compiler input',
     label: 'HLO',
     kind: 'program',
+    view: 'program',
     step: 'lower',
     language: 'hlo',
     unit: 'instructions',
@@ -105,6 +131,7 @@ const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
     title: 'Compiled HLO · after optimization',
     label: 'compiled',
     kind: 'program',
+    view: 'program',
     step: 'compile',
     language: 'hlo',
     unit: 'instructions',
@@ -115,6 +142,7 @@ const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
     title: 'Cost analysis',
     label: 'cost',
     kind: 'analysis',
+    view: 'analysis',
     step: 'compile',
     language: null,
     unit: 'ops',
@@ -125,6 +153,7 @@ const V1_STAGE_TABLE: ReadonlyArray<IStageInfo> = [
     title: 'Memory analysis',
     label: 'memory',
     kind: 'analysis',
+    view: 'analysis',
     step: 'compile',
     language: null,
     unit: 'ops',
@@ -492,6 +521,12 @@ export interface IReport {
   passes: IPasses | null;
   /** Where the cost goes (the `costs` stage), when the report made it; read by `readCosts`. */
   costs: ICosts | null;
+  /**
+   * The data of stages of kinds registered in Python, by stage name (version 3):
+   * each follows the schema of a generic view (`text_view`, `table_view`), which
+   * the bundle's schema checks; the view its stage names shows it (`kinds.ts`).
+   */
+  data: { [stage: string]: unknown };
 }
 
 /** An instruction that carries a source line's work (a journey's start or end). */
@@ -705,11 +740,13 @@ function readStageInfo(row: unknown, at: number): IStageInfo {
       `${where} (${JSON.stringify(name)}) has a "linked" that is not true or false (got ${JSON.stringify(linked)}).`
     );
   }
+  const kind = text('kind');
   return {
     name,
     title: text('title'),
     label: text('label'),
-    kind: text('kind'),
+    kind,
+    view: orNull('view') ?? kind,
     step: orNull('step'),
     language: orNull('language'),
     unit: orNull('unit') ?? 'ops',
@@ -758,7 +795,9 @@ function v1StageTable(stages: unknown): IStageInfo[] {
     : V1_STAGE_TABLE.map(r => r.name);
   const rows: IStageInfo[] = [];
   for (const name of asked) {
-    const row = V1_STAGE_TABLE.find(r => r.name === name);
+    const row = V1_STAGE_TABLE.find(
+      r => r.name === name || renamed(r.name) === name
+    );
     if (row && !rows.includes(row)) {
       rows.push({ ...row });
     }
@@ -840,7 +879,7 @@ export function readReport(data: unknown, at = ''): IReport {
     );
   }
   const version = data.version;
-  if (version !== 1 && version !== REPORT_VERSION) {
+  if (version !== 1 && version !== 2 && version !== REPORT_VERSION) {
     throw new ContractError(
       `Report version ${JSON.stringify(version)} is not supported; this viewer reads versions 1 to ${REPORT_VERSION}. ` +
         'Update the olympus package (which ships this viewer) to read it.'
@@ -868,19 +907,30 @@ export function readReport(data: unknown, at = ''): IReport {
   }
   const analyses = isObject(data.analyses) ? data.analyses : {};
   const cost = isObject(analyses.cost) ? analyses.cost : {};
+  // Stages by their names now (a report before version 3 calls some otherwise).
+  const stageTable = (
+    version === 1 ? v1StageTable(data.stages) : readStageTable(data)
+  ).map(row => ({ ...row, name: renamed(row.name) }));
+  const unavailable: { [stage: string]: string } = {};
+  for (const [name, reason] of Object.entries(stringMap(data.unavailable))) {
+    unavailable[renamed(name)] = reason;
+  }
+  const failure = isObject(data.failure)
+    ? (data.failure as unknown as IFailure)
+    : null;
   return {
     schema: 'olympus.stages',
     version,
     name: String(data.name ?? '?'),
     platforms: Array.isArray(data.platforms) ? data.platforms.map(String) : [],
-    stage_table:
-      version === 1 ? v1StageTable(data.stages) : readStageTable(data),
+    stage_table: stageTable,
     debug_info: data.debug_info !== false,
     timings: isObject(data.timings) ? (data.timings as IReport['timings']) : {},
-    failure: isObject(data.failure)
-      ? (data.failure as unknown as IFailure)
-      : null,
-    unavailable: stringMap(data.unavailable),
+    failure:
+      failure && typeof failure.stage === 'string'
+        ? { ...failure, stage: renamed(failure.stage) }
+        : failure,
+    unavailable,
     notes: Array.isArray(data.notes) ? data.notes.map(String) : [],
     texts,
     analyses: {
@@ -900,7 +950,8 @@ export function readReport(data: unknown, at = ''): IReport {
         }
       : null,
     passes: isObject(data.passes) ? (data.passes as unknown as IPasses) : null,
-    costs: readCosts(data.costs, isObject(prov) ? prov.files : null)
+    costs: readCosts(data.costs, isObject(prov) ? prov.files : null),
+    data: isObject(data.data) ? { ...data.data } : {}
   };
 }
 
@@ -1136,45 +1187,6 @@ export function stageText(report: IReport, stage: IStageInfo): string | null {
   }
   const st = stage.linked ? report.provenance?.stages[stage.name] : undefined;
   return st ? st.text : (report.texts[stage.name] ?? null);
-}
-
-/** Why a stage the user asked for has nothing to show, or null when it has. */
-export function unavailableReason(
-  report: IReport,
-  stage: IStageInfo
-): string | null {
-  const given =
-    report.unavailable[stage.name] ??
-    report.provenance?.unavailable[stage.name];
-  switch (stage.kind) {
-    case 'source': {
-      const prov = report.provenance;
-      if (!prov || !prov.files.some(f => f.chunks && f.chunks.length)) {
-        return given ?? 'the source of this function could not be read';
-      }
-      return null;
-    }
-    case 'program':
-      return stageText(report, stage) !== null ? null : (given ?? 'not made');
-    case 'analysis':
-      if (stage.name === 'cost') {
-        const c = report.analyses.cost;
-        return c.lowered || c.compiled
-          ? null
-          : (given ?? 'this backend reports no cost analysis');
-      }
-      if (stage.name === 'memory') {
-        return report.analyses.memory
-          ? null
-          : (given ?? 'this backend reports no memory analysis');
-      }
-      return given ?? null;
-    case 'passes':
-      return report.passes ? null : (given ?? 'not made');
-    case 'costs':
-      return report.costs ? null : (given ?? 'not made');
-  }
-  return given ?? null;
 }
 
 /**

@@ -16,18 +16,12 @@
  * `[data-olympus-unsupported]` (a stage this viewer has no view for); `[data-olympus-failure]`.
  *
  * The stages, their order, titles, labels, languages and units are the report's
- * stage table's (see `readReport`): each panel's view follows its stage's kind.
+ * stage table's (see `readReport`): each panel's view, the words beside its title
+ * and why it is unavailable follow its stage's kind (`kinds.ts`).
  *
  * User Timing: `olympus:heat` (the heatmap switched, to the next frame).
  */
-import { AnalysisView } from './analysisview';
-import {
-  CostHeat,
-  CostView,
-  HEAT_METRICS,
-  HeatMetric,
-  costsMeta
-} from './costview';
+import { CostHeat, CostView, HEAT_METRICS, HeatMetric } from './costview';
 import { h } from './dom';
 import {
   errorBox,
@@ -40,16 +34,14 @@ import {
 import { ISelection, LinkHub } from './hub';
 import { LinkIndex } from './links';
 import { LinkStatus } from './linkstatus';
+import { kindOf, unavailableReason } from './kinds';
 import {
   ContractError,
   IReport,
   IStageInfo,
-  formatMs,
   linkedStages,
   readReport,
-  sourceStage,
-  stageText,
-  unavailableReason
+  sourceStage
 } from './model';
 import { IPanelView } from './panel';
 import { PassView } from './passview';
@@ -295,117 +287,26 @@ export class ReportView {
       body.appendChild(unavailableBox(stage, reason));
       return panel;
     }
-    const painted = () => this._markPainted();
-    switch (stage.kind) {
-      case 'source':
-        panel.view = links
-          ? new SourceView({
-              stage: stage.name,
-              links,
-              linked: this._linked,
-              hub: this._hub!,
-              label: `Source of ${report.name}`,
-              parent: body,
-              onPainted: painted
-            })
-          : null;
-        break;
-      case 'analysis':
-        panel.view = new AnalysisView(stage, report, body);
-        break;
-      case 'program':
-        panel.view = new StageView({
-          stage: stage.name,
-          language: stage.language,
-          text: stageText(report, stage) ?? '',
-          index: stage.linked && links ? links.stage(stage.name) : null,
-          hub: this._hub!,
-          sourceStage: sourceStage(report),
-          debugInfo: report.debug_info,
-          label: `${stage.title} of ${report.name}`,
-          parent: body,
-          onPainted: painted
-        });
-        break;
-      case 'costs':
-        panel.view = report.costs
-          ? new CostView({
-              stage,
-              costs: report.costs,
-              hub: this._hub!,
-              links,
-              label: `${stage.title} of ${report.name}`,
-              parent: body,
-              onPainted: painted
-            })
-          : null;
-        break;
-      case 'passes':
-        panel.view = report.passes
-          ? new PassView({
-              stage,
-              passes: report.passes,
-              hub: this._hub!,
-              files: (report.provenance?.files ?? []).map(f => String(f.path)),
-              label: `${stage.title} of ${report.name}`,
-              parent: body,
-              onPainted: painted
-            })
-          : null;
-        break;
-      default:
-        body.appendChild(unsupportedBox(stage));
+    const kind = kindOf(stage);
+    if (kind === null) {
+      body.appendChild(unsupportedBox(stage));
+      return panel;
     }
+    panel.view = kind.view({
+      report,
+      stage,
+      links,
+      linked: this._linked,
+      hub: this._hub!,
+      parent: body,
+      onPainted: () => this._markPainted()
+    });
     return panel;
   }
 
-  /** `8 equations · 13 lines · trace 20.5 ms` */
+  /** `8 equations · 13 lines · trace 20.5 ms`: the stage's kind says (`kinds.ts`). */
   private _meta(report: IReport, stage: IStageInfo): string {
-    const parts: string[] = [];
-    const prov = report.provenance;
-    if (stage.kind === 'source' && prov && prov.function.file !== null) {
-      const file = prov.files[prov.function.file];
-      if (file) {
-        parts.push(
-          `${prov.function.name} · ${file.path.split(/[\\/]/).pop()}:${prov.function.first_line}`
-        );
-      }
-    }
-    if (stage.kind === 'passes' && report.passes) {
-      const rows = Array.isArray(report.passes.rows) ? report.passes.rows : [];
-      const changed = rows.filter(r => r.kind === 'changed').length;
-      parts.push(
-        `${changed.toLocaleString('en-US')} of ${rows.length.toLocaleString('en-US')} ${stage.unit} changed the module`
-      );
-    }
-    if (stage.kind === 'costs' && report.costs) {
-      parts.push(costsMeta(report.costs));
-    }
-    if (stage.kind !== 'program') {
-      return parts.join(' · ');
-    }
-    const st = stage.linked && prov ? prov.stages[stage.name] : undefined;
-    if (st) {
-      parts.push(`${st.ops.count.toLocaleString('en-US')} ${stage.unit}`);
-    }
-    const text = stageText(report, stage);
-    if (text !== null) {
-      let n = 1;
-      for (
-        let i = text.indexOf('\n');
-        i >= 0 && i < text.length - 1;
-        i = text.indexOf('\n', i + 1)
-      ) {
-        n++;
-      }
-      parts.push(`${n.toLocaleString('en-US')} lines`);
-      // The time of the step that made it (not for a stage it could not make).
-      const step = stage.step;
-      if (step && report.timings[step] !== undefined) {
-        parts.push(`${step} ${formatMs(report.timings[step])}`);
-      }
-    }
-    return parts.join(' · ');
+    return (kindOf(stage)?.meta(report, stage) ?? []).join(' · ');
   }
 
   private _visibleStages(): string[] {

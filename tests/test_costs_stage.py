@@ -13,7 +13,7 @@ import olympus
 import olympus.numpy as jnp
 from olympus_jupyter import inspect
 from olympus_jupyter.frontends.options import OptionError, ReportOptions, split_line
-from olympus_jupyter.report import StageReport, stage_report
+from olympus_jupyter.report import StageReport, builtin_kinds, stage_report
 from olympus_jupyter.report.validate import BundleError
 from olympus_jupyter.staging import run_stages
 
@@ -85,7 +85,7 @@ def test_a_planted_temporary_is_the_peak_buffer_with_its_line():
 def test_the_peak_is_read_from_the_same_compile(monkeypatch):
     def no_second_compile(*a, **k):
         raise AssertionError("compiled again for the peak")
-    monkeypatch.setattr(stage_report, "peak_memory", no_second_compile)
+    monkeypatch.setattr(builtin_kinds, "peak_memory", no_second_compile)
     run = run_stages(mlp, (X, W), read_peak=True, compiler_options={
         "xla_backend_optimization_level": 1})
     assert run.peak is not None and run.peak_unread is None

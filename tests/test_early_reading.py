@@ -20,7 +20,7 @@ def _mlp(x, w1, w2):
 
 
 ARGS = (jnp.ones((4, 8)), jnp.ones((8, 8)), jnp.ones((8, 2)))
-STAGES = ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost", "memory")
+STAGES = ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost_analysis", "memory")
 
 
 def _report(early):

@@ -176,7 +176,7 @@ def test_several_choices_are_checkboxes_that_say_what_they_do(ins):
     source = next(b for b in ins.stages.boxes if b.description == "source")
     source.value = False
     assert ins.stages.value[0] == "olympuspr" and "source" not in ins.report.stages
-    ins.stages.value = ("source", "cost")  # and the boxes follow the value
+    ins.stages.value = ("source", "cost_analysis")  # and the boxes follow the value
     assert [b.description for b in ins.stages.boxes if b.value] == ["source", "cost"]
 
 

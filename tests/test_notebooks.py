@@ -58,8 +58,8 @@ def test_line_magic_shows_all_stages(options_run):
     nb, _ = options_run
     data = report_of(nb.cells[1])
     report = data[MEDIA]
-    assert report["stages"] == ["source", "olympuspr", "stablehlo", "hlo", "compiled", "cost",
-                                "memory"]
+    assert report["stages"] == ["source", "olympuspr", "stablehlo", "hlo", "compiled",
+                                "cost_analysis", "memory"]
     assert set(report["provenance"]["stages"]) == {"olympuspr", "stablehlo", "compiled"}
     assert report["analyses"]["memory"]["peak_memory_in_bytes"] > 0
     assert set(report["timings"]) == {"trace", "lower", "compile"}

@@ -76,7 +76,7 @@ def test_bundle_has_three_forms_and_json_round_trips():
     bundle = report._repr_mimebundle_()
     assert set(bundle) == {MEDIA_TYPE, "text/html", "text/plain"}
     data = bundle[MEDIA_TYPE]
-    assert data["schema"] == "olympus.stages" and data["version"] == 2
+    assert data["schema"] == "olympus.stages" and data["version"] == 3
     text = json.dumps(data)
     again = StageReport.from_json(json.loads(text))
     assert again.to_json() == data
@@ -250,7 +250,7 @@ def test_a_shape_polymorphic_export_shows_its_program_and_why_it_is_not_compiled
     exported = olympus.export.export(olympus.jit(softmax))(spec)
     report = inspect(exported.serialize(), cache=None, costs=True)
     assert report.ok and "stablehlo" in report.provenance.stage_names
-    for stage in ("hlo", "compiled", "costs", "cost", "memory"):
+    for stage in ("hlo", "compiled", "costs", "cost_analysis", "memory"):
         assert "symbolic dimensions (rows, classes)" in report.unavailable[stage], stage
     assert "inspect(exported.call" in report.unavailable["compiled"]
 

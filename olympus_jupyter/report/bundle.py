@@ -3,9 +3,12 @@
 This is the contract with the JupyterLab extension; its schema is documented in
 ``docs/report.md``. The provenance model is embedded as the core writes it. The
 bundle carries its own stage table (name, title, label, kind, language, unit,
-whether its ops link to source) from :mod:`olympus.stage_registry`, so that a
-viewer shows any stage the registry has without knowing it in advance. Version 1
-bundles, from saved notebooks of earlier releases, still read. The cost figures
+whether its ops link to source, and which of the viewer's views shows it) from
+:mod:`olympus.stage_registry` and the stage kinds (:mod:`.kinds`), so that a viewer
+shows any stage the registry has without knowing it in advance: a kind's data is
+under its own key (``passes``, ``costs``) or in ``data``, by stage name. Version 1
+and 2 bundles, from saved notebooks of earlier releases, still read (version 2
+called the cost analysis ``cost``). The cost figures
 carry their names for people (``analyses.cost.names``: label, unit, explanation,
 from :mod:`.cost_names`); readers name the keys themselves, so bundles without
 them read as well.
@@ -13,7 +16,7 @@ them read as well.
 >>> from olympus_jupyter import inspect
 >>> data = to_json(inspect(lambda x: x + 1, 1.0))
 >>> data["schema"], data["version"], data["provenance"]["schema"]
-('olympus.stages', 2, 'olympus.provenance')
+('olympus.stages', 3, 'olympus.provenance')
 >>> [s["title"] for s in data["stage_table"]][:2]
 ['Source', 'olympuspr: traced program']
 >>> fields_from_json(data)["name"]
@@ -21,17 +24,16 @@ them read as well.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from olympus import stage_registry
 from olympus.provenance import Provenance
 
-from olympus_jupyter.report import cost_names
+from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
-from olympus_jupyter.report.costs_view import check_costs
 from olympus_jupyter.report.html import caller_lines
-from olympus_jupyter.report.passes_view import check_passes
 from olympus_jupyter.report.validate import BundleError, check_bundle
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
 
@@ -61,13 +63,13 @@ def _copy(figures: Mapping[str, float] | None) -> dict[str, float] | None:
 def to_json(report) -> dict[str, Any]:
     """A :class:`~olympus_jupyter.report.StageReport` as JSON-ready data."""
     a = report.analyses
-    return {
+    out = {
         "schema": SCHEMA,
         "version": VERSION,
         "name": report.name,
         "platforms": list(report.platforms),
         "stages": list(report.stages),
-        "stage_table": [stage_registry.stage(s).info() for s in report.stages],
+        "stage_table": [kinds.kind(s).info() for s in report.stages],
         "debug_info": report.debug_info,
         "timings": {k: round(v, 6) for k, v in report.timings.items()},
         "failure": _failure_json(report.failure),
@@ -85,13 +87,21 @@ def to_json(report) -> dict[str, Any]:
         **({"callers": sorted([f, line] for f, line in caller_lines(report.provenance))}
            if report.provenance else {}),
         **({"notes": list(report.notes)} if report.notes else {}),
-        **({"passes": report.passes} if report.passes is not None else {}),
-        **({"costs": report.costs} if report.costs is not None else {}),
     }
+    # Each kind's data: under its own key (passes, costs), or in ``data`` by stage name.
+    for handler in kinds.kinds():
+        data = handler.data(report)
+        if data is None:
+            continue
+        if handler.field is not None:
+            out[handler.field] = data
+        else:
+            out.setdefault("data", {})[handler.name] = data
+    return out
 
 
 def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of a report from :func:`to_json` data, this version's or version 1's
+    """The fields of a report from :func:`to_json` data, this version's or an earlier one's
     (``StageReport.from_json`` makes the report). Stages this release does not know
     are left out. Raises ``ValueError`` for another schema or a newer version, and
     :class:`~olympus_jupyter.report.validate.BundleError` (a ``ValueError``) naming
@@ -99,31 +109,47 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
         raise ValueError(f"Not an Olympus report: schema is {got!r}, expected {SCHEMA!r}.")
-    if data.get("version") not in (1, VERSION):
+    if data.get("version") not in (1, 2, VERSION):
         raise ValueError(f"Report version {data.get('version')!r} is not supported; this "
                          f"olympus_jupyter reads versions 1 to {VERSION}.")
     check_bundle(data)
     version = data["version"]
-    known = set(stage_registry.names())
+    # Stages are read by their names now (a report before version 3 calls the cost
+    # analysis ``cost``); stages this release does not know are left out.
+    rename = stage_registry.canonical
     texts = dict(data.get("texts") or {})
     if version == 1 and data.get("hlo_text") is not None:
         texts["hlo"] = data["hlo_text"]  # version 1 held the compiler's input HLO alone
     cost = data["analyses"]["cost"]
-    passes, costs = data.get("passes"), data.get("costs")
     files = len(data["provenance"]["files"]) if data["provenance"] else 0
+    fields: dict[str, Any] = {}
+    stage_data: dict[str, Any] = {}
+    held = data.get("data") or {}
     try:
-        if passes is not None:
-            check_passes(passes, files)
-        if costs is not None:
-            check_costs(costs, files)
+        for handler in kinds.kinds():
+            value = data.get(handler.field) if handler.field is not None \
+                else held.get(handler.name)
+            if value is None:
+                continue
+            handler.check(value, files)
+            if handler.field is not None:
+                fields[handler.field] = value
+            else:
+                stage_data[handler.name] = value
+    except BundleError:
+        raise
     except ValueError as e:
         raise BundleError(f"Not a readable Olympus report: {e}") from None
+    failure = _failure_from(data["failure"])
+    if failure is not None and failure.stage != rename(failure.stage):
+        failure = dataclasses.replace(failure, stage=rename(failure.stage))
     return dict(
         name=data["name"], platforms=tuple(data["platforms"]),
-        stages=tuple(s for s in data["stages"] if s in known),
+        stages=tuple(dict.fromkeys(rename(s) for s in data["stages"] if kinds.known(rename(s)))),
         provenance=Provenance.from_json(data["provenance"]) if data["provenance"] else None,
         texts=texts,
         analyses=Analyses(cost["lowered"], cost["compiled"], data["analyses"]["memory"]),
-        timings=dict(data["timings"]), failure=_failure_from(data["failure"]),
-        unavailable=dict(data["unavailable"]), debug_info=data["debug_info"],
-        notes=tuple(data.get("notes", ())), passes=passes, costs=costs)
+        timings=dict(data["timings"]), failure=failure,
+        unavailable={rename(k): v for k, v in data["unavailable"].items()},
+        debug_info=data["debug_info"], notes=tuple(data.get("notes", ())),
+        stage_data=stage_data, **fields)

@@ -3,7 +3,7 @@ the analyses a report holds. Imports nothing of the report layer, so every form
 (and the report itself) can import it.
 
 >>> Analyses().memory is None, VERSION
-(True, 2)
+(True, 3)
 """
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ __all__ = ["MEDIA_TYPE", "SCHEMA", "VERSION", "Analyses", "compact_json"]
 MEDIA_TYPE = "application/vnd.olympus.stages+json"
 SCHEMA = "olympus.stages"
 #: Version 2 carries the stage table (titles, languages, kinds) and ``texts``;
-#: version 1 bundles (saved notebooks from before) still read.
-VERSION = 2
+#: version 3 names each stage's view in the table, holds the data of registered stage
+#: kinds in ``data`` and calls the cost analysis ``cost_analysis`` (``cost`` before).
+#: Version 1 and 2 bundles (saved notebooks from before) still read.
+VERSION = 3
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,9 +28,7 @@ from olympus.provenance import Provenance, Stage
 from olympus_jupyter.highlight.render import highlight_lines, plain_lines
 from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, ascii_html, concat,
                                            escape, fragment, h, join, tags, template)
-from olympus_jupyter.report import cost_names
-from olympus_jupyter.report.costs_html import costs_section
-from olympus_jupyter.report.passes_html import passes_section
+from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.sections import section as _section
 from olympus_jupyter.report.sections import unavailable as _unavailable
 from olympus_jupyter.report.cost_names import format_bytes
@@ -483,8 +481,8 @@ def _table(cls: str, head: Sequence[str], rows: list[Markup]) -> Markup:
 def cost_section(report, uid: str) -> Pieces:
     a = report.analyses
     if not a.cost_lowered and not a.cost_compiled:
-        return _unavailable(uid, "cost", report.unavailable.get(
-            "cost", "this backend reports no cost analysis"))
+        return _unavailable(uid, "cost_analysis", report.unavailable.get(
+            "cost_analysis", "this backend reports no cost analysis"))
     before, after = a.cost_lowered or {}, a.cost_compiled or {}
     keys = sorted(set(before) | set(after), key=cost_names.sort_key)
     rows = []
@@ -507,7 +505,7 @@ def cost_section(report, uid: str) -> Pieces:
     legend = h("div", {"class": "note legend"},
                [h("p", None, h("b", None, label), ": ", text)
                 for label, text in cost_names.legend(keys)])
-    return _section(uid, "cost", stage_registry.stage("cost").title,
+    return _section(uid, "cost_analysis", stage_registry.stage("cost_analysis").title,
                     [table, h("p", {"class": "note"}, cost_names.STAGES_NOTE), legend])
 
 
@@ -595,20 +593,10 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
     colors = source_colors(report.provenance, callers)
     parts = [header(report, uid), [h("p", {"class": "note"}, n) for n in report.notes],
              failure_box(report)]
-    analyses = {"cost": cost_section, "memory": memory_section}
-    for key in report.stages:
-        kind = stage_registry.stage(key).kind
-        if kind == "source":
-            parts.append(source_section(report, uid, colors, callers, unstyled))
-        elif kind == "program":
-            parts.append(text_stage_section(report, uid, key, colors, callers, full,
-                                            highlight, unstyled))
-        elif kind == "passes":
-            parts.append(passes_section(report, uid, full))
-        elif kind == "costs":
-            parts.append(costs_section(report, uid, full))
-        else:
-            parts.append(analyses[key](report, uid))
+    context = kinds.HtmlContext(uid=uid, colors=colors, callers=callers, full=full,
+                                highlight=highlight, unstyled=unstyled)
+    for key in report.stages:  # each stage's section, by its kind's handler
+        parts.append(kinds.kind(key).html(report, context))
     # In ASCII (characters beyond it as references): see ascii_html.
     body = ascii_html(h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
                         h("style", None, Markup(STYLE)), parts))

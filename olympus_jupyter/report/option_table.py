@@ -272,12 +272,12 @@ def _stages_value(value, text: bool) -> tuple[str, ...]:
         raise Rejected("no stage named")
     known = stage_registry.names()
     for name in names:
-        if name.lower() not in known:
+        if stage_registry.canonical(name.lower()) not in known:
             if text:
                 raise Rejected(f"unknown stage {name!r}; choose from {','.join(known)} or all",
                                 complete=True)
             raise Rejected(f"Unknown stage {name!r}")
-    chosen = {n.lower() for n in names}
+    chosen = {stage_registry.canonical(n.lower()) for n in names}  # former names too
     return tuple(s for s in known if s in chosen)
 
 

@@ -28,15 +28,12 @@ from olympus import stage_registry
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
 from olympus.provenance.build import Reading, read_before_compile
-from olympus.passes import pass_pipeline
-from olympus.buffers import lines_by_label, peak_memory
-from olympus.collectives import collectives
-from olympus.line_costs import cost_by_line
-from olympus_jupyter.report import bundle, cells, costs_view
-from olympus_jupyter.report.passes_view import passes_json
+from olympus_jupyter.report import bundle, cells, costs_view, kinds
+from olympus_jupyter.report.builtin_kinds import costs_data
+from olympus_jupyter.report.kinds import MakeContext
 from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
-from olympus_jupyter.report.html import caller_lines, render_html
+from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report.output_cap import capped_forms
 from olympus_jupyter.report.text import render_text
@@ -74,6 +71,8 @@ class StageReport:
     #: live at the peak, the collectives (the ``costs`` stage, :mod:`.costs_view`),
     #: or None.
     costs: Mapping[str, Any] | None = None
+    #: The data of the stages of registered kinds (:mod:`.kinds`), by stage name.
+    stage_data: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     _memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def _memoized(self, key, make):
@@ -90,7 +89,7 @@ class StageReport:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "StageReport":
-        """Reads a report back from :meth:`to_json` data (this version or version 1)."""
+        """Reads a report back from :meth:`to_json` data (this version or an earlier one)."""
         return cls(**bundle.fields_from_json(data))
 
     def to_json_text(self) -> str:
@@ -283,8 +282,8 @@ def _jsonable_cost(cost) -> dict[str, float] | None:
 def _lowered_cost(lowered, failures, unavailable):
     """The lowered program's cost analysis; where the cost stage cannot exist anyway
     (it says why), figures that cannot be made are left out, not a failure."""
-    if "cost" not in unavailable:
-        return _jsonable_cost(failures.attempt("cost", lowered.cost_analysis))
+    if "cost_analysis" not in unavailable:
+        return _jsonable_cost(failures.attempt("cost_analysis", lowered.cost_analysis))
     try:
         return _jsonable_cost(lowered.cost_analysis())
     except Exception:  # noqa: BLE001 - the stage is unavailable, with its reason
@@ -389,7 +388,8 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
     while the program compiled (:class:`EarlyReading`). What fails on the way (an
     analysis, a stage's text) is the report's failure, shown with its message.
     """
-    stages = stage_registry.default_names() if stages is None else tuple(stages)
+    stages = stage_registry.default_names() if stages is None else \
+        tuple(dict.fromkeys(stage_registry.stage(s).name for s in stages))  # former names too
     specs = [stage_registry.stage(s) for s in stages]
     early = early.of(run) if early is not None else None  # only a reading of this run
     unavailable = dict(run.unavailable)
@@ -437,70 +437,41 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
             and early.cost_lowered else _lowered_cost(lowered, failures, unavailable)
     analyses = Analyses(
         cost_lowered=cost_lowered,
-        cost_compiled=_jsonable_cost(failures.attempt("cost", compiled.cost_analysis))
+        cost_compiled=_jsonable_cost(failures.attempt("cost_analysis", compiled.cost_analysis))
         if compiled else None,
         memory=(lambda m: m.as_dict() if m else None)(
             failures.attempt("memory", compiled.memory_analysis)) if compiled else None,
     )
-    # What costs one more compile is kept with the models: another display of the same
-    # stages compiles no more.
+    # Each stage kind's data (kinds.StageKind.make). What costs one more compile is
+    # kept with the models: another display of the same stages compiles no more.
     kept = models.setdefault(stage_obj, {}) if models is not None and stage_obj else {}
-    passes = None
-    if "passes" in stages and run.lowered is not None and "passes" not in unavailable:
-        passes = kept.get(("passes", pass_re, full))
-        if passes is None:
-            passes = failures.attempt("passes", lambda: _passes(run, provenance, pass_re, full))
-            if passes is not None:
-                kept[("passes", pass_re, full)] = passes
-    costs = None
-    if "costs" in stages and compiled is not None and "costs" not in unavailable:
-        costs = kept.get(("costs", full))
-        if costs is None:
-            costs = failures.attempt("costs", lambda: costs_data(run, provenance, full))
-            if costs is not None:
-                kept[("costs", full)] = costs
+    context = MakeContext(run=run, provenance=provenance, full=full, pass_re=pass_re,
+                          kept=kept)
+    fields: dict[str, Any] = {}
+    stage_data: dict[str, Any] = {}
+    for handler in map(kinds.kind, stages):
+        step = handler.spec.step
+        if not handler.makes_data() or handler.name in unavailable \
+                or (step is not None and context.stage_object(step) is None):
+            continue
+        key = handler.cache_key(context)
+        data = kept.get(key) if key is not None else None
+        if data is None:
+            data = failures.attempt(handler.name, lambda: handler.make(context))
+            if data is not None and key is not None:
+                kept[key] = data
+        if data is None:
+            continue
+        if handler.field is not None:
+            fields[handler.field] = data
+        else:
+            stage_data[handler.name] = data
     provenance, failure = _as_cells(provenance, failures.failure)
     return StageReport(
         name=run.name, platforms=tuple(run.platforms), stages=stages,
         provenance=provenance, texts=texts, analyses=analyses,
         timings=dict(run.timings), failure=failure, unavailable=unavailable,
-        debug_info=debug_info, full=full, passes=passes, costs=costs)
-
-
-def _passes(run: StagedRun, provenance: Provenance | None, pass_re: str, full: bool):
-    """The ``passes`` stage: one more compile, with XLA's per-pass dumps."""
-    options = getattr(run.compiled, "compiler_options", None)
-    pipeline = pass_pipeline(run.lowered, pass_re=pass_re, compiler_options=options)
-    files = [f.path for f in provenance.files] if provenance is not None else []
-    return passes_json(pipeline, files, full=full)
-
-
-def costs_data(run: StagedRun, provenance: Provenance | None, full: bool = False):
-    """The ``costs`` stage: the cost by line of the compiled program, its peak (read
-    from the dumps of its compile, else from one more compile) and collectives.
-    The optimized module is the one the report's model read (a model of its own
-    where the report shows neither StableHLO nor the compiled program), read once
-    for the costs, the peak's lines and the collectives."""
-    model = provenance
-    if model is None or not {"stablehlo", "compiled"} <= set(model.stages):
-        # The collectives' lines and shardings are read from a model of its own.
-        model = build_provenance(run.compiled, stages=("stablehlo", "compiled"))
-    parsed = (model.stages["compiled"], model.source_tables()) \
-        if "compiled" in model.stages else None
-    peak, unread = None, run.peak_unread
-    try:
-        if run.peak is not None:
-            peak = run.peak.read(lines_by_label(*parsed) if parsed else None)
-        elif unread is None:
-            peak = peak_memory(run.compiled)
-    except Exception as e:  # noqa: BLE001 - the rest of the stage stands
-        unread = f"the buffer assignment could not be read: {e}"
-    files = [f.path for f in provenance.files] if provenance is not None else []
-    found = collectives(model)
-    callers = {(model.files[f].path, line) for f, line in caller_lines(model)}
-    return costs_view.costs_json(run.compiled, cost_by_line(run.compiled, parsed=parsed),
-                                 peak, found, files, full=full, callers=callers,
-                                 unavailable={"peak": unread} if unread else None)
+        debug_info=debug_info, full=full, stage_data=stage_data, **fields)
 
 
 def _as_cells(provenance, failure: StageFailure | None):
@@ -521,4 +492,4 @@ def _as_cells(provenance, failure: StageFailure | None):
 
 
 __all__ = ["StageReport", "Analyses", "build_report", "EarlyReading", "MEDIA_TYPE", "SCHEMA", "VERSION",
-           "UserFrame"]
+           "UserFrame", "costs_data"]

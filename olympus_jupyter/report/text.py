@@ -17,7 +17,7 @@ import os
 
 from olympus import stage_registry
 
-from olympus_jupyter.report import cost_names
+from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.cost_names import (format_bytes, format_flops, format_ms,
                                                format_share)
 from olympus_jupyter.report.passes_view import counts, line_summary
@@ -208,16 +208,9 @@ def render_text(report) -> str:
         lines.append("  " + ", ".join(counts))
     if report.timings:
         lines.append("  " + ", ".join(f"{k} {format_ms(v)}" for k, v in report.timings.items()))
-    peak = (report.analyses.memory or {}).get("peak_memory_in_bytes")
-    if peak is not None:
-        lines.append(f"  peak memory {format_bytes(peak)}")
-    lines.extend(cost_lines(report.analyses.cost_lowered, report.analyses.cost_compiled))
-    lines.extend(pass_lines(report.passes, model))
-    lines.extend(costs_lines(report.costs, model))
-    for stage, reason in report.unavailable.items():
-        if stage in report.stages and stage_registry.stage(stage).step == "compile" \
-                and stage_registry.stage(stage).kind == "program":
-            lines.append(f"  {stage}: unavailable ({reason})")
+    # Each kind's lines (kinds.StageKind.text), in the order of their text_rank.
+    for handler in sorted(kinds.kinds(), key=lambda k: k.text_rank):
+        lines.extend(handler.text(report))
     if report.failure is not None:
         lines.append("  " + report.failure.summary())
     lines.extend(f"  note: {note}" for note in report.notes)

@@ -60,7 +60,8 @@ def test_report_renders_after_the_magic(page, lab, stages_nb):
     root = viewer(page)
     assert root.locator(".cm-editor").count() >= 1
     set_layout(viewer(page), "tabs")
-    for stage in ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost", "memory"):
+    for stage in ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost_analysis",
+                  "memory"):
         root.locator(f'[role="tab"][data-stage="{stage}"]').click()
         panel = root.locator(f'[role="tabpanel"][data-stage-panel="{stage}"]')
         assert panel.is_visible()

@@ -1,0 +1,359 @@
+"""Stage kinds as handlers: one object per stage says how it is made and shown.
+
+The stage table (:mod:`olympus.stage_registry`) says what each stage is called and
+which step makes it; a :class:`StageKind` handler says the rest, in one place:
+
+- ``make(ctx)``: its data, from the compiled stages (:class:`MakeContext`);
+- ``schema`` and ``check(data, files)``: how its data is checked when a report is
+  read back (its part of the bundle schema);
+- ``html(report, ctx)``: its section of the static HTML;
+- ``text(report)``: its lines of the ``text/plain`` summary;
+- ``option``: the option that asks for it (:class:`KindOption`: name, flag, help);
+- ``view``: which view of the JupyterLab extension renders its data. A kind the
+  extension does not know names a generic view (``"text"``: a program text;
+  ``"table"``: columns and rows) and gives data that follows that view's schema
+  (``text_view``, ``table_view`` in ``bundle.schema.json``): see :class:`TextKind`
+  and :class:`TableKind`.
+
+Report building (:mod:`.stage_report`), the bundle (:mod:`.bundle`), the HTML
+(:mod:`.html`) and the text (:mod:`.text`) loop over the handlers; the built-in
+ones (source, programs, passes, costs, the analyses) are registered by
+:mod:`.builtin_kinds`. A new kind is a subclass and one call:
+
+>>> from olympus.stage_registry import StageSpec
+>>> class StepTimes(TableKind):
+...     spec = StageSpec("doc_step_times", "Step times", "times", "table", step="trace",
+...                      unit="steps", default=False)
+...     def rows(self, ctx):
+...         return ["step", "seconds"], [[k, v] for k, v in ctx.run.timings.items()]
+>>> handler = register_kind(StepTimes())
+>>> handler is kind("doc_step_times"), handler.view
+(True, 'table')
+>>> unregister_kind("doc_step_times")  # (a test or an experiment takes it back)
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+import fastjsonschema
+import jsonschema
+
+from olympus import stage_registry
+from olympus.stage_registry import StageSpec
+
+from olympus_jupyter.report.markup import h
+from olympus_jupyter.report.sections import section, unavailable
+from olympus_jupyter.report.validate import SCHEMA_PATH, BundleError
+
+__all__ = ["StageKind", "TextKind", "TableKind", "KindOption", "MakeContext", "HtmlContext",
+           "register_kind", "unregister_kind", "kind", "kinds", "known", "kind_options",
+           "GENERIC_VIEWS"]
+
+#: The views of the JupyterLab extension that render any kind's data, by the schema
+#: (a definition of ``bundle.schema.json``) that data follows.
+GENERIC_VIEWS = {"text": "text_view", "table": "table_view"}
+
+
+@dataclasses.dataclass(frozen=True)
+class KindOption:
+    """The option that asks for a stage: its name (``inspect(f, x, name=True)``),
+    its flag (``--name``) and its help. The frontends' option table reads these.
+
+    >>> KindOption("costs", "--costs", "show where the cost goes, by line").flag
+    '--costs'
+    """
+    name: str
+    flag: str
+    help: str
+
+
+@dataclasses.dataclass(frozen=True)
+class MakeContext:
+    """What a handler's ``make`` reads: the staged run (``run.traced``,
+    ``run.lowered``, ``run.compiled``, ``run.args``), the report's provenance model
+    (or None), whether the report is ``full`` and its pass filter; ``kept`` keeps
+    data between reports of the same stage objects (see :meth:`StageKind.cache_key`)."""
+    run: Any
+    provenance: Any = None
+    full: bool = False
+    pass_re: str = ".*"
+    kept: MutableMapping = dataclasses.field(default_factory=dict)
+
+    def stage_object(self, step: str | None):
+        """The object ``step`` made (``Traced``, ``Lowered``, ``Compiled``), or None."""
+        made: dict[str | None, Any] = {"trace": self.run.traced, "lower": self.run.lowered,
+                                       "compile": self.run.compiled}
+        return made.get(step)
+
+
+@dataclasses.dataclass(frozen=True)
+class HtmlContext:
+    """What a handler's ``html`` reads beside the report: the page's id prefix, the
+    source lines' colours and callers, and the display options."""
+    uid: str
+    colors: Mapping = dataclasses.field(default_factory=dict)
+    callers: frozenset | set = frozenset()
+    full: bool = False
+    highlight: bool = True
+    unstyled: bool = False
+
+
+class StageKind:
+    """The handler of one stage: subclass it, set ``spec`` (the stage's row of the
+    stage table) and ``view``, override what differs, and :func:`register_kind` it.
+
+    ``field`` names the :class:`~olympus_jupyter.report.StageReport` attribute (and
+    the bundle key) that holds the stage's data, for the built-in kinds that have
+    one (``passes``, ``costs``); the data of any other kind is kept in the report's
+    ``stage_data`` and the bundle's ``data``, by stage name. ``text_rank`` orders
+    the summary's lines (lower first).
+    """
+    spec: StageSpec
+    view: str = "text"
+    field: str | None = None
+    option: KindOption | None = None
+    #: The JSON schema of the stage's data (a ``$ref`` to ``#/definitions/...`` of
+    #: ``bundle.schema.json`` reads that definition); None: nothing more to check.
+    schema: Mapping[str, Any] | None = None
+    text_rank: int = 50
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    # -- made --------------------------------------------------------------------
+
+    def makes_data(self) -> bool:
+        """Whether :meth:`make` makes data (the built-in program stages' texts and
+        models are made by the provenance builder instead)."""
+        return type(self).make is not StageKind.make
+
+    def cache_key(self, ctx: MakeContext):
+        """The key its data is kept under between reports of the same stage objects
+        (another display of the same stages makes nothing again), or None."""
+        return (self.name, ctx.full)
+
+    def make(self, ctx: MakeContext) -> Any:
+        """The stage's data (JSON-ready), or None; what it raises is the report's
+        failure, shown with its message."""
+        return None
+
+    def data(self, report) -> Any:
+        """The stage's data in ``report``, or None."""
+        if self.field is not None:
+            return getattr(report, self.field, None)
+        return (getattr(report, "stage_data", None) or {}).get(self.name)
+
+    # -- checked -----------------------------------------------------------------
+
+    def check(self, data: Any, files: int) -> None:
+        """Raises ``ValueError`` unless ``data`` (read from a bundle: from anywhere)
+        follows :attr:`schema`; ``files`` is the number of source files the report
+        holds (what file indices may point to)."""
+        if self.schema is not None:
+            fast, slow = _validators(_frozen(self.schema))
+            try:
+                fast(data)
+                return
+            except fastjsonschema.JsonSchemaException:
+                pass
+            error = jsonschema.exceptions.best_match(slow.iter_errors(data))
+            if error is not None:
+                where = ".".join(str(p) for p in error.absolute_path)
+                raise BundleError(f"Not a readable Olympus report: data.{self.name}"
+                                  f"{'.' + where if where else ''}: {error.message[:200]}.")
+            raise BundleError(f"Not a readable Olympus report: data.{self.name} does not "
+                              f"follow its schema.")
+
+    # -- shown -------------------------------------------------------------------
+
+    def unavailable_reason(self, report) -> str | None:
+        """Why the stage has nothing to show, or None when it has."""
+        if self.data(report) is not None:
+            return None
+        return report.unavailable.get(self.name, "not made")
+
+    def html(self, report, ctx: HtmlContext):
+        """Its section of the static HTML (see :func:`.sections.section`)."""
+        reason = self.unavailable_reason(report)
+        if reason is not None:
+            return unavailable(ctx.uid, self.name, reason)
+        return section(ctx.uid, self.name, self.spec.title, self.body_html(report, ctx),
+                       self.meta(report))
+
+    def body_html(self, report, ctx: HtmlContext):
+        """The body of its section, when it has data."""
+        return h("pre", None, str(self.data(report)))
+
+    def meta(self, report) -> str:
+        """The few words beside its title (``12 rows``)."""
+        return ""
+
+    def text(self, report) -> list[str]:
+        """Its lines of the ``text/plain`` summary (each starts with two spaces)."""
+        return []
+
+    def info(self) -> dict[str, Any]:
+        """Its row of the bundle's stage table: the registry's, and its view."""
+        return {**self.spec.info(), "view": self.view}
+
+
+class TextKind(StageKind):
+    """A stage whose data is a text (a program, a log), shown by the extension's
+    program view: override :meth:`make_text`. Data: ``{"text": ..., "language":
+    ...}`` (the ``text_view`` schema); ``language`` is the spec's (a highlighter
+    the viewer may not know reads as plain text)."""
+    view = "text"
+    schema = {"$ref": "#/definitions/text_view"}
+
+    def make_text(self, ctx: MakeContext) -> str | None:
+        raise NotImplementedError(f"{type(self).__name__}.make_text")
+
+    def make(self, ctx: MakeContext) -> Any:
+        text = self.make_text(ctx)
+        return None if text is None else {"text": str(text), "language": self.spec.language}
+
+    def body_html(self, report, ctx: HtmlContext):
+        return h("pre", {"class": "diff"}, self.data(report)["text"])
+
+    def meta(self, report) -> str:
+        return f"{self.data(report)['text'].count(chr(10)) + 1:,} lines"
+
+    def text(self, report) -> list[str]:
+        data = self.data(report)
+        return [f"  {self.name}: {self.meta(report)}"] if data is not None else []
+
+
+class TableKind(StageKind):
+    """A stage whose data is a table, shown by the extension's table view: override
+    :meth:`rows` (it returns the column names and the rows). Data: ``{"columns":
+    [...], "rows": [[...], ...]}``, each cell a string, a number or null (the
+    ``table_view`` schema)."""
+    view = "table"
+    schema = {"$ref": "#/definitions/table_view"}
+
+    def rows(self, ctx: MakeContext) -> tuple[list[str], list[list[Any]]] | None:
+        raise NotImplementedError(f"{type(self).__name__}.rows")
+
+    def make(self, ctx: MakeContext) -> Any:
+        made = self.rows(ctx)
+        if made is None:
+            return None
+        columns, rows = made
+        return {"columns": [str(c) for c in columns], "rows": [list(r) for r in rows]}
+
+    def body_html(self, report, ctx: HtmlContext):
+        data = self.data(report)
+        head = h("thead", None, h("tr", None, [h("th", None, c) for c in data["columns"]]))
+        body = h("tbody", None, [h("tr", None, [h("td", None, "" if v is None else str(v))
+                                                for v in row]) for row in data["rows"]])
+        return h("table", {"class": "tab", "data-olympus-kind": self.name}, head, body)
+
+    def meta(self, report) -> str:
+        return f"{len(self.data(report)['rows']):,} {self.spec.unit}"
+
+    def text(self, report) -> list[str]:
+        data = self.data(report)
+        if data is None:
+            return []
+        out = [f"  {self.name}: {self.meta(report)}"]
+        out += ["    " + ", ".join(f"{c} {'' if v is None else v}"
+                                   for c, v in zip(data["columns"], row))
+                for row in data["rows"][:8]]
+        return out
+
+
+# -- the registry ----------------------------------------------------------------------
+
+_KINDS: dict[str, StageKind] = {}
+#: The stages of the built-in table (:data:`olympus.stage_registry.STAGES`).
+_BUILT_IN = frozenset(s.name for s in stage_registry.STAGES)
+
+
+def register_kind(handler: StageKind) -> StageKind:
+    """Registers ``handler`` for its stage (``handler.spec``), adding the stage to the
+    stage table when it is new: every form of a report shows it from then on, and
+    ``stages=[name]`` asks for it. Registering the same handler again does nothing.
+    """
+    if not isinstance(handler, StageKind):
+        raise TypeError(f"register_kind takes a StageKind instance, got "
+                        f"{type(handler).__name__}.")
+    spec = getattr(handler, "spec", None)
+    if not isinstance(spec, StageSpec):
+        raise TypeError(f"{type(handler).__name__}.spec must be a StageSpec (the stage's "
+                        f"row of olympus.stage_registry).")
+    if handler.view not in ("source", "program", "analysis", "passes", "costs",
+                            *GENERIC_VIEWS):
+        raise ValueError(f"{type(handler).__name__}.view is {handler.view!r}; a new kind "
+                         f"names a generic view: {', '.join(GENERIC_VIEWS)}.")
+    if handler.field is None and handler.makes_data() and handler.view not in GENERIC_VIEWS:
+        raise ValueError(f"{type(handler).__name__} makes data, which a viewer shows with a "
+                         f"generic view: its view must be one of {', '.join(GENERIC_VIEWS)} "
+                         f"(it is {handler.view!r}).")
+    taken = _KINDS.get(spec.name)
+    if taken is not None and taken is not handler:
+        raise ValueError(f"Stage {spec.name!r} already has a handler "
+                         f"({type(taken).__name__}); choose another name.")
+    stage_registry.register(spec)
+    _KINDS[spec.name] = handler
+    return handler
+
+
+def unregister_kind(name: str) -> None:
+    """Takes back a kind registered by :func:`register_kind` and its stage (a
+    built-in one stays)."""
+    if name in _BUILT_IN:
+        raise ValueError(f"Stage {name!r} is built in; it cannot be unregistered.")
+    if _KINDS.pop(name, None) is not None:
+        stage_registry.unregister(name)
+
+
+def kind(name: str) -> StageKind:
+    """The handler of stage ``name`` (a former name reads too); ``UnknownStage``
+    names the choices."""
+    found = _KINDS.get(stage_registry.canonical(name))
+    if found is None:
+        stage_registry.stage(name)  # raises UnknownStage for a name not in the table
+        raise LookupError(f"Stage {name!r} has no handler: olympus_jupyter.report."
+                          f"builtin_kinds registers the built-in ones.")
+    return found
+
+
+def known(name: str) -> bool:
+    """Whether stage ``name`` has a handler."""
+    return stage_registry.canonical(name) in _KINDS
+
+
+def kinds() -> tuple[StageKind, ...]:
+    """Every handler, in the stage table's order."""
+    return tuple(_KINDS[n] for n in stage_registry.names() if n in _KINDS)
+
+
+def kind_options() -> dict[str, KindOption]:
+    """The options the kinds declare, by option name: what the frontends' option table
+    adds for them (``--passes``, ``--costs``...).
+
+    >>> from olympus_jupyter.report import builtin_kinds  # (registers the built-in ones)
+    >>> sorted(kind_options())
+    ['costs', 'passes']
+    """
+    return {k.option.name: k.option for k in kinds() if k.option is not None}
+
+
+# -- checking a kind's data against its schema -----------------------------------------
+
+def _frozen(schema: Mapping[str, Any]) -> str:
+    return json.dumps(schema, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _validators(schema_json: str):
+    """A kind's schema, reading ``#/definitions/...`` of the bundle schema: compiled
+    (the check of every bundle), and for jsonschema (which names the field)."""
+    root = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema = {**json.loads(schema_json), "definitions": root["definitions"]}
+    return fastjsonschema.compile(schema), jsonschema.Draft7Validator(schema)
