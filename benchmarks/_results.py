@@ -13,6 +13,7 @@ True
 >>> r.records[0]["ok"], r.records[1]["ok"], r.ok
 (True, None, True)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +28,13 @@ def parser(doc: str | None, short: str) -> argparse.ArgumentParser:
     first = (doc or "").strip().splitlines()[0] if doc else None
     p = argparse.ArgumentParser(description=first)
     p.add_argument("--short", action="store_true", help=short)
-    p.add_argument("--json", metavar="PATH", default=None,
-                   help="also write the results to PATH as a list of records "
-                        "{benchmark, what, value, unit, budget, ok} (for run_all.py)")
+    p.add_argument(
+        "--json",
+        metavar="PATH",
+        default=None,
+        help="also write the results to PATH as a list of records "
+        "{benchmark, what, value, unit, budget, ok} (for run_all.py)",
+    )
     return p
 
 
@@ -43,9 +48,16 @@ class Results:
     def add(self, what: str, value: float, unit: str, budget: float | None = None) -> bool:
         """Records a figure; returns whether it is within its budget (True without one)."""
         ok = None if budget is None else bool(value <= budget)
-        self.records.append({"benchmark": self.benchmark, "what": what, "value": float(value),
-                             "unit": unit, "budget": None if budget is None else float(budget),
-                             "ok": ok})
+        self.records.append(
+            {
+                "benchmark": self.benchmark,
+                "what": what,
+                "value": float(value),
+                "unit": unit,
+                "budget": None if budget is None else float(budget),
+                "ok": ok,
+            }
+        )
         return ok is not False
 
     @property
@@ -65,4 +77,5 @@ def name_of(file: str) -> str:
 
 if __name__ == "__main__":  # pragma: no cover
     import doctest
+
     sys.exit(doctest.testmod().failed)

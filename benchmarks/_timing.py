@@ -7,6 +7,7 @@ other load) that would bias two separate series.
 >>> r.rounds
 3
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,15 +18,17 @@ from typing import Callable
 
 @dataclasses.dataclass(frozen=True)
 class Comparison:
-    olympus_s: float    # median seconds per call, Olympus
-    jax_s: float        # median seconds per call, JAX
-    ratio: float        # median of per-round Olympus/JAX ratios
+    olympus_s: float  # median seconds per call, Olympus
+    jax_s: float  # median seconds per call, JAX
+    ratio: float  # median of per-round Olympus/JAX ratios
     rounds: int
 
     def line(self, what: str, budget: float) -> str:
         verdict = "ok" if self.ratio <= budget else "OVER BUDGET"
-        return (f"{what}: olympus {self.olympus_s * 1e6:,.2f} us, jax {self.jax_s * 1e6:,.2f} us, "
-                f"ratio {self.ratio:.3f} (budget <= {budget:.2f}) {verdict}")
+        return (
+            f"{what}: olympus {self.olympus_s * 1e6:,.2f} us, jax {self.jax_s * 1e6:,.2f} us, "
+            f"ratio {self.ratio:.3f} (budget <= {budget:.2f}) {verdict}"
+        )
 
 
 def _time(fn: Callable[[], object], number: int) -> float:
@@ -35,8 +38,13 @@ def _time(fn: Callable[[], object], number: int) -> float:
     return (time.perf_counter() - start) / number
 
 
-def compare(olympus_fn: Callable[[], object], jax_fn: Callable[[], object], *,
-            rounds: int = 15, number: int = 1) -> Comparison:
+def compare(
+    olympus_fn: Callable[[], object],
+    jax_fn: Callable[[], object],
+    *,
+    rounds: int = 15,
+    number: int = 1,
+) -> Comparison:
     """Times both callables ``number`` times per round, alternating which goes first."""
     ours, theirs, ratios = [], [], []
     for i in range(rounds):
@@ -49,5 +57,6 @@ def compare(olympus_fn: Callable[[], object], jax_fn: Callable[[], object], *,
         ours.append(t_ol)
         theirs.append(t_jax)
         ratios.append(t_ol / t_jax)
-    return Comparison(statistics.median(ours), statistics.median(theirs),
-                      statistics.median(ratios), rounds)
+    return Comparison(
+        statistics.median(ours), statistics.median(theirs), statistics.median(ratios), rounds
+    )

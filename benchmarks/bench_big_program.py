@@ -17,6 +17,7 @@ Run: python benchmarks/bench_big_program.py [--short] [--json PATH]
 The budget is for 50,000 equations: below that XLA's compile is cheap next to the
 work of reading every op, so the ratio is not comparable.
 """
+
 import argparse
 import json
 import os
@@ -34,10 +35,12 @@ EQUATIONS = 50_000
 def make_program(equations: int, k: int):
     """``equations`` elementwise equations in a chain (two per step), a new function
     each time."""
+
     def chain(x):
         for _ in range(equations // 2):
             x = x * 1.0001 + k
         return x
+
     return chain
 
 
@@ -46,8 +49,10 @@ def child(side: str, equations: int) -> dict:
     and its display bundle."""
     import jax
     import numpy as np
+
     x = np.ones((8,), np.float32)
     if side == "jax":
+
         def work(n, k):
             return jax.jit(make_program(n, k)).trace(x).lower().compile()
     else:
@@ -56,6 +61,7 @@ def child(side: str, equations: int) -> dict:
         def work(n, k):
             report = inspect(make_program(n, k), x, cache=None)
             return report, report._repr_mimebundle_()
+
     work(100, 0)  # warm-up: first-use costs of either library are not the program's
     start = time.perf_counter()
     out = work(equations, 1)
@@ -64,30 +70,38 @@ def child(side: str, equations: int) -> dict:
     if side == "olympus":
         from olympus_jupyter.report.data import MEDIA_TYPE
         from olympus_jupyter.report.output_cap import output_size
+
         report, bundle = out
         notes = bundle[MEDIA_TYPE].get("notes", [])
-        result.update(ops=len(report.provenance.stages["olympuspr"].ops),
-                      size=output_size(bundle), full=output_size(report.forms()),
-                      note=notes[-1] if notes else "")
+        result.update(
+            ops=len(report.provenance.stages["olympuspr"].ops),
+            size=output_size(bundle),
+            full=output_size(report.forms()),
+            note=notes[-1] if notes else "",
+        )
     return result
 
 
 def run_child(side: str, equations: int) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", side, str(equations)],
-                         check=True, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONHASHSEED": "0"})
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", side, str(equations)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     options = parser(__doc__, "one round instead of three")
-    options.add_argument("--child", nargs=2, metavar=("SIDE", "EQUATIONS"),
-                         help=argparse.SUPPRESS)
+    options.add_argument("--child", nargs=2, metavar=("SIDE", "EQUATIONS"), help=argparse.SUPPRESS)
     args = options.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]))))
         return 0
     from olympus_jupyter.report.output_cap import MAX_OUTPUT_BYTES
+
     rounds = 1 if args.short else 3
     ours, theirs, ratios, last = [], [], [], None
     for r in range(rounds):
@@ -102,21 +116,34 @@ def main() -> int:
         theirs.append(times["jax"])
         ratios.append(times["olympus"] / times["jax"])
     ratio = statistics.median(ratios)
-    print(f"{last['ops']:,} equations; report + display bundle {statistics.median(ours):.2f} s, "
-          f"JAX trace+lower+compile {statistics.median(theirs):.2f} s: ratio {ratio:.2f} "
-          f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; budget <= {BUDGET}) "
-          f"{'ok' if ratio <= BUDGET else 'OVER BUDGET'}")
+    print(
+        f"{last['ops']:,} equations; report + display bundle {statistics.median(ours):.2f} s, "
+        f"JAX trace+lower+compile {statistics.median(theirs):.2f} s: ratio {ratio:.2f} "
+        f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; budget <= {BUDGET}) "
+        f"{'ok' if ratio <= BUDGET else 'OVER BUDGET'}"
+    )
     size = last["size"]
     verdict = "ok" if size <= MAX_OUTPUT_BYTES else "OVER BUDGET"
-    print(f"saved output {size / 1e6:.2f} MB (uncapped it would be {last['full'] / 1e6:.1f} MB; "
-          f"budget <= {MAX_OUTPUT_BYTES / 1e6:g} MB) {verdict}")
+    print(
+        f"saved output {size / 1e6:.2f} MB (uncapped it would be {last['full'] / 1e6:.1f} MB; "
+        f"budget <= {MAX_OUTPUT_BYTES / 1e6:g} MB) {verdict}"
+    )
     note = last["note"]
     print(f"note shown: {note[:120] + '...' if note else '(none)'}")
     results = Results(name_of(__file__))
-    results.add(f"{EQUATIONS:,} equations: report + display bundle / JAX trace+lower+compile, "
-                "each in a fresh process", ratio, "x", BUDGET)
-    results.add(f"{EQUATIONS:,} equations: saved output (display bundle, all forms)", size / 1e6,
-                "MB", MAX_OUTPUT_BYTES / 1e6)
+    results.add(
+        f"{EQUATIONS:,} equations: report + display bundle / JAX trace+lower+compile, "
+        "each in a fresh process",
+        ratio,
+        "x",
+        BUDGET,
+    )
+    results.add(
+        f"{EQUATIONS:,} equations: saved output (display bundle, all forms)",
+        size / 1e6,
+        "MB",
+        MAX_OUTPUT_BYTES / 1e6,
+    )
     results.add("report + display bundle", statistics.median(ours), "s")
     results.add("JAX trace+lower+compile", statistics.median(theirs), "s")
     results.write(args.json)

@@ -2,6 +2,7 @@
 
 Run: python benchmarks/bench_call.py [--short] [--json PATH]   (--short: 21 rounds instead of 41)
 """
+
 import sys
 
 import jax
@@ -25,8 +26,9 @@ def main() -> int:
     theirs = jax.jit(f).trace(x, y).lower().compile()
     for _ in range(1000):  # warm both dispatch paths
         ours(x, y), theirs(x, y)
-    result = compare(lambda: ours(x, y), lambda: theirs(x, y), rounds=21 if args.short else 41,
-                     number=5000)
+    result = compare(
+        lambda: ours(x, y), lambda: theirs(x, y), rounds=21 if args.short else 41, number=5000
+    )
     print(result.line("Compiled call, tiny inputs", BUDGET))
     results = Results(name_of(__file__))
     results.add("calling a Compiled, two f32 scalars: Olympus / JAX", result.ratio, "x", BUDGET)

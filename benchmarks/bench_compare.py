@@ -15,6 +15,7 @@ to 2.20.
 Run: python benchmarks/bench_compare.py [--short] [--json PATH]
 (--short: 50, 200 and 400 layers, 9 rounds and 3 repeats instead of 15 and 5)
 """
+
 import statistics
 import sys
 import time
@@ -48,6 +49,7 @@ def comparing(layers: int):
         diff = compare(a, b)
         diff.text()
         diff.html()
+
     return run
 
 
@@ -74,11 +76,14 @@ def main() -> int:
     for n, t in sorted(figures.items()):
         print(f"compare(), {n}-layer MLP: {t * 1e3:.1f} ms")
     ok = figures[200] <= BUDGET_S and growth <= GROWTH
-    print(f"200 layers: {figures[200]:.3f} s (budget <= {BUDGET_S} s); 400/200: "
-          f"{growth:.2f}x (budget <= {GROWTH}x) {'ok' if ok else 'OVER BUDGET'}")
+    print(
+        f"200 layers: {figures[200]:.3f} s (budget <= {BUDGET_S} s); 400/200: "
+        f"{growth:.2f}x (budget <= {GROWTH}x) {'ok' if ok else 'OVER BUDGET'}"
+    )
     results = Results(name_of(__file__))
-    results.add("compare() of two 200-layer MLP reports, summary + static HTML", figures[200], "s",
-                BUDGET_S)
+    results.add(
+        "compare() of two 200-layer MLP reports, summary + static HTML", figures[200], "s", BUDGET_S
+    )
     results.add("compare() growth, 400 layers / 200 layers", growth, "x", GROWTH)
     for n, t in figures.items():
         if n != 200:

@@ -24,6 +24,7 @@ to a report, next to one plain compile of the same program.
 Run: python benchmarks/bench_costs.py [--short] [--json PATH]
 (--short: one run of the big program instead of 3; the small programs keep their 21 rounds)
 """
+
 import json
 import os
 import statistics
@@ -49,6 +50,7 @@ def make_attention():
         weights = jnp.exp(scores - scores.max(axis=-1, keepdims=True))
         weights = weights / weights.sum(axis=-1, keepdims=True)
         return (weights @ v) @ wo
+
     return attention
 
 
@@ -56,9 +58,13 @@ def programs():
     rng = np.random.default_rng(0)
     f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     params = [(f32(WIDTH, WIDTH), f32(WIDTH)) for _ in range(LAYERS)]
-    return {f"{LAYERS}-layer MLP": (make_mlp, (params, f32(BATCH, WIDTH))),
-            "attention block": (make_attention, (f32(256, 128),) + tuple(
-                f32(128, 128) for _ in range(4)))}
+    return {
+        f"{LAYERS}-layer MLP": (make_mlp, (params, f32(BATCH, WIDTH))),
+        "attention block": (
+            make_attention,
+            (f32(256, 128),) + tuple(f32(128, 128) for _ in range(4)),
+        ),
+    }
 
 
 def small(rounds: int) -> dict[str, tuple[float, float, float, float]]:
@@ -67,6 +73,7 @@ def small(rounds: int) -> dict[str, tuple[float, float, float, float]]:
     from olympus.buffers import compile_with_peak
     from olympus_jupyter.report.stage_report import costs_data
     from olympus_jupyter.staging.runner import StagedRun
+
     out = {}
     for name, (make, args) in programs().items():
         olympus.jit(make()).trace(*args).lower().compile()  # warm up
@@ -74,7 +81,7 @@ def small(rounds: int) -> dict[str, tuple[float, float, float, float]]:
         for r in range(rounds):
             lowered = olympus.jit(make()).trace(*args).lower()
             again = olympus.jit(make()).trace(*args).lower()
-            for side in (("plain", "dumped") if r % 2 else ("dumped", "plain")):
+            for side in ("plain", "dumped") if r % 2 else ("dumped", "plain"):
                 start = time.perf_counter()
                 if side == "plain":
                     lowered.compile()
@@ -89,8 +96,12 @@ def small(rounds: int) -> dict[str, tuple[float, float, float, float]]:
             data.append(time.perf_counter() - start)
             assert made["peak"] is not None and made["lines"], made["unavailable"]
         added = [(d - p + x) / p for d, p, x in zip(dumped, plain, data)]
-        out[name] = (statistics.median(plain), statistics.median(dumped),
-                     statistics.median(data), statistics.median(added))
+        out[name] = (
+            statistics.median(plain),
+            statistics.median(dumped),
+            statistics.median(data),
+            statistics.median(added),
+        )
     return out
 
 
@@ -99,6 +110,7 @@ def child() -> None:
     from bench_big_program import make_program
     from olympus_jupyter.report.stage_report import costs_data
     from olympus_jupyter.staging import run_stages
+
     x = np.ones((8,), np.float32)
     run = run_stages(make_program(100, 0), (x,), read_peak=True)  # warm up
     costs_data(run, olympus.provenance.build(run.compiled))
@@ -107,15 +119,23 @@ def child() -> None:
     start = time.perf_counter()
     made = costs_data(run, model)
     seconds = time.perf_counter() - start
-    print(json.dumps({"seconds": seconds, "lines": len(made["lines"]),
-                      "peak": made["peak"] is not None}))
+    print(
+        json.dumps(
+            {"seconds": seconds, "lines": len(made["lines"]), "peak": made["peak"] is not None}
+        )
+    )
 
 
 def big(rounds: int) -> list[float]:
     times = []
     for _ in range(rounds):
-        proc = subprocess.run([sys.executable, __file__, "--child"], capture_output=True,
-                              text=True, timeout=600, cwd=os.path.dirname(__file__))
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=os.path.dirname(__file__),
+        )
         if proc.returncode:
             raise SystemExit(f"the 50,000-equation child failed:\n{proc.stderr[-3000:]}")
         found = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -128,23 +148,35 @@ def main() -> int:
     if "--child" in sys.argv:
         child()
         return 0
-    args = parser(__doc__, "one run of the big program instead of 3 (the small "
-                           "programs' 21 rounds take seconds: they are not cut)").parse_args()
+    args = parser(
+        __doc__,
+        "one run of the big program instead of 3 (the small "
+        "programs' 21 rounds take seconds: they are not cut)",
+    ).parse_args()
     results = Results(name_of(__file__))
     for name, (plain, dumped, data, added) in small(21).items():
-        print(f"{name}: plain compile {plain * 1e3:.1f} ms, with dumps {dumped * 1e3:.1f} ms, "
-              f"the stage's data {data * 1e3:.1f} ms (medians): adds {added:.2f}x of a compile "
-              f"(median of the rounds' own) "
-              f"(budget <= {BUDGET_SMALL}) {'ok' if added <= BUDGET_SMALL else 'OVER BUDGET'}")
-        results.add(f"costs stage (dumped compile over plain, and its data) / one plain "
-                    f"compile, {name}", added, "x", budget=BUDGET_SMALL)
+        print(
+            f"{name}: plain compile {plain * 1e3:.1f} ms, with dumps {dumped * 1e3:.1f} ms, "
+            f"the stage's data {data * 1e3:.1f} ms (medians): adds {added:.2f}x of a compile "
+            f"(median of the rounds' own) "
+            f"(budget <= {BUDGET_SMALL}) {'ok' if added <= BUDGET_SMALL else 'OVER BUDGET'}"
+        )
+        results.add(
+            f"costs stage (dumped compile over plain, and its data) / one plain compile, {name}",
+            added,
+            "x",
+            budget=BUDGET_SMALL,
+        )
     times = big(1 if args.short else 3)
     seconds = statistics.median(times)
-    print(f"{EQUATIONS:,}-equation program: the stage's data in {seconds:.2f} s "
-          f"(runs: {', '.join(f'{t:.2f}' for t in times)}; budget <= {BUDGET_BIG} s) "
-          f"{'ok' if seconds <= BUDGET_BIG else 'OVER BUDGET'}")
-    results.add(f"costs stage's data, {EQUATIONS:,}-equation program", seconds, "s",
-                budget=BUDGET_BIG)
+    print(
+        f"{EQUATIONS:,}-equation program: the stage's data in {seconds:.2f} s "
+        f"(runs: {', '.join(f'{t:.2f}' for t in times)}; budget <= {BUDGET_BIG} s) "
+        f"{'ok' if seconds <= BUDGET_BIG else 'OVER BUDGET'}"
+    )
+    results.add(
+        f"costs stage's data, {EQUATIONS:,}-equation program", seconds, "s", budget=BUDGET_BIG
+    )
     results.write(args.json)
     return 0 if results.ok else 1
 

@@ -20,6 +20,7 @@ line, which lights up every view), not the view's own work.
 Run: python benchmarks/bench_heat_toggle.py [--short] [--json PATH]  (takes a few minutes)
 (--short: 8 switches instead of 24; the first switch is timed on 3 fresh pages either way)
 """
+
 import importlib.util
 import json
 import pathlib
@@ -30,8 +31,14 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
-from labserver import (CHROMIUM, CHROMIUM_ARGS, Server, open_notebook,
-                       saved_outputs_notebook, set_layout)
+from labserver import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Server,
+    open_notebook,
+    saved_outputs_notebook,
+    set_layout,
+)
 
 from _results import Results, name_of, parser
 
@@ -48,24 +55,29 @@ def write_module(folder: pathlib.Path) -> pathlib.Path:
     report's source must be a file of its own, so that every line is shown)."""
     body = "\n".join(f"        x = jnp.sin(x) * {1 + (i + 1) / 1e5!r}" for i in range(LINES))
     path = folder / "heat_program.py"
-    path.write_text("import olympus.numpy as jnp\n\n\n"
-                    "def big_program(x):\n"
-                    f"    for _ in range({REPEATS}):\n"
-                    f"{body}\n"
-                    "    return x\n")
+    path.write_text(
+        "import olympus.numpy as jnp\n\n\n"
+        "def big_program(x):\n"
+        f"    for _ in range({REPEATS}):\n"
+        f"{body}\n"
+        "    return x\n"
+    )
     return path
 
 
 def make_notebook(root: pathlib.Path) -> tuple[str, dict]:
     from olympus_jupyter import inspect
+
     spec = importlib.util.spec_from_file_location("heat_program", write_module(root))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    report = inspect(module.big_program, np.ones((8,), np.float32), stages=STAGES,
-                     costs=True, cache=None)
+    report = inspect(
+        module.big_program, np.ones((8,), np.float32), stages=STAGES, costs=True, cache=None
+    )
     data = report.to_json()
-    saved_outputs_notebook(root / "heat.ipynb", [data],
-                           source="%olympus_lower --costs big_program(x)")
+    saved_outputs_notebook(
+        root / "heat.ipynb", [data], source="%olympus_lower --costs big_program(x)"
+    )
     return "heat.ipynb", data
 
 
@@ -107,23 +119,28 @@ def main() -> int:
     args = parser(__doc__, "8 switches instead of 24").parse_args()
     rounds = 2 if args.short else 6
     from playwright.sync_api import sync_playwright
+
     root = pathlib.Path(tempfile.mkdtemp())
     name, data = make_notebook(root)
     ops = {s: st["ops"]["count"] for s, st in data["provenance"]["stages"].items()}
     costed = sum(r["what"] == "line" for r in data["costs"]["lines"])
-    print(f"program: {ops.get('compiled', 0):,} compiled instructions, "
-          + ", ".join(f"{n:,} {s} ops" for s, n in ops.items() if s != "compiled")
-          + f"; {costed:,} source lines with costs; notebook "
-          f"{(root / name).stat().st_size / 1e6:.1f} MB")
+    print(
+        f"program: {ops.get('compiled', 0):,} compiled instructions, "
+        + ", ".join(f"{n:,} {s} ops" for s, n in ops.items() if s != "compiled")
+        + f"; {costed:,} source lines with costs; notebook "
+        f"{(root / name).stat().st_size / 1e6:.1f} MB"
+    )
     server = Server("lab", root, pathlib.Path(tempfile.mkdtemp()))
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            switches = switch_on_a_fresh_page(browser, server, name,
-                                              ["flops", "bytes", "peak", "off"] * rounds)
+            switches = switch_on_a_fresh_page(
+                browser, server, name, ["flops", "bytes", "peak", "off"] * rounds
+            )
             firsts = [switches[0][1]] + [
                 switch_on_a_fresh_page(browser, server, name, ["flops"])[0][1]
-                for _ in range(OPENINGS - 1)]
+                for _ in range(OPENINGS - 1)
+            ]
             browser.close()
     finally:
         server.stop()
@@ -135,21 +152,36 @@ def main() -> int:
     if marks == 0 or any(m for c, _, m in switches if c == "off"):
         print("the heatmap's marks did not follow the choice")
         return 2
-    print(f"first switch on (flops): median {first * 1e3:.0f} ms over {len(firsts)} fresh pages "
-          f"(all: {', '.join(f'{ms:.0f}' for ms in firsts)} ms) (budget <= "
-          f"{BUDGET_S * 1e3:.0f} ms) {'ok' if first <= BUDGET_S else 'OVER BUDGET'}")
-    print(f"switching the heatmap on or to another figure: median {median * 1e3:.0f} ms over "
-          f"{len(on)}, worst {max(on):.0f} ms (budget <= {BUDGET_S * 1e3:.0f} ms) "
-          f"{'ok' if median <= BUDGET_S else 'OVER BUDGET'}; {marks} marks on screen")
+    print(
+        f"first switch on (flops): median {first * 1e3:.0f} ms over {len(firsts)} fresh pages "
+        f"(all: {', '.join(f'{ms:.0f}' for ms in firsts)} ms) (budget <= "
+        f"{BUDGET_S * 1e3:.0f} ms) {'ok' if first <= BUDGET_S else 'OVER BUDGET'}"
+    )
+    print(
+        f"switching the heatmap on or to another figure: median {median * 1e3:.0f} ms over "
+        f"{len(on)}, worst {max(on):.0f} ms (budget <= {BUDGET_S * 1e3:.0f} ms) "
+        f"{'ok' if median <= BUDGET_S else 'OVER BUDGET'}; {marks} marks on screen"
+    )
     print(f"switching it off: median {statistics.median(off):.0f} ms")
     results = Results(name_of(__file__))
-    results.add(f"JupyterLab heatmap of a {ops.get('compiled', 0):,}-instruction program: "
-                f"switching it on or to another figure, change to two frames (median of "
-                f"{len(on)})", median * 1e3, "ms", BUDGET_S * 1e3)
-    results.add(f"the heatmap turned on the first time, change to two frames (median of "
-                f"{len(firsts)} fresh pages)", first * 1e3, "ms", BUDGET_S * 1e3)
-    results.add("switching the heatmap off, change to two frames (median)",
-                statistics.median(off), "ms")
+    results.add(
+        f"JupyterLab heatmap of a {ops.get('compiled', 0):,}-instruction program: "
+        f"switching it on or to another figure, change to two frames (median of "
+        f"{len(on)})",
+        median * 1e3,
+        "ms",
+        BUDGET_S * 1e3,
+    )
+    results.add(
+        f"the heatmap turned on the first time, change to two frames (median of "
+        f"{len(firsts)} fresh pages)",
+        first * 1e3,
+        "ms",
+        BUDGET_S * 1e3,
+    )
+    results.add(
+        "switching the heatmap off, change to two frames (median)", statistics.median(off), "ms"
+    )
     results.write(args.json)
     return 0 if results.ok else 1
 

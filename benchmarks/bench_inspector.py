@@ -4,6 +4,7 @@ Toggles debug info, the lowered dialect and the stages shown on an inspector of 
 24-layer MLP, timing each refresh (cache lookups, report, display bundle).
 Run: python benchmarks/bench_inspector.py [--short] [--json PATH]   (--short: the same 12 refreshes)
 """
+
 import contextlib
 import io
 import statistics
@@ -40,18 +41,28 @@ def main() -> int:
             elif i % 3 == 1:
                 ins.dialect.value = "hlo" if ins.dialect.value == "stablehlo" else "stablehlo"
             else:
-                ins.stages.value = (("source", "olympuspr", "compiled") if i % 2
-                                    else ("source", "olympuspr", "compiled", "cost_analysis", "memory"))
+                ins.stages.value = (
+                    ("source", "olympuspr", "compiled")
+                    if i % 2
+                    else ("source", "olympuspr", "compiled", "cost_analysis", "memory")
+                )
             times.append(ins.last_render_seconds)
     assert ins.cache.counts["compile"] == compiles, "a display change recompiled"
     median = statistics.median(times)
     verdict = "ok" if median <= BUDGET_S else "OVER BUDGET"
-    print(f"inspector re-render without recompiling ({LAYERS}-layer MLP): median "
-          f"{median * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms "
-          f"(budget <= {BUDGET_S * 1e3:.0f} ms) {verdict}")
+    print(
+        f"inspector re-render without recompiling ({LAYERS}-layer MLP): median "
+        f"{median * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms "
+        f"(budget <= {BUDGET_S * 1e3:.0f} ms) {verdict}"
+    )
     results = Results(name_of(__file__))
-    results.add(f"inspector re-render without recompiling, {LAYERS}-layer MLP, bundle included "
-                "(median of 12 changes)", median * 1e3, "ms", BUDGET_S * 1e3)
+    results.add(
+        f"inspector re-render without recompiling, {LAYERS}-layer MLP, bundle included "
+        "(median of 12 changes)",
+        median * 1e3,
+        "ms",
+        BUDGET_S * 1e3,
+    )
     results.add("slowest of the 12 re-renders", max(times) * 1e3, "ms")
     results.write(args.json)
     return 0 if median <= BUDGET_S else 1

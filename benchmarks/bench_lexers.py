@@ -12,6 +12,7 @@ own highlighting (``olympus_jupyter.highlight.render``, without its cache), as m
 (say, the version before a change), interleaved round by round with the current
 ones, and prints the speed-up.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,10 +39,12 @@ def stage_texts(layers: int, width: int = 512, batch: int = 32) -> dict[str, tup
     traced = olympus.jit(mlp).trace(ps, x)
     lowered = traced.lower()
     compiled = lowered.compile()
-    return {"olympuspr": ("olympuspr", str(traced.olympuspr)),
-            "stablehlo": ("stablehlo", lowered.as_text()),
-            "hlo": ("hlo", lowered.as_text("hlo")),
-            "compiled": ("hlo", compiled.as_text())}
+    return {
+        "olympuspr": ("olympuspr", str(traced.olympuspr)),
+        "stablehlo": ("stablehlo", lowered.as_text()),
+        "hlo": ("hlo", lowered.as_text("hlo")),
+        "compiled": ("hlo", compiled.as_text()),
+    }
 
 
 def load_lexers(path: str | None):
@@ -52,8 +55,11 @@ def load_lexers(path: str | None):
         spec = importlib.util.spec_from_file_location("_baseline_lexers", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    return {"olympuspr": module.OlympusprLexer, "stablehlo": module.StableHLOLexer,
-            "hlo": module.HLOLexer}
+    return {
+        "olympuspr": module.OlympusprLexer,
+        "stablehlo": module.StableHLOLexer,
+        "hlo": module.HLOLexer,
+    }
 
 
 def _time(fn, number: int) -> float:
@@ -93,6 +99,7 @@ def main(argv=None) -> int:
             report_highlight.LEXERS.update(lexers)
             report_highlight._lexer.cache_clear()
             return report_highlight._highlight.__wrapped__(text, language)
+
         return run
 
     print(f"MLP: {opts.layers} layers; medians of {opts.repeats} rounds x {opts.number} calls")
@@ -111,17 +118,22 @@ def main(argv=None) -> int:
             medians = {v: statistics.median(s) for v, s in samples.items()}
             for v, m in medians.items():
                 totals[v, what] += m
-            line = (f"{stage:10s} {what:6s} ({len(text):7,d} chars): "
-                    f"{medians['current'] * 1e3:7.2f} ms")
+            line = (
+                f"{stage:10s} {what:6s} ({len(text):7,d} chars): {medians['current'] * 1e3:7.2f} ms"
+            )
             if "baseline" in medians:
-                line += (f"   baseline {medians['baseline'] * 1e3:7.2f} ms   "
-                         f"speed-up {medians['baseline'] / medians['current']:.2f}x")
+                line += (
+                    f"   baseline {medians['baseline'] * 1e3:7.2f} ms   "
+                    f"speed-up {medians['baseline'] / medians['current']:.2f}x"
+                )
             print(line)
     for what, _ in kinds:
         line = f"{'total':10s} {what:6s} {'':16s}: {totals['current', what] * 1e3:7.2f} ms"
         if opts.baseline:
-            line += (f"   baseline {totals['baseline', what] * 1e3:7.2f} ms   speed-up "
-                     f"{totals['baseline', what] / totals['current', what]:.2f}x")
+            line += (
+                f"   baseline {totals['baseline', what] * 1e3:7.2f} ms   speed-up "
+                f"{totals['baseline', what] / totals['current', what]:.2f}x"
+            )
         print(line)
     return 0
 

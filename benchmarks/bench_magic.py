@@ -15,6 +15,7 @@ the report's cost grows with the program (the figures in benchmarks/README.md).
 
 Run: python benchmarks/bench_magic.py [--short] [--layers N] [--json PATH]
 """
+
 import statistics
 import sys
 import time
@@ -53,7 +54,10 @@ def make_shell():
     shell = InteractiveShell.instance(display_pub_class=Kept)
     # Every form of the bundle, as a notebook frontend asks for them.
     shell.display_formatter.active_types = [
-        "application/vnd.olympus.stages+json", "text/html", "text/plain"]
+        "application/vnd.olympus.stages+json",
+        "text/html",
+        "text/plain",
+    ]
     shell.run_line_magic("load_ext", "olympus_jupyter")
     return shell
 
@@ -63,8 +67,13 @@ def main() -> int:
     # of 15 rounds moved by +-0.03 from run to run (and by 0.1 in a noisy minute), that
     # of 41 by about +-0.02.
     p = parser(__doc__, "21 rounds instead of 41")
-    p.add_argument("--layers", type=int, default=LAYERS, metavar="N",
-                   help=f"layers of the MLP (default {LAYERS}, which the budget is for)")
+    p.add_argument(
+        "--layers",
+        type=int,
+        default=LAYERS,
+        metavar="N",
+        help=f"layers of the MLP (default {LAYERS}, which the budget is for)",
+    )
     args = p.parse_args()
     if args.layers < 1:
         p.error("--layers takes a positive number of layers")
@@ -86,7 +95,7 @@ def main() -> int:
     ours, theirs, ratios = [], [], []
     for i in range(rounds):
         times = {}
-        for side in (("plain", "magic") if i % 2 else ("magic", "plain")):
+        for side in ("plain", "magic") if i % 2 else ("magic", "plain"):
             start = time.perf_counter()
             (plain if side == "plain" else magic)()
             times[side] = time.perf_counter() - start
@@ -97,15 +106,25 @@ def main() -> int:
     assert b"application/vnd.olympus.stages+json" in sent and b"text/html" in sent
     ratio = statistics.median(ratios)
     budget = BUDGET if layers == LAYERS else None
-    verdict = ("(no budget at this size)" if budget is None else
-               f"(budget <= {budget}) {'ok' if ratio <= budget else 'OVER BUDGET'}")
-    print(f"{layers}-layer MLP (width {WIDTH}): %olympus_lower {statistics.median(ours) * 1e3:.1f} ms"
-          f" (display message {len(sent) / 1e3:,.0f} kB), plain trace+lower+compile "
-          f"{statistics.median(theirs) * 1e3:.1f} ms: ratio {ratio:.2f} "
-          f"[messages packed by {shell.display_pub.session.packer}] {verdict}")
+    verdict = (
+        "(no budget at this size)"
+        if budget is None
+        else f"(budget <= {budget}) {'ok' if ratio <= budget else 'OVER BUDGET'}"
+    )
+    print(
+        f"{layers}-layer MLP (width {WIDTH}): %olympus_lower {statistics.median(ours) * 1e3:.1f} ms"
+        f" (display message {len(sent) / 1e3:,.0f} kB), plain trace+lower+compile "
+        f"{statistics.median(theirs) * 1e3:.1f} ms: ratio {ratio:.2f} "
+        f"[messages packed by {shell.display_pub.session.packer}] {verdict}"
+    )
     results = Results(name_of(__file__))
-    results.add("%olympus_lower total, display message included / plain trace+lower+compile, "
-                f"{layers}-layer MLP", ratio, "x", budget=budget)
+    results.add(
+        "%olympus_lower total, display message included / plain trace+lower+compile, "
+        f"{layers}-layer MLP",
+        ratio,
+        "x",
+        budget=budget,
+    )
     results.write(args.json)
     return 0 if results.ok else 1
 

@@ -29,6 +29,7 @@ lives, and the inspector keeps its function alive).
 
 Run: python benchmarks/bench_memory.py [--short] [--json PATH]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,12 +50,14 @@ import jax.numpy as jnp
 
 from _results import Results, name_of, parser
 
-PEAK_BUDGET = 2.0       # report's peak RSS / JAX compile's peak RSS
-FLAT_BUDGET = 0.05      # RSS growth from the middle of a loop to its end
+PEAK_BUDGET = 2.0  # report's peak RSS / JAX compile's peak RSS
+FLAT_BUDGET = 0.05  # RSS growth from the middle of a loop to its end
 
 #: The transformer of (1): full and short.
-BIG = {"full": dict(layers=8, d_model=256, d_ff=1024, seq=128, batch=4, vocab=1000),
-       "short": dict(layers=8, d_model=128, d_ff=512, seq=64, batch=2, vocab=512)}
+BIG = {
+    "full": dict(layers=8, d_model=256, d_ff=1024, seq=128, batch=4, vocab=1000),
+    "short": dict(layers=8, d_model=128, d_ff=512, seq=64, batch=2, vocab=512),
+}
 #: The model the Inspector of (3) is opened on (tokens' batch size is what gets edited).
 SMALL = dict(layers=2, d_model=64, d_ff=256, seq=32, batch=2, vocab=256)
 #: Iterations of (2) and (3): RSS is compared after the middle one and the last one.
@@ -66,14 +69,17 @@ HEAD_DIM = 32
 
 # -- the model: a decoder-only transformer in plain jax.numpy --------------------------------
 
+
 def init_params(cfg: dict, seed: int = 0) -> dict:
     """Parameters as a pytree of dicts (JAX arrays), scaled like a real initialization."""
     rng = np.random.default_rng(seed)
     d, ff = cfg["d_model"], cfg["d_ff"]
 
     def dense(n_in, n_out):
-        return {"w": (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32),
-                "b": np.zeros(n_out, np.float32)}
+        return {
+            "w": (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32),
+            "b": np.zeros(n_out, np.float32),
+        }
 
     def norm():
         return {"scale": np.ones(d, np.float32), "bias": np.zeros(d, np.float32)}
@@ -81,9 +87,17 @@ def init_params(cfg: dict, seed: int = 0) -> dict:
     params = {
         "embed": (rng.standard_normal((cfg["vocab"], d)) * 0.02).astype(np.float32),
         "pos": (rng.standard_normal((cfg["seq"], d)) * 0.02).astype(np.float32),
-        "layers": [{"ln1": norm(), "qkv": dense(d, 3 * d), "proj": dense(d, d),
-                    "ln2": norm(), "up": dense(d, ff), "down": dense(ff, d)}
-                   for _ in range(cfg["layers"])],
+        "layers": [
+            {
+                "ln1": norm(),
+                "qkv": dense(d, 3 * d),
+                "proj": dense(d, d),
+                "ln2": norm(),
+                "up": dense(d, ff),
+                "down": dense(ff, d),
+            }
+            for _ in range(cfg["layers"])
+        ],
         "ln_f": norm(),
     }
     return jax.tree.map(jnp.asarray, params)
@@ -120,7 +134,7 @@ def mlp(p, x):
 
 def transformer(params, tokens):
     """Logits for next-token prediction: embeddings, pre-norm blocks, tied unembedding."""
-    x = params["embed"][tokens] + params["pos"][:tokens.shape[1]]
+    x = params["embed"][tokens] + params["pos"][: tokens.shape[1]]
     for layer in params["layers"]:
         x = x + attention(layer, layer_norm(layer["ln1"], x))
         x = x + mlp(layer, layer_norm(layer["ln2"], x))
@@ -128,6 +142,7 @@ def transformer(params, tokens):
 
 
 # -- reading memory ---------------------------------------------------------------------------
+
 
 def peak_mib() -> float:
     """This process's peak RSS so far (Linux reports KiB)."""
@@ -142,6 +157,7 @@ def rss_mib() -> float:
             return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except OSError:
         import psutil
+
         return psutil.Process().memory_info().rss / 2**20
 
 
@@ -156,6 +172,7 @@ def display_bundle(report) -> int:
 
 class _Sink:
     """A stdout that keeps nothing (the inspector prints its reports outside a notebook)."""
+
     def write(self, s):
         return len(s)
 
@@ -164,6 +181,7 @@ class _Sink:
 
 
 # -- the children -----------------------------------------------------------------------------
+
 
 def child_jax(mode: str) -> dict:
     after_import = rss_mib()
@@ -180,6 +198,7 @@ def child_jax(mode: str) -> dict:
 def child_report(mode: str) -> dict:
     after_jax = rss_mib()
     import olympus_jupyter
+
     after_import = rss_mib()
     cfg = BIG[mode]
     params, tokens = init_params(cfg), init_tokens(cfg)
@@ -189,8 +208,14 @@ def child_report(mode: str) -> dict:
     assert report.ok, report.failure
     message = display_bundle(report)
     seconds = time.perf_counter() - start
-    return dict(after_jax=after_jax, after_import=after_import, base=base, peak=peak_mib(),
-                seconds=seconds, message=message)
+    return dict(
+        after_jax=after_jax,
+        after_import=after_import,
+        base=base,
+        peak=peak_mib(),
+        seconds=seconds,
+        message=message,
+    )
 
 
 #: A notebook cell defining a function; each run of the loop makes a new one.
@@ -219,6 +244,7 @@ def run_cell(k: int):
 def child_inspections(mode: str) -> dict:
     import olympus_jupyter
     from olympus_jupyter.frontends.inspection import default_cache
+
     n = LOOPS[mode]
     cache = olympus_jupyter.ReportCache(size=BOUNDS[mode]) if BOUNDS[mode] else default_cache
     params = init_params(SMALL)
@@ -230,7 +256,7 @@ def child_inspections(mode: str) -> dict:
         report = olympus_jupyter.inspect(fun, params, x, cache=cache)
         assert report.ok, report.failure
         display_bundle(report)
-        del fun, report      # the next run of the cell rebinds the name
+        del fun, report  # the next run of the cell rebinds the name
         if k % (n // 8) == 0:
             readings[k] = rss_mib()
     return dict(readings=readings, seconds=time.perf_counter() - start)
@@ -238,6 +264,7 @@ def child_inspections(mode: str) -> dict:
 
 def child_edits(mode: str, clear_jax_caches: bool = False) -> dict:
     from olympus_jupyter.frontends.inspector import Inspector
+
     n = LOOPS[mode]
     bounds = {"history_size": BOUNDS[mode]} if BOUNDS[mode] else {}
     params, tokens = init_params(SMALL), init_tokens(SMALL)
@@ -249,7 +276,7 @@ def child_edits(mode: str, clear_jax_caches: bool = False) -> dict:
         assert editor.description == "tokens", editor.description
         for k in range(1, n + 1):
             before = ins.cache.counts["compile"]
-            editor.value = f"i32[{SMALL['batch'] + k},{SMALL['seq']}]"   # a new batch size
+            editor.value = f"i32[{SMALL['batch'] + k},{SMALL['seq']}]"  # a new batch size
             assert ins.cache.counts["compile"] == before + 1, "the edit made no new report"
             assert ins.report.ok, ins.report.failure
             if clear_jax_caches:
@@ -260,35 +287,56 @@ def child_edits(mode: str, clear_jax_caches: bool = False) -> dict:
     return dict(readings=readings, seconds=time.perf_counter() - start, history=history)
 
 
-CHILDREN = {"jax": child_jax, "report": child_report, "inspections": child_inspections,
-            "edits": child_edits,
-            "edits-cleared": lambda mode: child_edits(mode, clear_jax_caches=True)}
+CHILDREN = {
+    "jax": child_jax,
+    "report": child_report,
+    "inspections": child_inspections,
+    "edits": child_edits,
+    "edits-cleared": lambda mode: child_edits(mode, clear_jax_caches=True),
+}
 
 
 # -- the parent -------------------------------------------------------------------------------
 
+
 def run_child(name: str, mode: str) -> dict:
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name,
-                          "--mode", mode], stdout=subprocess.PIPE, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--child", name, "--mode", mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def flat(what: str, result: dict, n: int, judged: bool = True,
-         results: Results | None = None) -> bool:
+def flat(
+    what: str, result: dict, n: int, judged: bool = True, results: Results | None = None
+) -> bool:
     readings = {int(k): v for k, v in result["readings"].items()}
     mid, end = readings[n // 2], readings[n]
     growth = (end - mid) / mid
     ok = growth <= FLAT_BUDGET
     trace = ", ".join(f"{k}: {v:.0f}" for k, v in sorted(readings.items()))
-    verdict = (f"(budget <= {FLAT_BUDGET * 100:.0f} %) {'ok' if ok else 'OVER BUDGET'}"
-               if judged else "(not judged)")
-    print(f"{what}: RSS after #{n // 2} {mid:.1f} MiB, after #{n} {end:.1f} MiB: growth "
-          f"{growth * 100:+.2f} % {verdict}")
-    print(f"  RSS (MiB) along the loop: {trace}; {result['seconds']:.1f} s"
-          + (f"; history kept {result['history']} entries" if "history" in result else ""))
+    verdict = (
+        f"(budget <= {FLAT_BUDGET * 100:.0f} %) {'ok' if ok else 'OVER BUDGET'}"
+        if judged
+        else "(not judged)"
+    )
+    print(
+        f"{what}: RSS after #{n // 2} {mid:.1f} MiB, after #{n} {end:.1f} MiB: growth "
+        f"{growth * 100:+.2f} % {verdict}"
+    )
+    print(
+        f"  RSS (MiB) along the loop: {trace}; {result['seconds']:.1f} s"
+        + (f"; history kept {result['history']} entries" if "history" in result else "")
+    )
     if results is not None:
-        results.add(f"RSS growth, {what}, from #{n // 2} to #{n}", growth * 100, "%",
-                    FLAT_BUDGET * 100 if judged else None)
+        results.add(
+            f"RSS growth, {what}, from #{n // 2} to #{n}",
+            growth * 100,
+            "%",
+            FLAT_BUDGET * 100 if judged else None,
+        )
     return ok
 
 
@@ -310,32 +358,48 @@ def main() -> int:
     a, b = run_child("jax", mode), run_child("report", mode)
     ratio = b["peak"] / a["peak"]
     ok &= ratio <= PEAK_BUDGET
-    model = (f"{cfg['layers']}-layer transformer (d_model {cfg['d_model']}, "
-             f"{cfg['d_model'] // HEAD_DIM} heads, seq {cfg['seq']}, batch {cfg['batch']}, "
-             f"vocab {cfg['vocab']})")
-    print(f"peak RSS, {model}: olympus report {b['peak']:.1f} MiB, jax compile "
-          f"{a['peak']:.1f} MiB, ratio {ratio:.2f} (budget <= {PEAK_BUDGET:.2f}) "
-          f"{'ok' if ratio <= PEAK_BUDGET else 'OVER BUDGET'}")
-    print(f"  jax:     RSS {a['after_import']:.1f} MiB after import jax, {a['base']:.1f} MiB "
-          f"with params; compile adds {a['peak'] - a['base']:.1f} MiB at its peak "
-          f"({a['seconds']:.2f} s)")
-    print(f"  olympus: RSS {b['after_jax']:.1f} MiB after import jax, {b['after_import']:.1f} MiB "
-          f"after import olympus_jupyter (+{b['after_import'] - b['after_jax']:.1f}), "
-          f"{b['base']:.1f} MiB with params; report + bundle add {b['peak'] - b['base']:.1f} MiB "
-          f"at its peak ({b['seconds']:.2f} s, {b['message'] / 2**20:.1f} MiB display message)")
-    results.add(f"peak RSS, full report of an {model} / JAX compiling it", ratio, "x",
-                PEAK_BUDGET)
+    model = (
+        f"{cfg['layers']}-layer transformer (d_model {cfg['d_model']}, "
+        f"{cfg['d_model'] // HEAD_DIM} heads, seq {cfg['seq']}, batch {cfg['batch']}, "
+        f"vocab {cfg['vocab']})"
+    )
+    print(
+        f"peak RSS, {model}: olympus report {b['peak']:.1f} MiB, jax compile "
+        f"{a['peak']:.1f} MiB, ratio {ratio:.2f} (budget <= {PEAK_BUDGET:.2f}) "
+        f"{'ok' if ratio <= PEAK_BUDGET else 'OVER BUDGET'}"
+    )
+    print(
+        f"  jax:     RSS {a['after_import']:.1f} MiB after import jax, {a['base']:.1f} MiB "
+        f"with params; compile adds {a['peak'] - a['base']:.1f} MiB at its peak "
+        f"({a['seconds']:.2f} s)"
+    )
+    print(
+        f"  olympus: RSS {b['after_jax']:.1f} MiB after import jax, {b['after_import']:.1f} MiB "
+        f"after import olympus_jupyter (+{b['after_import'] - b['after_jax']:.1f}), "
+        f"{b['base']:.1f} MiB with params; report + bundle add {b['peak'] - b['base']:.1f} MiB "
+        f"at its peak ({b['seconds']:.2f} s, {b['message'] / 2**20:.1f} MiB display message)"
+    )
+    results.add(f"peak RSS, full report of an {model} / JAX compiling it", ratio, "x", PEAK_BUDGET)
     results.add("peak RSS, Olympus report", b["peak"], "MiB")
     results.add("peak RSS, JAX compile", a["peak"], "MiB")
 
     kept = f"{BOUNDS[mode] or 32} kept"
-    ok &= flat(f"{n} inspections of distinct functions ({kept})",
-               run_child("inspections", mode), n, results=results)
-    edits_ok = flat(f"{n} shape edits in one Inspector ({kept})", run_child("edits", mode), n,
-                    results=results)
+    ok &= flat(
+        f"{n} inspections of distinct functions ({kept})",
+        run_child("inspections", mode),
+        n,
+        results=results,
+    )
+    edits_ok = flat(
+        f"{n} shape edits in one Inspector ({kept})", run_child("edits", mode), n, results=results
+    )
     if not edits_ok:
-        flat("  the same edits, jax.clear_caches() after each (what Olympus itself keeps)",
-             run_child("edits-cleared", mode), n, judged=False)
+        flat(
+            "  the same edits, jax.clear_caches() after each (what Olympus itself keeps)",
+            run_child("edits-cleared", mode),
+            n,
+            judged=False,
+        )
     ok &= edits_ok
     print(f"({mode} mode, {time.perf_counter() - start:.0f} s in all)")
     results.write(args.json)

@@ -11,6 +11,7 @@ first.
 
 Run: python benchmarks/bench_passes.py [--short] [--json PATH]
 """
+
 import inspect as pyinspect
 import os
 import statistics
@@ -33,8 +34,10 @@ def main() -> int:
     args = parser(__doc__, "5 rounds instead of 11").parse_args()
     rounds = 5 if args.short else 11
     rng = np.random.default_rng(0)
-    params = [(rng.standard_normal((WIDTH, WIDTH), np.float32),
-               rng.standard_normal(WIDTH, np.float32)) for _ in range(LAYERS)]
+    params = [
+        (rng.standard_normal((WIDTH, WIDTH), np.float32), rng.standard_normal(WIDTH, np.float32))
+        for _ in range(LAYERS)
+    ]
     x = rng.standard_normal((BATCH, WIDTH), np.float32)
     fun = make_mlp()
     path = pyinspect.getsourcefile(fun)
@@ -68,20 +71,33 @@ def main() -> int:
     journey_ratio = statistics.median(journey_times) / compile_s
     found = [j for j in data["journeys"] if j["line"] in lines]
     events = sum(len(j["events"]) for j in found)
-    print(f"{LAYERS}-layer MLP ({WIDTH} wide): plain compile {compile_s * 1e3:.1f} ms; pass "
-          f"pipeline {statistics.median(pipelines) * 1e3:.1f} ms ({len(pipeline.steps)} steps): "
-          f"ratio {pipeline_ratio:.2f} (budget <= {BUDGET_PIPELINE}) "
-          f"{'ok' if pipeline_ratio <= BUDGET_PIPELINE else 'OVER BUDGET'}")
-    print(f"the stage's data: pass table of {len(data['rows'])} rows, deltas, journeys of "
-          f"{len(found)} lines ({events} events): "
-          f"{statistics.median(journey_times) * 1e3:.1f} ms = {journey_ratio:.2f}x the compile "
-          f"(budget <= {BUDGET_JOURNEYS}) {'ok' if journey_ratio <= BUDGET_JOURNEYS else 'OVER BUDGET'}")
+    print(
+        f"{LAYERS}-layer MLP ({WIDTH} wide): plain compile {compile_s * 1e3:.1f} ms; pass "
+        f"pipeline {statistics.median(pipelines) * 1e3:.1f} ms ({len(pipeline.steps)} steps): "
+        f"ratio {pipeline_ratio:.2f} (budget <= {BUDGET_PIPELINE}) "
+        f"{'ok' if pipeline_ratio <= BUDGET_PIPELINE else 'OVER BUDGET'}"
+    )
+    print(
+        f"the stage's data: pass table of {len(data['rows'])} rows, deltas, journeys of "
+        f"{len(found)} lines ({events} events): "
+        f"{statistics.median(journey_times) * 1e3:.1f} ms = {journey_ratio:.2f}x the compile "
+        f"(budget <= {BUDGET_JOURNEYS}) {'ok' if journey_ratio <= BUDGET_JOURNEYS else 'OVER BUDGET'}"
+    )
     print(f"dump folders left behind: {len(left)}")
     results = Results(name_of(__file__))
-    results.add(f"pass pipeline (compile with per-pass dumps, read) / one plain compile, "
-                f"{LAYERS}-layer MLP", pipeline_ratio, "x", budget=BUDGET_PIPELINE)
-    results.add("the stage's data (pass table, module deltas, journeys of every line) / "
-                "one plain compile", journey_ratio, "x", budget=BUDGET_JOURNEYS)
+    results.add(
+        f"pass pipeline (compile with per-pass dumps, read) / one plain compile, "
+        f"{LAYERS}-layer MLP",
+        pipeline_ratio,
+        "x",
+        budget=BUDGET_PIPELINE,
+    )
+    results.add(
+        "the stage's data (pass table, module deltas, journeys of every line) / one plain compile",
+        journey_ratio,
+        "x",
+        budget=BUDGET_JOURNEYS,
+    )
     results.add("dump folders left behind", len(left), "", budget=0)
     results.write(args.json)
     return 0 if results.ok else 1

@@ -13,6 +13,7 @@ medians over fresh function objects (so that no cache answers).
 
 Prints both figures and their ratio; exits with status 1 when over budget.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -79,16 +80,25 @@ def main(argv=None) -> int:
     size = len(model.to_json_str())
     texts = sum(len(model.stages[s].text) for s in model.stage_names)
     print(f"MLP: {opts.layers} layers, width {opts.width}, batch {opts.batch}; ops: {counts}")
-    print(f"JAX lower+compile:       median {jax_median * 1e3:8.2f} ms "
-          f"(min {min(jax_times) * 1e3:.2f}, {opts.repeats} runs)")
-    print(f"provenance.build:        median {build_median * 1e3:8.2f} ms "
-          f"(min {min(build_times) * 1e3:.2f}, {opts.repeats} runs)")
+    print(
+        f"JAX lower+compile:       median {jax_median * 1e3:8.2f} ms "
+        f"(min {min(jax_times) * 1e3:.2f}, {opts.repeats} runs)"
+    )
+    print(
+        f"provenance.build:        median {build_median * 1e3:8.2f} ms "
+        f"(min {min(build_times) * 1e3:.2f}, {opts.repeats} runs)"
+    )
     print(f"JSON: {size} bytes for {texts} bytes of stage text")
     verdict = "OK" if ratio <= BUDGET else "OVER BUDGET"
     print(f"ratio build / JAX: {ratio:.3f} (budget {BUDGET}) {verdict}")
     results = _results.Results(_results.name_of(__file__))
-    results.add(f"provenance model of a {opts.layers}-layer MLP ({opts.width} wide), from made "
-                "stages / JAX lower+compile", ratio, "x", BUDGET)
+    results.add(
+        f"provenance model of a {opts.layers}-layer MLP ({opts.width} wide), from made "
+        "stages / JAX lower+compile",
+        ratio,
+        "x",
+        BUDGET,
+    )
     results.add("provenance.build", build_median * 1e3, "ms")
     results.add("JAX lower+compile", jax_median * 1e3, "ms")
     results.write(opts.json)

@@ -9,6 +9,7 @@ function and signature (cache hit, bundle included) <= 10% of the first time.
 Run: python benchmarks/bench_report.py [--short] [--json PATH]
 (--short: the same 15 rounds: the report's budget has the least margin)
 """
+
 import json
 import statistics
 import sys
@@ -33,6 +34,7 @@ def make_mlp():
         for w in ws:
             x = jnp.tanh(x @ w)
         return x
+
     return mlp
 
 
@@ -40,8 +42,12 @@ def jax_texts(f, ws, x):
     traced = jax.jit(f).trace(ws, x)
     lowered = traced.lower()
     compiled = lowered.compile()
-    return [str(traced.jaxpr), lowered.as_text(debug_info=True), lowered.as_text("hlo"),
-            compiled.as_text()]
+    return [
+        str(traced.jaxpr),
+        lowered.as_text(debug_info=True),
+        lowered.as_text("hlo"),
+        compiled.as_text(),
+    ]
 
 
 def olympus_report(f, ws, x, cache):
@@ -82,22 +88,39 @@ def main() -> int:
     ratio = statistics.median(ratios)
     reinspect = statistics.median(again_t) / statistics.median(ours_t)
     json_ratio = json_size / raw
-    print(f"{LAYERS}-layer MLP (width {WIDTH}): JAX texts {statistics.median(jax_t) * 1e3:.1f} ms, "
-          f"Olympus report {statistics.median(ours_t) * 1e3:.1f} ms")
-    print(f"full report vs JAX texts: ratio {ratio:.2f} (budget <= {BUDGET_REPORT})"
-          f" {'ok' if ratio <= BUDGET_REPORT else 'OVER BUDGET'}")
-    print(f"JSON {json_size:,} bytes for {raw:,} bytes of stage texts: {json_ratio:.2f}x "
-          f"(budget <= {BUDGET_JSON}) {'ok' if json_ratio <= BUDGET_JSON else 'OVER BUDGET'}")
-    print(f"re-inspecting: {statistics.median(again_t) * 1e3:.2f} ms = {reinspect:.1%} of the first "
-          f"(budget <= {BUDGET_REINSPECT:.0%}) {'ok' if reinspect <= BUDGET_REINSPECT else 'OVER BUDGET'}")
+    print(
+        f"{LAYERS}-layer MLP (width {WIDTH}): JAX texts {statistics.median(jax_t) * 1e3:.1f} ms, "
+        f"Olympus report {statistics.median(ours_t) * 1e3:.1f} ms"
+    )
+    print(
+        f"full report vs JAX texts: ratio {ratio:.2f} (budget <= {BUDGET_REPORT})"
+        f" {'ok' if ratio <= BUDGET_REPORT else 'OVER BUDGET'}"
+    )
+    print(
+        f"JSON {json_size:,} bytes for {raw:,} bytes of stage texts: {json_ratio:.2f}x "
+        f"(budget <= {BUDGET_JSON}) {'ok' if json_ratio <= BUDGET_JSON else 'OVER BUDGET'}"
+    )
+    print(
+        f"re-inspecting: {statistics.median(again_t) * 1e3:.2f} ms = {reinspect:.1%} of the first "
+        f"(budget <= {BUDGET_REINSPECT:.0%}) {'ok' if reinspect <= BUDGET_REINSPECT else 'OVER BUDGET'}"
+    )
     ok = ratio <= BUDGET_REPORT and json_ratio <= BUDGET_JSON and reinspect <= BUDGET_REINSPECT
     print(f"html {len(bundle['text/html']):,} bytes")
     results = Results(name_of(__file__))
-    results.add(f"full report of a {LAYERS}-layer MLP ({WIDTH} wide), bundle included / JAX "
-                "producing the four stage texts", ratio, "x", BUDGET_REPORT)
+    results.add(
+        f"full report of a {LAYERS}-layer MLP ({WIDTH} wide), bundle included / JAX "
+        "producing the four stage texts",
+        ratio,
+        "x",
+        BUDGET_REPORT,
+    )
     results.add("JSON form / raw stage texts", json_ratio, "x", BUDGET_JSON)
-    results.add("re-inspecting the same function and signature / the first time",
-                reinspect * 100, "%", BUDGET_REINSPECT * 100)
+    results.add(
+        "re-inspecting the same function and signature / the first time",
+        reinspect * 100,
+        "%",
+        BUDGET_REINSPECT * 100,
+    )
     results.add("Olympus report", statistics.median(ours_t) * 1e3, "ms")
     results.add("JAX stage texts", statistics.median(jax_t) * 1e3, "ms")
     results.add("re-inspecting", statistics.median(again_t) * 1e3, "ms")

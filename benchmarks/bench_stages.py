@@ -4,6 +4,7 @@ Each round stages a fresh function object so neither side hits a trace cache.
 Run: python benchmarks/bench_stages.py [--short] [--json PATH]
 (--short: the same 31 rounds: this budget has the least margin, fewer rounds would be noise)
 """
+
 import sys
 
 import jax
@@ -22,15 +23,18 @@ def make_mlp():
     def mlp(params, x):
         for w, b in params:
             x = jnp.tanh(x @ w + b)
-        return jnp.mean(x ** 2)
+        return jnp.mean(x**2)
+
     return mlp
 
 
 def main() -> int:
     args = parser(__doc__, "the same 31 rounds (the budget has little margin)").parse_args()
     rng = np.random.default_rng(0)
-    params = [(rng.standard_normal((WIDTH, WIDTH), np.float32),
-               rng.standard_normal(WIDTH, np.float32)) for _ in range(LAYERS)]
+    params = [
+        (rng.standard_normal((WIDTH, WIDTH), np.float32), rng.standard_normal(WIDTH, np.float32))
+        for _ in range(LAYERS)
+    ]
     x = rng.standard_normal((BATCH, WIDTH), np.float32)
     ours = lambda: olympus.jit(make_mlp()).trace(params, x).lower().compile()  # noqa: E731 - timed alike
     theirs = lambda: jax.jit(make_mlp()).trace(params, x).lower().compile()  # noqa: E731 - timed alike
@@ -39,8 +43,12 @@ def main() -> int:
     result = compare(ours, theirs, rounds=31, number=3)
     print(result.line(f"trace->lower->compile, {LAYERS}-layer MLP", BUDGET))
     results = Results(name_of(__file__))
-    results.add(f"trace -> lower -> compile, {LAYERS}-layer MLP ({WIDTH} wide): Olympus / JAX",
-                result.ratio, "x", BUDGET)
+    results.add(
+        f"trace -> lower -> compile, {LAYERS}-layer MLP ({WIDTH} wide): Olympus / JAX",
+        result.ratio,
+        "x",
+        BUDGET,
+    )
     results.add("Olympus trace -> lower -> compile", result.olympus_s * 1e3, "ms")
     results.add("JAX trace -> lower -> compile", result.jax_s * 1e3, "ms")
     results.write(args.json)

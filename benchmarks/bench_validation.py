@@ -6,6 +6,7 @@ compile, provenance, all forms); then its JSON bundle is validated against the s
 
 Run: python benchmarks/bench_validation.py [--short] [--json PATH]   (--short: the same 5 rounds)
 """
+
 import statistics
 import sys
 import time
@@ -25,17 +26,20 @@ LAYERS, WIDTH = 24, 512
 def make_mlp(k):
     """A new function each round, so that every report is built from scratch (JAX
     caches what it traced and compiled for a function it has seen)."""
+
     def mlp(params, x):
         for w, b in params:
             x = jnp.tanh(x @ w + b)
         return x * k
+
     return mlp
 
 
 def main() -> int:
     args = parser(__doc__, "the same (5 rounds are short already)").parse_args()
-    params = [(np.ones((WIDTH, WIDTH), np.float32), np.ones(WIDTH, np.float32))
-              for _ in range(LAYERS)]
+    params = [
+        (np.ones((WIDTH, WIDTH), np.float32), np.ones(WIDTH, np.float32)) for _ in range(LAYERS)
+    ]
     x = np.ones((8, WIDTH), np.float32)
     builds, checks = [], []
     for k in range(5):
@@ -49,12 +53,18 @@ def main() -> int:
         checks.append(time.perf_counter() - start)
     build, check = statistics.median(builds), statistics.median(checks)
     ratio = check / build
-    print(f"bundle validation: {check * 1e3:.2f} ms vs building the report "
-          f"{build * 1e3:.1f} ms: ratio {ratio:.3f} (budget <= {BUDGET}) "
-          f"{'ok' if ratio <= BUDGET else 'OVER BUDGET'}")
+    print(
+        f"bundle validation: {check * 1e3:.2f} ms vs building the report "
+        f"{build * 1e3:.1f} ms: ratio {ratio:.3f} (budget <= {BUDGET}) "
+        f"{'ok' if ratio <= BUDGET else 'OVER BUDGET'}"
+    )
     results = Results(name_of(__file__))
-    results.add(f"validating the bundle of a {LAYERS}-layer MLP report / building the report",
-                ratio * 100, "%", BUDGET * 100)
+    results.add(
+        f"validating the bundle of a {LAYERS}-layer MLP report / building the report",
+        ratio * 100,
+        "%",
+        BUDGET * 100,
+    )
     results.add("bundle validation", check * 1e3, "ms")
     results.add("building the report", build * 1e3, "ms")
     results.write(args.json)

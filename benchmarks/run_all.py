@@ -24,6 +24,7 @@ wrote no figures), else 0.
 ``<!-- figures:end -->`` in benchmarks/README.md (date, machine, versions, and per
 figure: median, spread, budget, verdict); the rest of the file is left as it is.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,7 +52,7 @@ BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
 
 @dataclasses.dataclass(frozen=True)
 class Benchmark:
-    name: str           # what --only takes: "call" for bench_call.py
+    name: str  # what --only takes: "call" for bench_call.py
     slow: bool = False  # runs --slow-repeats times, not --repeats
     timeout_s: int = 300
 
@@ -87,6 +88,7 @@ NOT_MET_YET = ("bench_magic.py",)
 
 # -- running ----------------------------------------------------------------------------------
 
+
 def select(names: list[str] | None) -> list[Benchmark]:
     """The benchmarks ``--only`` names (``call``, ``bench_call`` or ``bench_call.py``)."""
     if not names:
@@ -96,8 +98,10 @@ def select(names: list[str] | None) -> list[Benchmark]:
     for n in names:
         key = n.removesuffix(".py").removeprefix("bench_")
         if key not in by_name:
-            raise SystemExit(f"run_all.py: no benchmark {n!r}; there are: "
-                             + ", ".join(b.name for b in BENCHMARKS))
+            raise SystemExit(
+                f"run_all.py: no benchmark {n!r}; there are: "
+                + ", ".join(b.name for b in BENCHMARKS)
+            )
         chosen.append(by_name[key])
     return [b for b in BENCHMARKS if b in chosen]
 
@@ -108,15 +112,27 @@ def run_one(bench: Benchmark, short: bool, prefix: str = "    | ") -> dict:
     indented."""
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "results.json"
-        cmd = [sys.executable, str(HERE / bench.script), *(["--short"] if short else []),
-               "--json", str(out)]
+        cmd = [
+            sys.executable,
+            str(HERE / bench.script),
+            *(["--short"] if short else []),
+            "--json",
+            str(out),
+        ]
         start = time.perf_counter()
         tail: list[str] = []
         # A session of its own, so that a timeout ends the benchmark's own children too
         # (Jupyter servers, Chromium, the children of bench_memory.py).
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", start_new_session=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
 
         def relay():
             for line in proc.stdout:
@@ -147,8 +163,9 @@ def run_one(bench: Benchmark, short: bool, prefix: str = "    | ") -> dict:
         if error is None and proc.returncode not in (0, 1):
             error = f"exit status {proc.returncode}: " + " / ".join(tail[-3:])
         elif error is None and not records:
-            error = (f"wrote no figures (exit status {proc.returncode})"
-                     + (f": {tail[-1]}" if tail else ""))
+            error = f"wrote no figures (exit status {proc.returncode})" + (
+                f": {tail[-1]}" if tail else ""
+            )
     return {"exit": proc.returncode, "seconds": seconds, "records": records, "error": error}
 
 
@@ -167,8 +184,16 @@ def summarize(records_per_run: list[list[dict]]) -> list[dict]:
     for records in records_per_run:
         for r in records:
             key = (r["benchmark"], r["what"])
-            f = figures.setdefault(key, {"benchmark": r["benchmark"], "what": r["what"],
-                                         "unit": r["unit"], "budget": r["budget"], "values": []})
+            f = figures.setdefault(
+                key,
+                {
+                    "benchmark": r["benchmark"],
+                    "what": r["what"],
+                    "unit": r["unit"],
+                    "budget": r["budget"],
+                    "values": [],
+                },
+            )
             f["values"].append(r["value"])
     for f in figures.values():
         v = f["values"]
@@ -213,17 +238,28 @@ def software() -> dict:
     process stays light), and the repository's commit."""
     info: dict = {"python": platform.python_version()}
     try:
-        out = subprocess.run([sys.executable, "-c", _SOFTWARE], capture_output=True, text=True,
-                             timeout=120, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _SOFTWARE],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
         info.update(json.loads(out.stdout.strip().splitlines()[-1]))
     except (subprocess.SubprocessError, ValueError, IndexError) as e:
         info["error"] = str(e)
     try:
         git = ["git", "-C", str(ROOT)]
-        info["commit"] = subprocess.run(git + ["rev-parse", "--short", "HEAD"], text=True,
-                                        capture_output=True, check=True).stdout.strip()
-        info["dirty"] = bool(subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"],
-                                            text=True, capture_output=True).stdout.strip())
+        info["commit"] = subprocess.run(
+            git + ["rev-parse", "--short", "HEAD"], text=True, capture_output=True, check=True
+        ).stdout.strip()
+        info["dirty"] = bool(
+            subprocess.run(
+                git + ["status", "--porcelain", "--untracked-files=no"],
+                text=True,
+                capture_output=True,
+            ).stdout.strip()
+        )
     except (OSError, subprocess.SubprocessError):
         pass
     return info
@@ -236,8 +272,14 @@ def load() -> float | None:
         return None
 
 
-def run(benches: list[Benchmark], short: bool, repeats: int, slow_repeats: int,
-        command: str, note: str | None) -> dict:
+def run(
+    benches: list[Benchmark],
+    short: bool,
+    repeats: int,
+    slow_repeats: int,
+    command: str,
+    note: str | None,
+) -> dict:
     """Runs ``benches`` in rounds and returns the whole run (what --json writes)."""
     start = time.perf_counter()
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -248,26 +290,45 @@ def run(benches: list[Benchmark], short: bool, repeats: int, slow_repeats: int,
         for b in benches:
             if i >= plan[b.name]:
                 continue
-            print(f"== {b.script}{' --short' if short else ''}: run {i + 1} of {plan[b.name]}"
-                  + (" (a slow one: run once)" if b.slow and plan[b.name] == 1 else ""),
-                  flush=True)
+            print(
+                f"== {b.script}{' --short' if short else ''}: run {i + 1} of {plan[b.name]}"
+                + (" (a slow one: run once)" if b.slow and plan[b.name] == 1 else ""),
+                flush=True,
+            )
             r = run_one(b, short)
-            print(f"   ({r['seconds']:.1f} s, exit status {r['exit']}"
-                  + (f"; DID NOT COMPLETE: {r['error']}" if r["error"] else "") + ")", flush=True)
+            print(
+                f"   ({r['seconds']:.1f} s, exit status {r['exit']}"
+                + (f"; DID NOT COMPLETE: {r['error']}" if r["error"] else "")
+                + ")",
+                flush=True,
+            )
             runs[b.name].append(r)
-    benchmarks = [{"name": b.name, "script": b.script, "slow": b.slow, "planned": plan[b.name],
-                   "seconds": [r["seconds"] for r in runs[b.name]],
-                   "exit": [r["exit"] for r in runs[b.name]],
-                   "errors": [r["error"] for r in runs[b.name] if r["error"]]}
-                  for b in benches]
+    benchmarks = [
+        {
+            "name": b.name,
+            "script": b.script,
+            "slow": b.slow,
+            "planned": plan[b.name],
+            "seconds": [r["seconds"] for r in runs[b.name]],
+            "exit": [r["exit"] for r in runs[b.name]],
+            "errors": [r["error"] for r in runs[b.name] if r["error"]],
+        }
+        for b in benches
+    ]
     figures = summarize([r["records"] for b in benches for r in runs[b.name]])
     result = {
-        "command": command, "mode": "short" if short else "full",
+        "command": command,
+        "mode": "short" if short else "full",
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
-        "seconds": time.perf_counter() - start, "note": note,
-        "machine": machine(), "software": software(), "load": [load_start, load()],
-        "repeats": repeats, "slow_repeats": slow_repeats,
-        "benchmarks": benchmarks, "figures": figures,
+        "seconds": time.perf_counter() - start,
+        "note": note,
+        "machine": machine(),
+        "software": software(),
+        "load": [load_start, load()],
+        "repeats": repeats,
+        "slow_repeats": slow_repeats,
+        "benchmarks": benchmarks,
+        "figures": figures,
     }
     result["ok"] = verdict(result)
     return result
@@ -275,8 +336,9 @@ def run(benches: list[Benchmark], short: bool, repeats: int, slow_repeats: int,
 
 def verdict(result: dict) -> bool:
     """True when every budget's median is within it and every run completed."""
-    return (all(f["ok"] is not False for f in result["figures"])
-            and not any(b["errors"] for b in result["benchmarks"]))
+    return all(f["ok"] is not False for f in result["figures"]) and not any(
+        b["errors"] for b in result["benchmarks"]
+    )
 
 
 # -- formatting -------------------------------------------------------------------------------
@@ -332,8 +394,16 @@ def summary_table(result: dict) -> str:
     rows = [("benchmark", "figure", "median", "spread (min - max)", "budget", "verdict")]
     for f in result["figures"]:
         if f["budget"] is not None:
-            rows.append((f["benchmark"], f["what"], fmt(f["median"], f["unit"]), fmt_spread(f),
-                         fmt_budget(f["budget"], f["unit"]), fmt_verdict(f, markdown=False)))
+            rows.append(
+                (
+                    f["benchmark"],
+                    f["what"],
+                    fmt(f["median"], f["unit"]),
+                    fmt_spread(f),
+                    fmt_budget(f["budget"], f["unit"]),
+                    fmt_verdict(f, markdown=False),
+                )
+            )
     rows = [tuple(_ascii(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
@@ -344,10 +414,12 @@ def summary_table(result: dict) -> str:
     over = [f"{f['benchmark']}: {f['what']}" for f in result["figures"] if f["ok"] is False]
     lines.append("")
     budgets = len([f for f in result["figures"] if f["budget"] is not None])
-    lines.append(f"{budgets} budget{'s' if budgets != 1 else ''}, "
-                 f"judged on the median of the runs; {len(over)} over"
-                 + (": " + "; ".join(over) if over else "")
-                 + f". {fmt_duration(result['seconds'])} in all.")
+    lines.append(
+        f"{budgets} budget{'s' if budgets != 1 else ''}, "
+        f"judged on the median of the runs; {len(over)} over"
+        + (": " + "; ".join(over) if over else "")
+        + f". {fmt_duration(result['seconds'])} in all."
+    )
     lines.append("benchmarks: " + ("all budgets met" if result["ok"] else "FAILED"))
     return "\n".join(lines)
 
@@ -365,20 +437,25 @@ def describe_machine(result: dict) -> list[str]:
     if s.get("platform") in (None, "cpu"):
         parts.append("GPU: none" + (" (JAX's devices: cpu)" if devices else ""))
     else:
-        parts.append(f"{s['platform'].upper()}: " + ", ".join(sorted(set(devices)))
-                     + f" ({len(devices)})")
+        parts.append(
+            f"{s['platform'].upper()}: " + ", ".join(sorted(set(devices))) + f" ({len(devices)})"
+        )
     soft = []
     if s.get("jax"):
         soft.append(f"JAX {s['jax']}" + (f" (jaxlib {s['jaxlib']})" if s.get("jaxlib") else ""))
     soft.append(f"Python {s.get('python', '?')}")
     if s.get("commit"):
-        soft.append(f"the repository at {s['commit']}"
-                    + (" with uncommitted changes" if s.get("dirty") else ""))
+        soft.append(
+            f"the repository at {s['commit']}"
+            + (" with uncommitted changes" if s.get("dirty") else "")
+        )
     lines = ["- Machine: " + ", ".join(parts), "- Software: " + ", ".join(soft)]
-    start, end = (result.get("load") or [None, None])
+    start, end = result.get("load") or [None, None]
     if start is not None:
-        lines.append(f"- Load average (1 minute): {start:.1f} at the start, {end:.1f} at the end"
-                     f" (on {usable or cores} cores)")
+        lines.append(
+            f"- Load average (1 minute): {start:.1f} at the start, {end:.1f} at the end"
+            f" (on {usable or cores} cores)"
+        )
     return lines
 
 
@@ -399,40 +476,68 @@ def render_section(result: dict) -> str:
         out.append(f"- Note: {result['note']}")
     runs = []
     if fast:
-        runs.append(f"the fast benchmarks ran {result['repeats']} time"
-                    f"{'s' if result['repeats'] != 1 else ''} each")
+        runs.append(
+            f"the fast benchmarks ran {result['repeats']} time"
+            f"{'s' if result['repeats'] != 1 else ''} each"
+        )
     if slow:
-        runs.append(f"the slow ones ({', '.join(f'`{s}`' for s in slow)}) "
-                    + ("once" if result["slow_repeats"] == 1
-                       else f"{result['slow_repeats']} times")
-                    + " (each repeats inside)")
+        runs.append(
+            f"the slow ones ({', '.join(f'`{s}`' for s in slow)}) "
+            + ("once" if result["slow_repeats"] == 1 else f"{result['slow_repeats']} times")
+            + " (each repeats inside)"
+        )
     runs_line = " and ".join(runs)
-    out += ["", runs_line[:1].upper() + runs_line[1:] + ". A budget is judged on the median of its "
-            "runs (it fails only if the median is over); the spread is the lowest and the "
-            "highest run.", ""]
-    out += ["| benchmark | figure | median | spread (min – max) | budget | verdict |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    out += [
+        "",
+        runs_line[:1].upper() + runs_line[1:] + ". A budget is judged on the median of its "
+        "runs (it fails only if the median is over); the spread is the lowest and the "
+        "highest run.",
+        "",
+    ]
+    out += [
+        "| benchmark | figure | median | spread (min – max) | budget | verdict |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for f in result["figures"]:
         if f["budget"] is not None:
-            out.append(f"| `{f['benchmark']}.py` | {f['what']} | "
-                       f"**{fmt(f['median'], f['unit'])}** | {fmt_spread(f)} | "
-                       f"{fmt_budget(f['budget'], f['unit'])} | {fmt_verdict(f)} |")
+            out.append(
+                f"| `{f['benchmark']}.py` | {f['what']} | "
+                f"**{fmt(f['median'], f['unit'])}** | {fmt_spread(f)} | "
+                f"{fmt_budget(f['budget'], f['unit'])} | {fmt_verdict(f)} |"
+            )
     reported = [f for f in result["figures"] if f["budget"] is None]
     if reported:
-        out += ["", "Reported beside them (no budget of their own):", "",
-                "| benchmark | figure | median | spread (min – max) |",
-                "| --- | --- | --- | --- |"]
+        out += [
+            "",
+            "Reported beside them (no budget of their own):",
+            "",
+            "| benchmark | figure | median | spread (min – max) |",
+            "| --- | --- | --- | --- |",
+        ]
         for f in reported:
-            out.append(f"| `{f['benchmark']}.py` | {f['what']} | {fmt(f['median'], f['unit'])} "
-                       f"| {fmt_spread(f)} |")
+            out.append(
+                f"| `{f['benchmark']}.py` | {f['what']} | {fmt(f['median'], f['unit'])} "
+                f"| {fmt_spread(f)} |"
+            )
     errors = [(b["script"], e) for b in result["benchmarks"] for e in b["errors"]]
     if errors:
         out += ["", "Did not complete:", ""] + [f"- `{s}`: {e}" for s, e in errors]
     over = [f for f in result["figures"] if f["ok"] is False]
-    out += ["", "Verdict: " + ("every budget met." if result["ok"] else
-                               f"{len(over)} budget{'s' if len(over) != 1 else ''} over"
-                               + (f", {len(errors)} run{'s' if len(errors) != 1 else ''} "
-                                  "did not complete" if errors else "") + ".")]
+    out += [
+        "",
+        "Verdict: "
+        + (
+            "every budget met."
+            if result["ok"]
+            else f"{len(over)} budget{'s' if len(over) != 1 else ''} over"
+            + (
+                f", {len(errors)} run{'s' if len(errors) != 1 else ''} did not complete"
+                if errors
+                else ""
+            )
+            + "."
+        ),
+    ]
     return "\n".join(out)
 
 
@@ -444,10 +549,11 @@ def replace_section(readme: str, section: str) -> str:
     begins = [m.start() for m in re.finditer(f"^{re.escape(BEGIN)}$", readme, re.M)]
     ends = [m.start() for m in re.finditer(f"^{re.escape(END)}$", readme, re.M)]
     if len(begins) == len(ends) == 1 and begins[0] < ends[0]:
-        return readme[:begins[0]] + block + readme[ends[0] + len(END):]
+        return readme[: begins[0]] + block + readme[ends[0] + len(END) :]
     if begins or ends:
-        raise ValueError(f"the README must have {BEGIN} and then {END}, once each, "
-                         "each on a line of its own")
+        raise ValueError(
+            f"the README must have {BEGIN} and then {END}, once each, each on a line of its own"
+        )
     lines = readme.splitlines(keepends=True)
     at = next((i + 1 for i, line in enumerate(lines) if line.startswith("# ")), 0)
     return "".join(lines[:at]) + "\n" + block + "\n" + "".join(lines[at:])
@@ -455,23 +561,47 @@ def replace_section(readme: str, section: str) -> str:
 
 # -- the command ------------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "),
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n\n".join(__doc__.split("\n\n")[1:]))
-    p.add_argument("--short", action="store_true",
-                   help="each benchmark's short mode (what CI runs)")
-    p.add_argument("--repeats", type=int, default=3, metavar="N",
-                   help="runs of each fast benchmark (default 3)")
-    p.add_argument("--slow-repeats", type=int, default=1, metavar="N",
-                   help="runs of each slow one: memory, big_program (default 1)")
-    p.add_argument("--only", nargs="+", metavar="NAME",
-                   help="only these benchmarks (call, stages, ..., or bench_call.py)")
-    p.add_argument("--readme", nargs="?", const=str(README), metavar="PATH",
-                   help="rewrite the figures section of benchmarks/README.md (or PATH)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
+    p.add_argument(
+        "--short", action="store_true", help="each benchmark's short mode (what CI runs)"
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        metavar="N",
+        help="runs of each fast benchmark (default 3)",
+    )
+    p.add_argument(
+        "--slow-repeats",
+        type=int,
+        default=1,
+        metavar="N",
+        help="runs of each slow one: memory, big_program (default 1)",
+    )
+    p.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="only these benchmarks (call, stages, ..., or bench_call.py)",
+    )
+    p.add_argument(
+        "--readme",
+        nargs="?",
+        const=str(README),
+        metavar="PATH",
+        help="rewrite the figures section of benchmarks/README.md (or PATH)",
+    )
     p.add_argument("--json", metavar="OUT", help="write the whole run (figures, machine) to OUT")
-    p.add_argument("--from-json", metavar="RUN",
-                   help="run nothing: take the run that --json wrote to RUN")
+    p.add_argument(
+        "--from-json", metavar="RUN", help="run nothing: take the run that --json wrote to RUN"
+    )
     p.add_argument("--note", help="a line for the README about the run (say, the machine's load)")
     args = p.parse_args(argv)
     if args.repeats < 1 or args.slow_repeats < 1:
@@ -484,11 +614,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         shown = list(sys.argv[1:] if argv is None else argv)
         if "--note" in shown:  # the note has a line of its own
-            del shown[shown.index("--note"):shown.index("--note") + 2]
+            del shown[shown.index("--note") : shown.index("--note") + 2]
         shown = [a for a in shown if not a.startswith("--note=")]
         command = shlex.join(["python", "benchmarks/run_all.py", *shown])
-        result = run(select(args.only), args.short, args.repeats, args.slow_repeats,
-                     command, args.note)
+        result = run(
+            select(args.only), args.short, args.repeats, args.slow_repeats, command, args.note
+        )
     print()
     print(summary_table(result))
     if args.json:

@@ -1,4 +1,5 @@
 """``python -m olympus demo``: each stage of the spec's example, printed in the terminal."""
+
 import argparse
 import sys
 
@@ -25,8 +26,7 @@ def demo() -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m olympus",
-                                     description="Olympus command line.")
+    parser = argparse.ArgumentParser(prog="python -m olympus", description="Olympus command line.")
     parser.add_argument("command", choices=["demo"], help="demo: print each stage of an example")
     parser.parse_args(argv)
     demo()

@@ -4,6 +4,7 @@
 >>> getattr_("add").__name__
 'add'
 """
+
 import importlib
 
 

@@ -8,6 +8,7 @@ Both transformations return a :class:`~olympus.stages.Wrapped` whose
 >>> f.trace(2.0, 3).lower().compile()(2.0)
 Array(6., dtype=float32, weak_type=True)
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,18 +28,23 @@ def _check_callable(fun, transform: str):
         raise TypeError(
             f"olympus.{transform} expects a function, got {type(fun).__name__} "
             f"{fun!r:.80}. Pass the function itself, e.g. olympus.{transform}(f), "
-            f"not the result of calling it.")
+            f"not the result of calling it."
+        )
 
 
-def jit(fun: Callable | None = None, /, *,
-        static_argnums: int | tuple[int, ...] | None = None,
-        static_argnames: str | tuple[str, ...] | None = None,
-        donate_argnums: int | tuple[int, ...] | None = None,
-        donate_argnames: str | tuple[str, ...] | None = None,
-        keep_unused: bool = False,
-        in_shardings: Any = _UNSPECIFIED,
-        out_shardings: Any = _UNSPECIFIED,
-        compiler_options: dict[str, Any] | None = None) -> Wrapped:
+def jit(
+    fun: Callable | None = None,
+    /,
+    *,
+    static_argnums: int | tuple[int, ...] | None = None,
+    static_argnames: str | tuple[str, ...] | None = None,
+    donate_argnums: int | tuple[int, ...] | None = None,
+    donate_argnames: str | tuple[str, ...] | None = None,
+    keep_unused: bool = False,
+    in_shardings: Any = _UNSPECIFIED,
+    out_shardings: Any = _UNSPECIFIED,
+    compiler_options: dict[str, Any] | None = None,
+) -> Wrapped:
     """Compiles ``fun`` just in time, with ``.trace``/``.lower``/``.eval_shape`` for AOT use.
 
     Options are those of ``jax.jit``; with no ``fun`` it returns a decorator.
@@ -49,9 +55,14 @@ def jit(fun: Callable | None = None, /, *,
     >>> f(3, 4)
     Array(10, dtype=int32, weak_type=True)
     """
-    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
-                   donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                   keep_unused=keep_unused, compiler_options=compiler_options)
+    options = dict(
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        donate_argnums=donate_argnums,
+        donate_argnames=donate_argnames,
+        keep_unused=keep_unused,
+        compiler_options=compiler_options,
+    )
     if in_shardings is not _UNSPECIFIED:
         options["in_shardings"] = in_shardings
     if out_shardings is not _UNSPECIFIED:
@@ -66,9 +77,18 @@ def _jit(fun, **options) -> Wrapped:
     return jitted(fun, **options)
 
 
-def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,
-         static_broadcasted_argnums=(), devices=None, backend=None, axis_size=None,
-         donate_argnums=()) -> Wrapped:
+def pmap(
+    fun: Callable | None = None,
+    axis_name=None,
+    *,
+    in_axes=0,
+    out_axes=0,
+    static_broadcasted_argnums=(),
+    devices=None,
+    backend=None,
+    axis_size=None,
+    donate_argnums=(),
+) -> Wrapped:
     """Maps ``fun`` over devices (as ``jax.pmap``), with the same AOT path as ``jit``.
 
     Its stages carry the user's function name and argument structure.
@@ -81,10 +101,15 @@ def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,
     >>> traced.lower().compile()(jnp.ones((1, 3)))
     Array([[2., 2., 2.]], dtype=float32)
     """
-    options = dict(in_axes=in_axes, out_axes=out_axes,
-                   static_broadcasted_argnums=static_broadcasted_argnums,
-                   devices=devices, backend=backend, axis_size=axis_size,
-                   donate_argnums=donate_argnums)
+    options = dict(
+        in_axes=in_axes,
+        out_axes=out_axes,
+        static_broadcasted_argnums=static_broadcasted_argnums,
+        devices=devices,
+        backend=backend,
+        axis_size=axis_size,
+        donate_argnums=donate_argnums,
+    )
     if fun is None:
         return functools.partial(pmap, axis_name=axis_name, **options)  # type: ignore[return-value]
     _check_callable(fun, "pmap")
@@ -103,8 +128,9 @@ def pmap(fun: Callable | None = None, axis_name=None, *, in_axes=0, out_axes=0,
         traced = jitted_f.trace(*args_flat)
         return traced, _UserSignature(name, args_info, in_tree.unflatten(abstract), out_tree)
 
-    return Wrapped(fun, pmapped, dict(options, axis_name=axis_name), kind="pmap",
-                   trace_impl=trace_impl)
+    return Wrapped(
+        fun, pmapped, dict(options, axis_name=axis_name), kind="pmap", trace_impl=trace_impl
+    )
 
 
 def _fun_name(fun) -> str:
@@ -116,9 +142,14 @@ def _fun_name(fun) -> str:
     return getattr(fun, "__name__", None) or type(fun).__name__
 
 
-def make_olympuspr(fun: Callable, *, static_argnums: int | Sequence[int] = (),
-                   axis_env: Sequence[tuple[Any, int]] | None = None,
-                   return_shape: bool = False, **options):
+def make_olympuspr(
+    fun: Callable,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    axis_env: Sequence[tuple[Any, int]] | None = None,
+    return_shape: bool = False,
+    **options,
+):
     """Returns a function that gives ``fun``'s :class:`~olympus.stages.Olympuspr` for example args.
 
     Takes what ``jax.make_jaxpr`` takes: ``static_argnums``, ``axis_env`` (named
@@ -138,8 +169,8 @@ def make_olympuspr(fun: Callable, *, static_argnums: int | Sequence[int] = (),
     """
     _check_callable(fun, "make_olympuspr")
     make = jax.make_jaxpr(  # type: ignore[call-overload]
-        fun, static_argnums=static_argnums, axis_env=axis_env, return_shape=return_shape,
-        **options)
+        fun, static_argnums=static_argnums, axis_env=axis_env, return_shape=return_shape, **options
+    )
 
     @functools.wraps(fun)
     def olympuspr_of(*args, **kwargs):

@@ -36,6 +36,7 @@ True
 >>> sum(row.bytes for row in peak.by_line()) == peak.peak_bytes
 True
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,8 +49,18 @@ from olympus.passes import dumped_compile
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable, SourceTables
 
-__all__ = ["Buffer", "LineBytes", "Allocation", "PeakMemory", "PeakDump", "peak_memory",
-           "read_peak_memory", "compile_with_peak", "lines_by_label", "KINDS"]
+__all__ = [
+    "Buffer",
+    "LineBytes",
+    "Allocation",
+    "PeakMemory",
+    "PeakDump",
+    "peak_memory",
+    "read_peak_memory",
+    "compile_with_peak",
+    "lines_by_label",
+    "KINDS",
+]
 
 #: The kinds of buffers, by the allocation XLA put them in.
 KINDS = ("argument", "output", "temporary", "constant", "thread-local")
@@ -58,8 +69,10 @@ KINDS = ("argument", "output", "temporary", "constant", "thread-local")
 _ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(?:, (.*))?:\s*$")
 #  value: <26 x.1 @0> (size=65536,offset=0): f32[256,64]{1,0}
 #  value: <39 tuple.2{} @0> (size=16,offset=0): (f32[2], f32[2])
-_VALUE = re.compile(r"^\s+value: <(\d+) (\S+?)(\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?> "
-                    r"\(size=(\d+),offset=(\d+)\): (.*)$")
+_VALUE = re.compile(
+    r"^\s+value: <(\d+) (\S+?)(\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?> "
+    r"\(size=(\d+),offset=(\d+)\): (.*)$"
+)
 _PARAMETER = re.compile(r"(?:^|, )parameter (\d+)")
 #   3:sort.0
 _SEQUENCE = re.compile(r"^\s+(\d+):(\S+)\s*$")
@@ -84,6 +97,7 @@ class Buffer:
     for what the compiler made on its own (copies, layout changes) and for the
     arguments themselves.
     """
+
     label: str
     size: int
     kind: str
@@ -113,6 +127,7 @@ class LineBytes:
     """Bytes live at the peak that one source line made (``file``, ``line``), or,
     with ``file`` ``None``, one of the rows ``"arguments"`` and ``"compiler-made"``
     (``what``)."""
+
     what: str
     file: str | None
     line: int | None
@@ -124,6 +139,7 @@ class LineBytes:
 class Allocation:
     """One allocation of the buffer assignment (what :meth:`PeakMemory.difference`
     reads)."""
+
     index: int
     size: int
     kind: str
@@ -141,6 +157,7 @@ class PeakMemory:
     ``memory_analysis().peak_memory_in_bytes`` (``None`` when not known), a
     different measure: see :meth:`difference`.
     """
+
     peak_bytes: int
     buffers: tuple[Buffer, ...]
     at: str | None
@@ -171,8 +188,10 @@ class PeakMemory:
             row = rows.setdefault(key, [0, []])
             row[0] += b.bytes
             row[1].append(b.label)
-        out = [LineBytes(what, file, line, size, tuple(labels))
-               for (what, file, line), (size, labels) in rows.items()]
+        out = [
+            LineBytes(what, file, line, size, tuple(labels))
+            for (what, file, line), (size, labels) in rows.items()
+        ]
         out.sort(key=lambda r: (-r.bytes, r.what, r.file or "", r.line or 0))
         return out
 
@@ -192,23 +211,28 @@ class PeakMemory:
         static = self.allocation_bytes("argument", "output", "constant")
         if ma == static:
             temps = self.by_kind().get("temporary", 0)
-            return (f"memory_analysis() peak {ma} bytes = the argument, output and "
-                    f"constant allocations ({self.allocation_bytes('argument')} + "
-                    f"{self.allocation_bytes('output')} + "
-                    f"{self.allocation_bytes('constant')} bytes, each allocation once, "
-                    f"whether live at the same time or not), with no temporaries; "
-                    f"the live-range peak {self.peak_bytes} bytes counts the values "
-                    f"live at one point ({temps} bytes of them temporaries)")
-        return (f"memory_analysis() peak {ma} bytes differs from the live-range peak "
-                f"{self.peak_bytes} bytes by {ma - self.peak_bytes:+d}: not explained "
-                f"by the dump")
+            return (
+                f"memory_analysis() peak {ma} bytes = the argument, output and "
+                f"constant allocations ({self.allocation_bytes('argument')} + "
+                f"{self.allocation_bytes('output')} + "
+                f"{self.allocation_bytes('constant')} bytes, each allocation once, "
+                f"whether live at the same time or not), with no temporaries; "
+                f"the live-range peak {self.peak_bytes} bytes counts the values "
+                f"live at one point ({temps} bytes of them temporaries)"
+            )
+        return (
+            f"memory_analysis() peak {ma} bytes differs from the live-range peak "
+            f"{self.peak_bytes} bytes by {ma - self.peak_bytes:+d}: not explained "
+            f"by the dump"
+        )
 
 
 def _find(folder: str, names: list[str], suffix: str) -> str:
     found = sorted(n for n in names if n.endswith(suffix))
     if not found:
-        raise ValueError(f"XLA wrote no *{suffix} into {os.fspath(folder)!r} (this "
-                         f"XLA does not dump it)")
+        raise ValueError(
+            f"XLA wrote no *{suffix} into {os.fspath(folder)!r} (this XLA does not dump it)"
+        )
     # One compile dumps one module; should there be more, take the last one.
     with open(os.path.join(folder, found[-1]), encoding="utf-8", errors="replace") as f:
         return f.read()
@@ -235,14 +259,19 @@ def _read_assignment(text: str):
                 kind = "output"
             else:
                 kind = "temporary"
-            current = Allocation(int(m.group(1)), int(m.group(2)), kind,
-                                 int(p.group(1)) if p else None, live_out)
+            current = Allocation(
+                int(m.group(1)), int(m.group(2)), kind, int(p.group(1)) if p else None, live_out
+            )
             allocations.append(current)
             continue
         m = _VALUE.match(line)
         if m and current is not None:
             values[(m.group(2), m.group(3) or "{}")] = (
-                current.index, int(m.group(4)), m.group(6).strip(), int(m.group(5)))
+                current.index,
+                int(m.group(4)),
+                m.group(6).strip(),
+                int(m.group(5)),
+            )
         elif line and not line.startswith(" "):
             current = None  # a section after the allocations ("Used values:"...)
     return allocations, values
@@ -277,19 +306,23 @@ def _read_live_range(text: str):
             elif stripped:
                 section = None  # "Stack trace breakdown..." and what follows
     if at is None:
-        raise ValueError("the live-range dump names no peak ('Live ranges at N (peak):'): "
-                         "this XLA's format is not one Olympus reads")
+        raise ValueError(
+            "the live-range dump names no peak ('Live ranges at N (peak):'): "
+            "this XLA's format is not one Olympus reads"
+        )
     return sequence, at, live
 
 
-def lines_by_label(stage, table: SourceTable | SourceTables
-                   ) -> dict[str, tuple[tuple[str, int], ...]]:
+def lines_by_label(
+    stage, table: SourceTable | SourceTables
+) -> dict[str, tuple[tuple[str, int], ...]]:
     """Per instruction of the entry computation (and of computations it calls
     that are not fusions) of an optimized HLO stage (:func:`hlo_stage`), the user
     lines that made its result: its own metadata's innermost frame, then its fused
     instructions' (the fusion's root first). A caller that has the stage parsed
     already (the report's model, with its :meth:`~olympus.provenance.Provenance.source_tables`)
     gives it, and the module is read once."""
+
     def where(op) -> tuple[str, int] | None:
         if op.location is None:
             return None
@@ -327,14 +360,16 @@ class PeakDump:
     """What XLA dumped of one compile that the peak is read from: the buffer
     assignment, the live ranges and the optimized module, as texts (kept once the
     dump folder is gone); :meth:`read` makes the :class:`PeakMemory`."""
+
     assignment: str
     live_range: str
     hlo: str
     memory_analysis_peak: int | None = None
 
     @classmethod
-    def from_folder(cls, folder: str | os.PathLike,
-                    memory_analysis_peak: int | None = None) -> "PeakDump":
+    def from_folder(
+        cls, folder: str | os.PathLike, memory_analysis_peak: int | None = None
+    ) -> "PeakDump":
         """The texts of an XLA dump folder (one compile's, with
         ``xla_dump_hlo_as_text``); raises ``ValueError`` saying what is missing."""
         folder = os.fspath(folder)
@@ -343,16 +378,18 @@ class PeakDump:
         if any(n.endswith("after_optimizations-live-range.txt") for n in names):
             live = _find(folder, names, "after_optimizations-live-range.txt")
         elif "HloLiveRange" in assignment:  # older XLA (JAX 0.9): one file for both
-            live = assignment[assignment.index("HloLiveRange"):]
+            live = assignment[assignment.index("HloLiveRange") :]
         else:
-            raise ValueError(f"XLA dumped no live ranges into {folder!r} (neither a "
-                             f"*-live-range.txt nor an HloLiveRange in the buffer "
-                             f"assignment)")
-        return cls(assignment, live, _find(folder, names, "after_optimizations.txt"),
-                   memory_analysis_peak)
+            raise ValueError(
+                f"XLA dumped no live ranges into {folder!r} (neither a "
+                f"*-live-range.txt nor an HloLiveRange in the buffer "
+                f"assignment)"
+            )
+        return cls(
+            assignment, live, _find(folder, names, "after_optimizations.txt"), memory_analysis_peak
+        )
 
-    def read(self, lines: Mapping[str, tuple[tuple[str, int], ...]] | None = None
-             ) -> PeakMemory:
+    def read(self, lines: Mapping[str, tuple[tuple[str, int], ...]] | None = None) -> PeakMemory:
         """The buffers live at the peak; ``lines`` (:func:`lines_by_label` of the same
         compiled module) spares reading the module again."""
         hlo_text = self.hlo
@@ -362,8 +399,11 @@ class PeakDump:
         if lines is None:
             table = SourceTable()
             lines = lines_by_label(hlo_stage(hlo_text, table, name="buffers"), table)
-        parameters = frozenset(m.group(1) for line in hlo_text.split("\n")
-                               if "parameter(" in line and (m := _PARAMETER_LINE.match(line)))
+        parameters = frozenset(
+            m.group(1)
+            for line in hlo_text.split("\n")
+            if "parameter(" in line and (m := _PARAMETER_LINE.match(line))
+        )
         buffers: list[Buffer] = []
         offsets: dict[int, int] = {}  # buffer number -> offset in its allocation
         for label, index, size in live:
@@ -379,12 +419,16 @@ class PeakDump:
                     # output that reuses a donated argument.
                     kind, aliased = "output", a.parameter
             made = () if kind == "argument" else lines.get(label, ())
-            buffers.append(Buffer(label, size, kind, allocation, shape or "", made, index,
-                                  aliased))
+            buffers.append(Buffer(label, size, kind, allocation, shape or "", made, index, aliased))
         buffers = _count_shared(buffers, offsets)
         buffers.sort(key=lambda b: (-b.size, b.label, b.index))
-        return PeakMemory(sum(b.bytes for b in buffers), tuple(buffers), sequence.get(at),
-                          self.memory_analysis_peak, tuple(allocations))
+        return PeakMemory(
+            sum(b.bytes for b in buffers),
+            tuple(buffers),
+            sequence.get(at),
+            self.memory_analysis_peak,
+            tuple(allocations),
+        )
 
 
 def _count_shared(buffers: list[Buffer], offsets: dict[int, int]) -> list[Buffer]:
@@ -407,8 +451,9 @@ def _count_shared(buffers: list[Buffer], offsets: dict[int, int]) -> list[Buffer
     return out
 
 
-def read_peak_memory(folder: str | os.PathLike,
-                     memory_analysis_peak: int | None = None) -> PeakMemory:
+def read_peak_memory(
+    folder: str | os.PathLike, memory_analysis_peak: int | None = None
+) -> PeakMemory:
     """The buffers live at the peak, read from an XLA dump folder (one compile's,
     with ``xla_dump_hlo_as_text``); ``memory_analysis_peak`` is kept for
     comparison."""
@@ -424,8 +469,9 @@ def _memory_analysis_peak(compiled) -> int | None:
     return None if peak is None else int(peak)
 
 
-def peak_memory(compiled_or_lowered, *,
-                compiler_options: Mapping[str, Any] | None = None) -> PeakMemory:
+def peak_memory(
+    compiled_or_lowered, *, compiler_options: Mapping[str, Any] | None = None
+) -> PeakMemory:
     """The buffers live at the peak of the compiled program: compiles the
     ``Lowered`` (an Olympus or JAX one; for an Olympus ``Compiled``, its lowering,
     with its compiler options unless ``compiler_options`` are given) once more
@@ -436,16 +482,17 @@ def peak_memory(compiled_or_lowered, *,
     """
     lowered = compiled_or_lowered
     options = compiler_options
-    if hasattr(compiled_or_lowered, "lowered") and hasattr(compiled_or_lowered,
-                                                             "memory_analysis"):
+    if hasattr(compiled_or_lowered, "lowered") and hasattr(compiled_or_lowered, "memory_analysis"):
         lowered = compiled_or_lowered.lowered
         if lowered is None:
             raise ValueError("this Compiled keeps no Lowered to compile again")
         if options is None:
             options = getattr(compiled_or_lowered, "compiler_options", None)
     elif not hasattr(compiled_or_lowered, "compile"):
-        raise TypeError(f"peak_memory takes a Lowered or an Olympus Compiled, not "
-                        f"{type(compiled_or_lowered).__name__}")
+        raise TypeError(
+            f"peak_memory takes a Lowered or an Olympus Compiled, not "
+            f"{type(compiled_or_lowered).__name__}"
+        )
     with dumped_compile(lowered, compiler_options=options) as (folder, compiled):
         return read_peak_memory(folder, _memory_analysis_peak(compiled))
 

@@ -20,6 +20,7 @@ compiled program of a provenance model (the optimized HLO), each with:
 >>> collectives(model)   # one device: nothing to communicate
 []
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,10 +31,34 @@ __all__ = ["Collective", "collectives", "shape_bytes", "group_size", "moved_byte
 
 #: Bytes of one element of each HLO element type.
 _ELEMENT_BYTES = {
-    "pred": 1, "s2": 1, "u2": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
-    "s32": 4, "u32": 4, "s64": 8, "u64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8,
-    "c64": 8, "c128": 16, "f8e4m3fn": 1, "f8e5m2": 1, "f8e4m3fnuz": 1, "f8e5m2fnuz": 1,
-    "f8e4m3b11fnuz": 1, "f8e4m3": 1, "f8e3m4": 1, "f4e2m1fn": 1, "f8e8m0fnu": 1,
+    "pred": 1,
+    "s2": 1,
+    "u2": 1,
+    "s4": 1,
+    "u4": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "s32": 4,
+    "u32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f16": 2,
+    "bf16": 2,
+    "f32": 4,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+    "f8e4m3fn": 1,
+    "f8e5m2": 1,
+    "f8e4m3fnuz": 1,
+    "f8e5m2fnuz": 1,
+    "f8e4m3b11fnuz": 1,
+    "f8e4m3": 1,
+    "f8e3m4": 1,
+    "f4e2m1fn": 1,
+    "f8e8m0fnu": 1,
 }
 _SHAPE = re.compile(r"\b([a-z][a-z0-9]*)\[([0-9,]*)\]")
 _BASE = re.compile(r"-(start|done|update)$")
@@ -97,25 +122,32 @@ def moved_bytes(opcode: str, result: int, devices: int | None) -> int | None:
     if devices <= 1:
         return 0
     share = (devices - 1) / devices
-    factor = {"all-gather": share, "all-to-all": share, "ragged-all-to-all": share,
-              "all-reduce": 2 * share, "reduce-scatter": devices - 1,
-              "collective-permute": 1, "collective-broadcast": share}.get(opcode)
+    factor = {
+        "all-gather": share,
+        "all-to-all": share,
+        "ragged-all-to-all": share,
+        "all-reduce": 2 * share,
+        "reduce-scatter": devices - 1,
+        "collective-permute": 1,
+        "collective-broadcast": share,
+    }.get(opcode)
     return None if factor is None else round(result * factor)
 
 
 @dataclasses.dataclass(frozen=True)
 class Collective:
     """One collective of the compiled program (see the module's text)."""
-    label: str                      # the instruction, e.g. "all-gather.2"
-    opcode: str                     # all-gather, all-reduce, reduce-scatter, ...
-    kind: str                       # "inserted" (by the compiler) or "requested"
-    replica_groups: str | None      # as XLA prints them
-    group_size: int | None          # devices in one group
-    result_bytes: int               # its result, on one device
-    moved_bytes: int | None         # estimate of what each device sends
-    lines: tuple[tuple[str, int], ...]   # the user's lines that made it, innermost first
-    op_name: str                    # JAX's name of the op it serves, e.g. jit(f)/dot_general
-    shardings: tuple[str, ...]      # shardings of the lowered ops of its line
+
+    label: str  # the instruction, e.g. "all-gather.2"
+    opcode: str  # all-gather, all-reduce, reduce-scatter, ...
+    kind: str  # "inserted" (by the compiler) or "requested"
+    replica_groups: str | None  # as XLA prints them
+    group_size: int | None  # devices in one group
+    result_bytes: int  # its result, on one device
+    moved_bytes: int | None  # estimate of what each device sends
+    lines: tuple[tuple[str, int], ...]  # the user's lines that made it, innermost first
+    op_name: str  # JAX's name of the op it serves, e.g. jit(f)/dot_general
+    shardings: tuple[str, ...]  # shardings of the lowered ops of its line
 
     def describe(self) -> str:
         """One line for people.
@@ -134,8 +166,10 @@ class Collective:
         return text
 
 
-_GROUPS = re.compile(r"replica_groups=(\{\{.*?\}\}|\{\}|\[[0-9,]+\]<=\[[0-9,]+\](?:T\([0-9,]+\))?"
-                     r"|mesh\[[^\]]*\]\s*\{[^}]*\})")
+_GROUPS = re.compile(
+    r"replica_groups=(\{\{.*?\}\}|\{\}|\[[0-9,]+\]<=\[[0-9,]+\](?:T\([0-9,]+\))?"
+    r"|mesh\[[^\]]*\]\s*\{[^}]*\})"
+)
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 
 
@@ -143,14 +177,15 @@ def _instruction_text(lines: list[str], op) -> str:
     """The text of ``op``, its lines (its stage's text split once) joined."""
     if op.lines is None:
         return ""
-    return " ".join(lines[op.lines[0] - 1:op.lines[1]])
+    return " ".join(lines[op.lines[0] - 1 : op.lines[1]])
 
 
 _ARG = re.compile(r"%arg(\d+)\b")
 
 
-def _line_shardings(model, lowered, lowered_lines: list[str],
-                    line: tuple[str, int]) -> tuple[str, ...]:
+def _line_shardings(
+    model, lowered, lowered_lines: list[str], line: tuple[str, int]
+) -> tuple[str, ...]:
     """The shardings a source line's lowered ops carry, and those of the function's
     arguments they read: what the partitioner had to honour there."""
     found = []
@@ -190,8 +225,7 @@ def _users_lines(model, stage, lines: list[str], op, users) -> tuple[tuple[str, 
                 found.extend(op_lines)
         if found:
             return tuple(dict.fromkeys(found))
-        todo = [u for k in todo for u in users.get(stage.ops[k].label or "", [])
-                if u not in seen]
+        todo = [u for k in todo for u in users.get(stage.ops[k].label or "", []) if u not in seen]
     return ()
 
 
@@ -222,14 +256,23 @@ def collectives(model) -> list[Collective]:
         groups = _GROUPS.search(text)
         replica_groups = groups.group(1) if groups else None
         devices = group_size(replica_groups)
-        lines = tuple(model.lines_for_op(op.id)) or _users_lines(model, stage, texts, op,
-                                                                 users)
+        lines = tuple(model.lines_for_op(op.id)) or _users_lines(model, stage, texts, op, users)
         shardings: tuple[str, ...] = ()
         if lowered is not None and lines:
             shardings = _line_shardings(model, lowered, lowered_texts, lines[0])
         name = _OP_NAME.search(text)
-        out.append(Collective(op.label or op.name, opcode, op.collective or "inserted",
-                              replica_groups, devices, result,
-                              moved_bytes(opcode, result, devices), lines,
-                              name.group(1) if name else op.name_stack, shardings))
+        out.append(
+            Collective(
+                op.label or op.name,
+                opcode,
+                op.collective or "inserted",
+                replica_groups,
+                devices,
+                result,
+                moved_bytes(opcode, result, devices),
+                lines,
+                name.group(1) if name else op.name_stack,
+                shardings,
+            )
+        )
     return out

@@ -8,6 +8,7 @@ display as their ``repr``.
 >>> renderer() is None or callable(renderer())
 True
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,7 +29,10 @@ def renderer():
                 # Said once (the answer is cached): the stages show as their repr.
                 logging.getLogger(__name__).warning(
                     "the %s renderer %r failed to load: stages display as text",
-                    GROUP, entry.value, exc_info=True)
+                    GROUP,
+                    entry.value,
+                    exc_info=True,
+                )
                 return None
     return None
 

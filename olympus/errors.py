@@ -12,6 +12,7 @@ as the user's error.
 Traceback (most recent call last):
 ValueError: bad
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,7 +21,6 @@ import os
 from olympus import jax_compat
 
 _JAX_NOTE_MARK = "JAX has removed its internal frames"
-
 
 
 class StageUnavailable(Exception):
@@ -54,6 +54,7 @@ def strip_jax_notes(e: BaseException) -> None:
 
 def boundary(fun):
     """Decorates an Olympus API function so exceptions leave it without JAX's note."""
+
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         __tracebackhide__ = True  # read by IPython and pytest
@@ -62,4 +63,5 @@ def boundary(fun):
         except Exception as e:
             strip_jax_notes(e)
             raise
+
     return wrapper

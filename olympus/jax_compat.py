@@ -12,6 +12,7 @@ reads every other module to keep it so (with ``INTERNAL_ATTRIBUTES``, below).
 >>> version_supported(jax.__version__)
 True
 """
+
 from __future__ import annotations
 
 import inspect
@@ -34,19 +35,49 @@ from jax._src.interpreters import mlir as _mlir
 from jax._src.lib import _jax as _jaxlib
 
 __all__ = [
-    "SUPPORTED", "version_supported", "ir", "ClosedJaxpr", "Jaxpr", "SourceInfo",
-    "register_internal_path", "is_user_filename", "pp_toplevel_jaxpr",
-    "traceback_frames", "name_stack_text", "marked_source_info", "INTERNAL_ATTRIBUTES",
-    "pp_with_source_map", "aval_short_text", "hlo_module_text",
-    "make_args_info", "abstractify", "canonicalize_platform",
-    "relabel_lowered", "lowering_name", "lowering_platforms",
-    "lowered_hlo_bytecode", "hlo_module_from_bytecode",
-    "hlo_cost_analysis", "hlo_print_options", "compiled_fast_call",
-    "pmap_trace_parts", "physical_aval", "is_constant_dim", "make_ir_context",
-    "dtype_to_ir_type", "export_flatbuffers", "location_kind", "hlo_sharding_text",
-    "source_map_marker", "source_map_index", "known_platforms",
-    "pytree_deserialization_registry", "read_portable_artifact",
-    "PORTABLE_ARTIFACT_CHECK_SCRIPT", "compiled_client", "hlo_text_cost_analyzer",
+    "SUPPORTED",
+    "version_supported",
+    "ir",
+    "ClosedJaxpr",
+    "Jaxpr",
+    "SourceInfo",
+    "register_internal_path",
+    "is_user_filename",
+    "pp_toplevel_jaxpr",
+    "traceback_frames",
+    "name_stack_text",
+    "marked_source_info",
+    "INTERNAL_ATTRIBUTES",
+    "pp_with_source_map",
+    "aval_short_text",
+    "hlo_module_text",
+    "make_args_info",
+    "abstractify",
+    "canonicalize_platform",
+    "relabel_lowered",
+    "lowering_name",
+    "lowering_platforms",
+    "lowered_hlo_bytecode",
+    "hlo_module_from_bytecode",
+    "hlo_cost_analysis",
+    "hlo_print_options",
+    "compiled_fast_call",
+    "pmap_trace_parts",
+    "physical_aval",
+    "is_constant_dim",
+    "make_ir_context",
+    "dtype_to_ir_type",
+    "export_flatbuffers",
+    "location_kind",
+    "hlo_sharding_text",
+    "source_map_marker",
+    "source_map_index",
+    "known_platforms",
+    "pytree_deserialization_registry",
+    "read_portable_artifact",
+    "PORTABLE_ARTIFACT_CHECK_SCRIPT",
+    "compiled_client",
+    "hlo_text_cost_analyzer",
 ]
 
 #: Oldest supported release (inclusive) and the next minor not yet tried (exclusive).
@@ -58,13 +89,16 @@ SUPPORTED = ("0.9", "0.13")
 #: rejected in every other module (``tests/test_jax_internals.py``), which also
 #: checks that each one is read here.
 INTERNAL_ATTRIBUTES = (
-    "raw_frames", "code_addr2location",             # traceback_frames
-    "source_info.name_stack", "name_stack.stack",   # name_stack_text, marked_source_info
-    "compile_args", "create_cpp_call",              # a Lowering's and an executable's
-    "runtime_executable.client",                    # compiled_client
-    "print_metadata",                               # hlo_print_options
-    "to_string",                                    # hlo_module_text (an HloModule's)
-    "str_short",                                    # aval_short_text
+    "raw_frames",
+    "code_addr2location",  # traceback_frames
+    "source_info.name_stack",
+    "name_stack.stack",  # name_stack_text, marked_source_info
+    "compile_args",
+    "create_cpp_call",  # a Lowering's and an executable's
+    "runtime_executable.client",  # compiled_client
+    "print_metadata",  # hlo_print_options
+    "to_string",  # hlo_module_text (an HloModule's)
+    "str_short",  # aval_short_text
 )
 
 
@@ -156,8 +190,16 @@ def traceback_frames(traceback, keep=None) -> list[tuple[str, int, int, int, int
         if keep is not None and not keep(c.co_filename):
             continue
         start_line, start_col, end_line, end_col = addr2loc(c, i)
-        out.append((c.co_filename, start_line, start_col, end_line, end_col,
-                    getattr(c, "co_qualname", c.co_name)))
+        out.append(
+            (
+                c.co_filename,
+                start_line,
+                start_col,
+                end_line,
+                end_col,
+                getattr(c, "co_qualname", c.co_name),
+            )
+        )
     return out
 
 
@@ -186,6 +228,7 @@ def marked_source_info(source_info, index: int):
 # Stages
 # --------------------------------------------------------------------------
 
+
 def make_args_info(in_tree, in_avals, donate_argnums):
     """A pytree of ``jax.stages.ArgInfo`` (public) for flat avals.
 
@@ -213,9 +256,12 @@ def relabel_lowered(jax_lowered, args_info, out_tree=None):
 
     Internal: the ``jax.stages.Lowered`` constructor; JAX's pmap does the same.
     """
-    return _stages.Lowered(jax_lowered._lowering, args_info,
-                           out_tree if out_tree is not None else jax_lowered.out_tree,
-                           no_kwargs=jax_lowered._no_kwargs)
+    return _stages.Lowered(
+        jax_lowered._lowering,
+        args_info,
+        out_tree if out_tree is not None else jax_lowered.out_tree,
+        no_kwargs=jax_lowered._no_kwargs,
+    )
 
 
 def lowering_name(jax_lowered) -> str | None:
@@ -241,8 +287,10 @@ def lowered_hlo_bytecode(jax_lowered) -> tuple[bytes, bool]:
     Public: none (``Lowered.as_text('hlo')`` converts and prints in one call).
     """
     lowering = jax_lowered._lowering
-    return (_mlir.module_to_bytecode(lowering.stablehlo()),
-            bool(lowering.compile_args["tuple_args"]))
+    return (
+        _mlir.module_to_bytecode(lowering.stablehlo()),
+        bool(lowering.compile_args["tuple_args"]),
+    )
 
 
 def hlo_module_from_bytecode(code: bytes, tuple_args: bool):
@@ -253,7 +301,8 @@ def hlo_module_from_bytecode(code: bytes, tuple_args: bool):
     printing options and cost analysis) is internal.
     """
     return _jaxlib.mlir.mlir_module_to_xla_computation(
-        code, use_tuple_args=tuple_args).as_hlo_module()
+        code, use_tuple_args=tuple_args
+    ).as_hlo_module()
 
 
 def hlo_cost_analysis(jax_lowered, hlo_module):
@@ -274,6 +323,7 @@ def hlo_print_options(*, metadata: bool):
     """
     try:
         from jax._src.lib import hlo as _hlo  # 0.10 and later
+
         options_type = _hlo.HloPrintOptions
     except ImportError:
         options_type = _jaxlib.HloPrintOptions
@@ -327,12 +377,12 @@ def pmap_trace_parts(pmapped):
         raise NotImplementedError(
             f"olympus.pmap(...).trace is not available with jax {jax.__version__}: its "
             f"pmap has no argument processing Olympus can reuse. Use "
-            f"olympus.pmap(f).lower(*args), or olympus.jit with shardings.") from None
+            f"olympus.pmap(f).lower(*args), or olympus.jit with shardings."
+        ) from None
 
     def parts(*args, **kwargs):
         if old_style:  # 0.9: (jitted_f, flat_args, prepared, mesh, out_specs, donate)
-            jitted_f, args_flat, p, _, _, donated = infer_params(
-                *args, __check=False, **kwargs)
+            jitted_f, args_flat, p, _, _, donated = infer_params(*args, __check=False, **kwargs)
             return jitted_f, args_flat, p.in_tree, donated, p.out_tree
         # 0.10 on: (cached, jitted_f, flat_args, in_tree, donate, nprocs, clean)
         _, jitted_f, args_flat, in_tree, donated, _, _ = infer_params(*args, **kwargs)
@@ -344,6 +394,7 @@ def pmap_trace_parts(pmapped):
 # --------------------------------------------------------------------------
 # Export
 # --------------------------------------------------------------------------
+
 
 def physical_aval(aval):
     """The array type that stores an extended dtype (keys). Internal: ``jax._src.core``."""
@@ -375,9 +426,15 @@ def dtype_to_ir_type(dtype):
 # --------------------------------------------------------------------------
 
 _LOCATION_TYPES = tuple(
-    (kind, getattr(ir, cls)) for kind, cls in (
-        ("name", "NameLoc"), ("callsite", "CallSiteLoc"), ("file", "FileLineColLoc"),
-        ("fused", "FusedLoc")) if hasattr(ir, cls))
+    (kind, getattr(ir, cls))
+    for kind, cls in (
+        ("name", "NameLoc"),
+        ("callsite", "CallSiteLoc"),
+        ("file", "FileLineColLoc"),
+        ("fused", "FusedLoc"),
+    )
+    if hasattr(ir, cls)
+)
 
 
 def location_kind(loc) -> str | None:
@@ -393,8 +450,12 @@ def location_kind(loc) -> str | None:
             if isinstance(loc, cls):
                 return kind
         return None
-    for kind, test in (("name", "is_a_name"), ("callsite", "is_a_callsite"),
-                       ("file", "is_a_file"), ("fused", "is_a_fused")):
+    for kind, test in (
+        ("name", "is_a_name"),
+        ("callsite", "is_a_callsite"),
+        ("file", "is_a_file"),
+        ("fused", "is_a_fused"),
+    ):
         if getattr(loc, test)():
             return kind
     return None
@@ -427,6 +488,7 @@ _FRAME_STYLE = _release(jax.__version__) < (0, 10)
 
 class _FrameMarker:
     """A traceback whose only frame is a file named for equation ``index`` (JAX 0.9)."""
+
     __slots__ = ("index", "_code")
 
     def __init__(self, index: int):
@@ -452,7 +514,7 @@ def source_map_index(region_marker) -> int | None:
         return region_marker
     name = getattr(region_marker, "file_name", None)
     if isinstance(name, str) and name.startswith("<olympus.eqn.") and name.endswith(">"):
-        digits = name[len("<olympus.eqn."):-1]
+        digits = name[len("<olympus.eqn.") : -1]
         return int(digits) if digits.isdigit() else None
     return None
 
@@ -492,6 +554,7 @@ def pytree_deserialization_registry() -> dict:
 # Cost analysis of HLO texts (per-line cost)
 # --------------------------------------------------------------------------
 
+
 def compiled_client(jax_compiled):
     """The runtime client (backend) a ``jax.stages.Compiled`` was compiled for, or
     ``None``.
@@ -519,6 +582,7 @@ def hlo_text_cost_analyzer(client):
         return None
     try:
         from jax._src.lib import hlo as _hlo  # 0.10 and later
+
         from_text = _hlo.hlo_module_from_text
     except ImportError:
         from_text = _jaxlib.hlo_module_from_text
@@ -526,6 +590,7 @@ def hlo_text_cost_analyzer(client):
 
     def analyser(text: str) -> dict:
         return analyse(client, from_text(text))
+
     return analyser
 
 

@@ -35,6 +35,7 @@ of the module's totals with the others like it.
 >>> costs.check()
 ()
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,7 +55,8 @@ _FIELDS = ("flops", "transcendentals", "bytes_accessed")
 # ``[ROOT] %name = shape opcode(``: a tuple shape nests parentheses three deep.
 _INSTR = re.compile(
     r"\s+(ROOT )?%?([^\s=]+) = "
-    r"(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+) ([a-z][\w\-]*)\(")
+    r"(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+) ([a-z][\w\-]*)\("
+)
 _CALLS = re.compile(r"\b(calls|to_apply|body|condition)=%?([\w.\-]+)")
 _CALL_LISTS = re.compile(r"\b(branch_computations|called_computations)=\{([^}]*)\}")
 _COMMENT = re.compile(r"/\*.*?\*/")
@@ -77,6 +79,7 @@ class LineCost:
     >>> LineCost("m.py", 3, 8.0, 0.0, 96.0, ("add.1",)).bytes_accessed
     96.0
     """
+
     file: str | None
     line: int | None
     flops: float
@@ -108,6 +111,7 @@ class CostByLine:
     >>> c.sums()["flops"], c.check()
     (8.0, ())
     """
+
     lines: tuple[LineCost, ...]
     totals: dict[str, float]
     notes: tuple[str, ...] = ()
@@ -157,9 +161,12 @@ def cost_by_line(compiled, *, parsed=None) -> CostByLine:
         # The backend cannot analyse a module it is handed: count as the CPU does,
         # scaled to the backend's totals below.
         import jax.extend.backend
+
         analyse = jax_compat.hlo_text_cost_analyzer(jax.extend.backend.get_backend("cpu"))
-        notes.append("costed per instruction by the CPU's cost analysis (the backend "
-                     "cannot analyse a module alone), scaled to the backend's totals")
+        notes.append(
+            "costed per instruction by the CPU's cost analysis (the backend "
+            "cannot analyse a module alone), scaled to the backend's totals"
+        )
         result = cost_by_line_text(text, analyse, totals=None, parsed=parsed)
         return _scaled(result, totals, tuple(notes))
     if not totals:
@@ -178,15 +185,21 @@ def _totals(raw) -> dict[str, float]:
 def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLine:
     sums = result.sums()
     factor = {k: (totals.get(k, 0.0) / sums[k]) if sums[k] else 1.0 for k in KEYS}
-    rows = tuple(dataclasses.replace(
-        r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})  # type: ignore[arg-type]
-        for r in result.lines)
+    rows = tuple(
+        dataclasses.replace(r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})  # type: ignore[arg-type]
+        for r in result.lines
+    )
     return CostByLine(rows, dict(totals) or result.totals, tuple(result.notes) + tuple(notes))
 
 
-def cost_by_line_text(text: str, analyse: Callable[[str], Mapping[str, float]], *,
-                      totals: Mapping[str, float] | None = None,
-                      notes: tuple[str, ...] = (), parsed=None) -> CostByLine:
+def cost_by_line_text(
+    text: str,
+    analyse: Callable[[str], Mapping[str, float]],
+    *,
+    totals: Mapping[str, float] | None = None,
+    notes: tuple[str, ...] = (),
+    parsed=None,
+) -> CostByLine:
     """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
     (HLO module text -> XLA cost analysis dict) costing each instruction;
     ``totals`` default to ``analyse(text)``."""
@@ -216,7 +229,8 @@ class _Attribution:
                 self.comp_ops[op.computation].append(op.index)
         self.parsed: dict[int, tuple | None] = {}
         self.shapes: dict[str, str] = {
-            op.label: op.types[0] for op in self.ops if op.label and op.types}
+            op.label: op.types[0] for op in self.ops if op.label and op.types
+        }
         self.comp_keys: dict[int, str] = {}
         self.cache: dict[str, dict[str, float] | None] = {}
         self.own: dict[int, dict[str, float] | None] = {}
@@ -250,7 +264,7 @@ class _Attribution:
             start = m.end()
             end = closing_bracket(line, start - 1, "(", ")")
             operands = []
-            for part in _COMMENT.sub("", line[start:end - 1]).split(","):
+            for part in _COMMENT.sub("", line[start : end - 1]).split(","):
                 part = part.strip()
                 if part:
                     operands.append(part.rsplit(" ", 1)[-1].lstrip("%"))
@@ -273,8 +287,7 @@ class _Attribution:
         if i in self.closure:
             return self.closure[i]
         seen: set[int] = set()
-        todo = [self.comp_index[name] for _, name in self._parse(i)[5]
-                if name in self.comp_index]
+        todo = [self.comp_index[name] for _, name in self._parse(i)[5] if name in self.comp_index]
         while todo:
             ci = todo.pop()
             if ci in seen:
@@ -321,7 +334,7 @@ class _Attribution:
             first, last = self.stage.computations[ci].lines
             header = self.lines[first - 1]
             if header.startswith("ENTRY "):
-                header = header[len("ENTRY "):]
+                header = header[len("ENTRY ") :]
             out.append(header)
             out.extend(self._clean_line(n) for n in range(first + 1, last))
             out.append("}")
@@ -369,10 +382,12 @@ class _Attribution:
             return f"?{i}"
         _name, shape, opcode, operands, attrs, calls = parsed
         order: dict[str, int] = {}
-        args = ",".join(f"{self.shapes.get(o, '?')}#{order.setdefault(o, len(order))}"
-                        for o in operands)
-        comps = ";".join(self._comp_key(self.comp_index[n]) if n in self.comp_index else n
-                         for _, n in calls)
+        args = ",".join(
+            f"{self.shapes.get(o, '?')}#{order.setdefault(o, len(order))}" for o in operands
+        )
+        comps = ";".join(
+            self._comp_key(self.comp_index[n]) if n in self.comp_index else n for _, n in calls
+        )
         return f"{shape} {opcode}({args}){_NAME.sub('%', attrs)}[{comps}]"
 
     def _comp_key(self, ci) -> str:
@@ -383,8 +398,9 @@ class _Attribution:
             text = "\n".join(self._clean_line(n) for n in range(first + 1, last))
             names: dict[str, str] = {}
             body = _NAME.sub(lambda m: names.setdefault(m.group(), f"%{len(names)}"), text)
-            calls = ";".join(self._comp_key(self.comp_index[n[1:]]) for n in names
-                             if n[1:] in self.comp_index)
+            calls = ";".join(
+                self._comp_key(self.comp_index[n[1:]]) for n in names if n[1:] in self.comp_index
+            )
             found = self.comp_keys[ci] = f"{{{body}}}[{calls}]"
         return found
 
@@ -461,7 +477,8 @@ class _Attribution:
     def _add(self, i, amounts: Mapping[str, float], *, label: bool = True):
         where = self._where(i)
         if (amounts.get("flops") or amounts.get("transcendentals")) and (
-                where is None or self._loops_own(i)):
+            where is None or self._loops_own(i)
+        ):
             fed = self._fed(i)
             if fed is not None:
                 where = fed
@@ -499,39 +516,59 @@ class _Attribution:
         if len(top) == 1 and self.totals:
             # The module's cost is its entry's instructions': this one's is the total.
             costs: dict[int, dict[str, float] | None] = {
-                top[0]: {k: float(self.totals.get(k, 0.0)) for k in KEYS}}
+                top[0]: {k: float(self.totals.get(k, 0.0)) for k in KEYS}
+            }
         else:
             costs = {j: self._cost(j) for j in top}
         failed = [j for j, c in costs.items() if c is None]
         if failed:
             known = {k: sum(c[k] for c in costs.values() if c is not None) for k in KEYS}
-            left = {k: max(self.totals.get(k, 0.0) - known[k], 0.0) / len(failed)
-                    for k in KEYS}
+            left = {k: max(self.totals.get(k, 0.0) - known[k], 0.0) / len(failed) for k in KEYS}
             for j in failed:
                 costs[j] = dict(left)
             self.notes.append(
                 f"{len(failed)} instruction(s) XLA could not cost alone "
                 f"({', '.join(self.ops[j].label or '?' for j in failed[:5])}"
                 f"{'...' if len(failed) > 5 else ''}): they share what the others "
-                "leave of the totals")
+                "leave of the totals"
+            )
         for j in top:
             self._spread(j, dict(costs[j] or {}))  # each filled in above
         for reason, labels in self.errors.items():
             self.notes.append(
                 f"XLA's cost analysis failed on {len(labels)} instruction(s) alone "
-                f"({', '.join(labels[:5])}{'...' if len(labels) > 5 else ''}): {reason}")
+                f"({', '.join(labels[:5])}{'...' if len(labels) > 5 else ''}): {reason}"
+            )
         for label, (path, lineno) in self.inherited.items():
-            self.notes.append(f"{label} has no source location of its own but computes: "
-                              f"counted on line {lineno} of {path}, which it feeds")
+            self.notes.append(
+                f"{label} has no source location of its own but computes: "
+                f"counted on line {lineno} of {path}, which it feeds"
+            )
         rows = []
         for where, (amounts, labels) in self.rows.items():
             if not any(amounts.values()):
                 continue
             file, line = where if where is not None else (None, None)
-            rows.append(LineCost(file, line, amounts["flops"], amounts["transcendentals"],
-                                 amounts["bytes accessed"], tuple(dict.fromkeys(labels))))
-        rows.sort(key=lambda r: (r.compiler_made, -r.flops, -r.bytes_accessed,
-                                 -r.transcendentals, r.file or "", r.line or 0))
+            rows.append(
+                LineCost(
+                    file,
+                    line,
+                    amounts["flops"],
+                    amounts["transcendentals"],
+                    amounts["bytes accessed"],
+                    tuple(dict.fromkeys(labels)),
+                )
+            )
+        rows.sort(
+            key=lambda r: (
+                r.compiler_made,
+                -r.flops,
+                -r.bytes_accessed,
+                -r.transcendentals,
+                r.file or "",
+                r.line or 0,
+            )
+        )
         return CostByLine(tuple(rows), dict(self.totals), tuple(self.notes))
 
 

@@ -8,6 +8,7 @@ passes through one of the functions here.
 >>> rename_param_names("pjit[name=f jaxpr={ lambda ; a:f32[]. let  in (a,) }]")
 'pjit[name=f olympuspr={ lambda ; a:f32[]. let  in (a,) }]'
 """
+
 from __future__ import annotations
 
 import io
@@ -32,7 +33,7 @@ def rename_param_names(text: str) -> str:
 def olympus_attr_name(name: str) -> str:
     """``jax.result_info`` -> ``olympus.result_info``; other names unchanged."""
     if name.startswith(JAX_PREFIX):
-        return OLYMPUS_PREFIX + name[len(JAX_PREFIX):]
+        return OLYMPUS_PREFIX + name[len(JAX_PREFIX) :]
     return name
 
 
@@ -43,7 +44,8 @@ def _rename_attr_value(attr: ir.Attribute) -> ir.Attribute:
         if not any(e.name.startswith(JAX_PREFIX) for e in entries):
             return attr
         return ir.DictAttr.get(
-            {olympus_attr_name(e.name): _rename_attr_value(e.attr) for e in entries})
+            {olympus_attr_name(e.name): _rename_attr_value(e.attr) for e in entries}
+        )
     if isinstance(attr, ir.ArrayAttr):
         items = [attr[i] for i in range(len(attr))]
         renamed = [_rename_attr_value(a) for a in items]
@@ -71,9 +73,11 @@ def _rename_op_attributes(op: ir.Operation) -> None:
 
 def _rename_all(root: ir.Operation) -> None:
     """Renames the ``jax.*`` attributes of ``root`` and every operation in it, in place."""
+
     def visit(op):
         _rename_op_attributes(op)
         return ir.WalkResult.ADVANCE
+
     root.walk(visit)
 
 
@@ -83,8 +87,12 @@ def olympus_module(module: ir.Module) -> ir.Module:
     The module JAX keeps (and compiles) is never changed.
     """
     with module.context:
-        copy = ir.Module.parse(module.operation.get_asm(binary=True,  # type: ignore[call-overload]
-                                                         enable_debug_info=True))
+        copy = ir.Module.parse(
+            module.operation.get_asm(
+                binary=True,  # type: ignore[call-overload]
+                enable_debug_info=True,
+            )
+        )
         _rename_all(copy.operation)
     return copy
 
@@ -129,18 +137,25 @@ def module_text(module: ir.Module | ir.Operation, *, debug_info: bool = False) -
 
 _TRANSFORM_REFUSAL = re.compile(
     r"Cannot apply JAX transformations to a function lowered and compiled for "
-    r"a particular signature\. Detected argument of Tracer type <class '([\w.]+)'>\.?")
-_X64_HINT = (" Perhaps you are calling the compiled executable with a different "
-             "enable_x64 mode than when it was AOT compiled?")
+    r"a particular signature\. Detected argument of Tracer type <class '([\w.]+)'>\.?"
+)
+_X64_HINT = (
+    " Perhaps you are calling the compiled executable with a different "
+    "enable_x64 mode than when it was AOT compiled?"
+)
 
 # What a message quotes is the user's (names, values, paths): never renamed.
 # A quote opens where no letter precedes it (so "JAX's" opens nothing).
-_PROTECTED = re.compile("|".join([
-    r"<class '[^'\n]*'>",                      # <class 'jax._src....BatchTracer'>
-    r"(?<![\w])'[^'\n]*'(?![\w])",             # 'x', 'JAX_input'
-    r'"[^"\n]*"',                              # "a string value"
-    r"""[^\s'"`()\[\]{},;<>]*[/\\][^\s'"`()\[\]{},;<>]*""",  # /home/me/jax_stuff.py
-]))
+_PROTECTED = re.compile(
+    "|".join(
+        [
+            r"<class '[^'\n]*'>",  # <class 'jax._src....BatchTracer'>
+            r"(?<![\w])'[^'\n]*'(?![\w])",  # 'x', 'JAX_input'
+            r'"[^"\n]*"',  # "a string value"
+            r"""[^\s'"`()\[\]{},;<>]*[/\\][^\s'"`()\[\]{},;<>]*""",  # /home/me/jax_stuff.py
+        ]
+    )
+)
 # JAX's own name, as a word of its own (not part of JAX_input, JAX-based, jax.py).
 _JAX_WORD = re.compile(r"(?<![\w.\-/])JAX(?![\w\-/])")
 # A reference to JAX's API, e.g. jax.jit or jax.export.export.
@@ -150,6 +165,7 @@ _JAX_API = re.compile(r"(?<![\w./\-])jax((?:\.[A-Za-z_]\w*)+)")
 def _olympus_has(path: str) -> bool:
     """Whether ``olympus`` + ``path`` (e.g. ``.export.export``) names something real."""
     import importlib
+
     obj = importlib.import_module("olympus")
     for part in path.strip(".").split("."):
         try:
@@ -166,7 +182,7 @@ def _rename_api(m: re.Match) -> str:
     for n in range(len(parts), 0, -1):
         head = "." + ".".join(parts[:n])
         if _olympus_has(head):
-            return "olympus" + head + path[len(head):]
+            return "olympus" + head + path[len(head) :]
     return m.group(0)
 
 
@@ -188,7 +204,7 @@ def olympus_words(message: str) -> str:
     """
     out, last = [], 0
     for m in _PROTECTED.finditer(message):
-        out.append(_rename_free_text(message[last:m.start()]))
+        out.append(_rename_free_text(message[last : m.start()]))
         out.append(m.group(0))
         last = m.end()
     out.append(_rename_free_text(message[last:]))
@@ -209,7 +225,8 @@ def olympus_message(message: str, *, x64_changed: bool = False) -> str:
             "Cannot apply OLYMPUS transformations to a function lowered and "
             "compiled for a particular signature. Detected argument of Tracer "
             f"type <class '{m.group(1)}'>. Transform the original function instead, "
-            "e.g. olympus.jit(olympus.vmap(f)).trace(...).lower().compile().")
+            "e.g. olympus.jit(olympus.vmap(f)).trace(...).lower().compile()."
+        )
     if not x64_changed:
         message = message.replace(_X64_HINT, "")
     return olympus_words(message)

@@ -13,6 +13,7 @@ partitioned: the stage says so.
 >>> partitioned_hlo_text(compiled) is None   # one device: nothing to partition
 True
 """
+
 from __future__ import annotations
 
 from olympus.errors import StageUnavailable
@@ -35,8 +36,9 @@ def partitioned_hlo_text(compiled) -> str | None:
     lowered = getattr(compiled, "lowered", None)
     if lowered is None:
         raise StageUnavailable("it needs the Lowered stage the program was compiled from")
-    pipeline = pass_pipeline(lowered, pass_re=f"^{PASS}$",
-                             compiler_options=compiled.compiler_options)
+    pipeline = pass_pipeline(
+        lowered, pass_re=f"^{PASS}$", compiler_options=compiled.compiler_options
+    )
     after = [step for step in pipeline.changed() if step.after == PASS]
     return after[-1].text if after else None
 

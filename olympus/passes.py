@@ -22,6 +22,7 @@ filter keeps.
 >>> any(step.after == "fusion" for step in pipeline.changed())
 True
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,11 +36,22 @@ from typing import Any
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable
 
-__all__ = ["PassStep", "PassPipeline", "pass_pipeline", "dumped", "dumped_compile", "dump_parent",
-           "NO_PASS",
-           "read_dump",
-           "instruction_count",
-           "Carrier", "JourneyEvent", "Journey", "journey", "journeys"]
+__all__ = [
+    "PassStep",
+    "PassPipeline",
+    "pass_pipeline",
+    "dumped",
+    "dumped_compile",
+    "dump_parent",
+    "NO_PASS",
+    "read_dump",
+    "instruction_count",
+    "Carrier",
+    "JourneyEvent",
+    "Journey",
+    "journey",
+    "journeys",
+]
 
 # module_0006.jit_f.0014.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt
 _STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4})\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt$")
@@ -62,12 +74,13 @@ def instruction_count(text: str) -> int:
 @dataclasses.dataclass(frozen=True)
 class PassStep:
     """The module after one pass that changed it (or as a pipeline got it)."""
-    index: int          # the order in which XLA ran it (its dump's step number)
-    pipeline: str       # the pipeline the pass runs in, e.g. "simplification"
-    after: str          # the pass, or "pipeline-start" for the module a pipeline got
+
+    index: int  # the order in which XLA ran it (its dump's step number)
+    pipeline: str  # the pipeline the pass runs in, e.g. "simplification"
+    after: str  # the pass, or "pipeline-start" for the module a pipeline got
     before: str | None  # the pass that runs next
-    text: str           # the HLO module's text after it
-    instructions: int   # how many instructions that text holds
+    text: str  # the HLO module's text after it
+    instructions: int  # how many instructions that text holds
 
     @property
     def is_pipeline_start(self) -> bool:
@@ -78,6 +91,7 @@ class PassStep:
 class PassPipeline:
     """Every step of one compile's pass pipeline, in order, with the module before
     the first pass (``before``) and after the last (``after``)."""
+
     module: str
     before: str
     after: str
@@ -88,8 +102,7 @@ class PassPipeline:
         """The steps of passes that changed the module: not a pipeline's start, nor
         the module as it was before a pass the filter keeps."""
         keep = re.compile(self.pass_re)
-        return tuple(s for s in self.steps
-                     if not s.is_pipeline_start and keep.search(s.after))
+        return tuple(s for s in self.steps if not s.is_pipeline_start and keep.search(s.after))
 
     def previous(self, step: PassStep) -> str:
         """The module's text just before ``step`` (what its diff starts from)."""
@@ -124,20 +137,25 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
     steps = []
     for m, name in sorted(found, key=lambda item: int(item[0].group(3))):
         text = read(name)
-        steps.append(PassStep(int(m.group(3)), m.group(4), m.group(5), m.group(6), text,
-                              instruction_count(text)))
+        steps.append(
+            PassStep(
+                int(m.group(3)), m.group(4), m.group(5), m.group(6), text, instruction_count(text)
+            )
+        )
     prefix = f"module_{number}.{module}."
     before_name = prefix + "before_optimizations.txt"
     before = read(before_name) if before_name in names else steps[0].text
-    after_names = sorted(n for n in names if n.startswith(prefix)
-                         and n.endswith("_after_optimizations.txt"))
+    after_names = sorted(
+        n for n in names if n.startswith(prefix) and n.endswith("_after_optimizations.txt")
+    )
     after = read(after_names[0]) if after_names else (steps[-1].text if steps else before)
     return PassPipeline(module, before, after, tuple(steps), pass_re)
 
 
 @contextlib.contextmanager
-def dumped(lowered, *, pass_re: str = NO_PASS,
-           compiler_options: Mapping[str, Any] | None = None) -> Iterator[str]:
+def dumped(
+    lowered, *, pass_re: str = NO_PASS, compiler_options: Mapping[str, Any] | None = None
+) -> Iterator[str]:
     """Compiles ``lowered`` (an Olympus or JAX ``Lowered``) once more with XLA's dumps
     as text, into a private folder: the ``with`` block reads the folder, which is
     removed afterwards, even when the compile or the reading fails.
@@ -156,8 +174,7 @@ def dumped(lowered, *, pass_re: str = NO_PASS,
     ...     any(n.endswith("-buffer-assignment.txt") for n in os.listdir(folder))
     True
     """
-    with dumped_compile(lowered, pass_re=pass_re, compiler_options=compiler_options) \
-            as (folder, _):
+    with dumped_compile(lowered, pass_re=pass_re, compiler_options=compiler_options) as (folder, _):
         yield folder
 
 
@@ -180,21 +197,21 @@ def dump_parent() -> str | None:
 
 
 @contextlib.contextmanager
-def dumped_compile(lowered, *, pass_re: str = NO_PASS,
-                   compiler_options: Mapping[str, Any] | None = None
-                   ) -> Iterator[tuple[str, Any]]:
+def dumped_compile(
+    lowered, *, pass_re: str = NO_PASS, compiler_options: Mapping[str, Any] | None = None
+) -> Iterator[tuple[str, Any]]:
     """:func:`dumped`, yielding the compiled program too (its analyses are those of
     the program dumped)."""
     options = dict(compiler_options or {})
     parent = dump_parent() if pass_re == NO_PASS else None
     with tempfile.TemporaryDirectory(prefix="olympus-passes-", dir=parent) as folder:
-        options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=pass_re,
-                       xla_dump_hlo_as_text=True)
+        options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=pass_re, xla_dump_hlo_as_text=True)
         yield folder, lowered.compile(options)
 
 
-def pass_pipeline(lowered, *, pass_re: str = ".*",
-                  compiler_options: Mapping[str, Any] | None = None) -> PassPipeline:
+def pass_pipeline(
+    lowered, *, pass_re: str = ".*", compiler_options: Mapping[str, Any] | None = None
+) -> PassPipeline:
     """Compiles ``lowered`` (an Olympus or JAX ``Lowered``) once more with XLA's
     per-pass dumps, into a private folder removed afterwards (:func:`dumped`), and
     reads them.
@@ -210,22 +227,25 @@ def pass_pipeline(lowered, *, pass_re: str = ".*",
 
 # -- where a line's ops went ------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class Carrier:
     """An instruction that carries a source line's work after some pass."""
-    label: str              # the instruction's name, e.g. "multiply.3"
-    opcode: str             # e.g. "multiply", "fusion", "custom-call"
-    fusion: str | None      # the fusion instruction whose computation holds it
+
+    label: str  # the instruction's name, e.g. "multiply.3"
+    opcode: str  # e.g. "multiply", "fusion", "custom-call"
+    fusion: str | None  # the fusion instruction whose computation holds it
     fusion_kind: str | None = None  # that fusion's kind (kLoop, kInput, kOutput, kCustom)
 
 
 @dataclasses.dataclass(frozen=True)
 class JourneyEvent:
     """What one pass did to a line's instructions."""
-    step: int               # index into PassPipeline.steps
+
+    step: int  # index into PassPipeline.steps
     pass_name: str
     pipeline: str
-    kind: str               # created, removed, fused, unfused, duplicated, custom-call
+    kind: str  # created, removed, fused, unfused, duplicated, custom-call
     labels: tuple[str, ...]
     detail: str
 
@@ -238,6 +258,7 @@ class Journey:
     """A source line's instructions through the passes: before the first pass
     (``start``), after each step (``carriers[k]`` for ``steps[k]``), and the events
     between them."""
+
     file: str
     line: int
     start: tuple[Carrier, ...]
@@ -273,12 +294,14 @@ def _read_carriers(text: str, table) -> dict[tuple[str, int], tuple[Carrier, ...
                 kinds[op.fusion] = m.group(1) if m else None
             kind = kinds[op.fusion]
         out.setdefault((table.files[frame.file], frame.line), []).append(
-            Carrier(op.label or "", op.name, fusion, kind))
+            Carrier(op.label or "", op.name, fusion, kind)
+        )
     return {key: tuple(value) for key, value in out.items()}
 
 
-def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
-            after: tuple[Carrier, ...], who: str) -> list[JourneyEvent]:
+def _events(
+    k: int, step: PassStep, before: tuple[Carrier, ...], after: tuple[Carrier, ...], who: str
+) -> list[JourneyEvent]:
     """The events of one pass for one line: its instructions before and after it.
 
     A pass that fuses clones the instruction into the fusion's computation under a
@@ -302,11 +325,17 @@ def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
         created.remove(twin)
         if twin.fusion is not None and gone.fusion != twin.fusion:
             kind = f", {twin.fusion_kind}" if twin.fusion_kind else ""
-            event("fused", [gone.label, twin.label],
-                  f"{gone.label} fused into {twin.fusion}{kind} (as {twin.label})")
+            event(
+                "fused",
+                [gone.label, twin.label],
+                f"{gone.label} fused into {twin.fusion}{kind} (as {twin.label})",
+            )
         elif twin.fusion is None and gone.fusion is not None:
-            event("unfused", [gone.label, twin.label],
-                  f"{gone.label} taken out of {gone.fusion} (as {twin.label})")
+            event(
+                "unfused",
+                [gone.label, twin.label],
+                f"{gone.label} taken out of {gone.fusion} (as {twin.label})",
+            )
         else:
             event("renamed", [gone.label, twin.label], f"{gone.label} renamed {twin.label}")
     for now in after:  # in their order: the events' order is the same every run
@@ -316,8 +345,11 @@ def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
             event("fused", [now.label], f"{now.label} fused into {now.fusion}{kind}")
     for c in created:
         if c.opcode == "custom-call":
-            event("custom-call", [c.label],
-                  f"turned into a custom call (a library or runtime routine): {c.label}")
+            event(
+                "custom-call",
+                [c.label],
+                f"turned into a custom call (a library or runtime routine): {c.label}",
+            )
         elif c.opcode == "fusion":
             event("fusion", [c.label], f"{c.label} made: a fusion that holds this line's work")
         elif any(b.opcode == c.opcode for b in before):
@@ -329,8 +361,9 @@ def _events(k: int, step: PassStep, before: tuple[Carrier, ...],
     return events
 
 
-def journeys(pipeline: PassPipeline,
-             lines: Iterable[tuple[str, int]] | None = None) -> dict[tuple[str, int], Journey]:
+def journeys(
+    pipeline: PassPipeline, lines: Iterable[tuple[str, int]] | None = None
+) -> dict[tuple[str, int], Journey]:
     """The journeys of source lines (``(file, line)`` pairs; default: every line
     with an instruction before the passes) through ``pipeline``, each module read
     once for them all (a step that printed the module unchanged is not read again)."""
@@ -346,9 +379,12 @@ def journeys(pipeline: PassPipeline,
     # The pass each step's change is put down to: with a filter, the module before a
     # kept pass shows what the passes the filter left out did since the last dump.
     keep = re.compile(pipeline.pass_re)
-    who = [s.after if s.is_pipeline_start or keep.search(s.after)
-           else f"passes outside the filter, before {s.before or 'the end'}"
-           for s in pipeline.steps]
+    who = [
+        s.after
+        if s.is_pipeline_start or keep.search(s.after)
+        else f"passes outside the filter, before {s.before or 'the end'}"
+        for s in pipeline.steps
+    ]
     wanted = list(start) if lines is None else [(f, int(n)) for f, n in lines]
     out = {}
     for key in wanted:

@@ -15,6 +15,7 @@ local platform, naming both.
 >>> normalize_platforms('my_plugin')  # a PJRT plugin's name
 ('my_plugin',)
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -66,12 +67,12 @@ def known_platforms() -> tuple[str, ...]:
     >>> set(KNOWN_PLATFORMS) <= set(known_platforms())
     True
     """
-    return tuple(sorted(set(KNOWN_PLATFORMS) | set(jax_compat.known_platforms()),
-                        key=str.lower))
+    return tuple(sorted(set(KNOWN_PLATFORMS) | set(jax_compat.known_platforms()), key=str.lower))
 
 
-def normalize_platforms(platforms: Sequence[str] | str | None, *,
-                        argument: str = "lowering_platforms") -> tuple[str, ...] | None:
+def normalize_platforms(
+    platforms: Sequence[str] | str | None, *, argument: str = "lowering_platforms"
+) -> tuple[str, ...] | None:
     """Checks user-given lowering platforms and spells them as JAX does.
 
     Every name JAX accepts is accepted, the names of plugins that are not
@@ -102,7 +103,8 @@ def normalize_platforms(platforms: Sequence[str] | str | None, *,
     except TypeError:
         raise PlatformTypeError(
             f"{argument} must be a tuple of platform names such as ('cpu', 'tpu'), "
-            f"got {platforms!r}.") from None
+            f"got {platforms!r}."
+        ) from None
     if not items:
         return None  # as in JAX: this machine's platform
     spellings = {known.lower(): known for known in known_platforms()}
@@ -115,7 +117,8 @@ def _normalize_one(platform, argument: str, spellings: dict[str, str]) -> str:
     if not isinstance(platform, str):
         raise PlatformTypeError(
             f"{argument} entries must be strings, platform names such as 'cpu' or "
-            f"'tpu'; got {platform!r} ({type(platform).__name__}).")
+            f"'tpu'; got {platform!r} ({type(platform).__name__})."
+        )
     name = platform.strip()
     if name not in spellings.values():
         name = spellings.get(name.lower(), name)
@@ -126,7 +129,8 @@ def _normalize_one(platform, argument: str, spellings: dict[str, str]) -> str:
             f"{argument} names {platform!r}, an alias for this machine's platform of "
             f"that kind ('gpu': 'cuda' or 'rocm'), and this machine has none ({e}). "
             f"Name the platform itself, e.g. {argument}=('cuda',): a program can be "
-            f"lowered for a platform this machine lacks.") from None
+            f"lowered for a platform this machine lacks."
+        ) from None
 
 
 def unknown_platforms(platforms: Sequence[str] | None) -> tuple[str, ...]:
@@ -153,9 +157,11 @@ def unknown_platforms_note(platforms: Sequence[str] | None) -> str | None:
     unknown = unknown_platforms(platforms)
     if not unknown:
         return None
-    return (f"Olympus: no platform named {' or '.join(map(repr, unknown))} is known in "
-            f"this process (known: {', '.join(map(repr, known_platforms()))}). That is expected for "
-            f"a plugin that is not installed here; otherwise check the spelling.")
+    return (
+        f"Olympus: no platform named {' or '.join(map(repr, unknown))} is known in "
+        f"this process (known: {', '.join(map(repr, known_platforms()))}). That is expected for "
+        f"a plugin that is not installed here; otherwise check the spelling."
+    )
 
 
 def check_compilable(lowered_for: tuple[str, ...], fun_name: str) -> str:
@@ -176,7 +182,8 @@ def check_compilable(lowered_for: tuple[str, ...], fun_name: str) -> str:
             f"Compile it on a machine with {_describe(lowered_for)} devices, "
             f"lower it again with lowering_platforms=({here!r},), or export it with "
             f"olympus.export.export(..., platforms={lowered_for!r}) to serialize it "
-            f"for those platforms.")
+            f"for those platforms."
+        )
     return here
 
 

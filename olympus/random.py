@@ -1,4 +1,5 @@
 """``olympus.random`` is ``jax.random``, under Olympus's name."""
+
 from jax.random import *  # noqa: F403
 from olympus._alias import forward as _forward
 

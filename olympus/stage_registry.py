@@ -25,6 +25,7 @@ and in the provenance model alike.
 >>> [s.name for s in provenance_stages()]
 ['olympuspr', 'stablehlo', 'compiled', 'partitioned']
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,9 +34,25 @@ from typing import Any
 
 from olympus.errors import StageUnavailable
 
-__all__ = ["StageSpec", "STAGES", "STEPS", "KINDS", "ALIASES", "stage", "names",
-           "default_names", "canonical", "register", "unregister", "all_stages",
-           "program_stages", "provenance_stages", "made_by", "UnknownStage", "StageUnavailable"]
+__all__ = [
+    "StageSpec",
+    "STAGES",
+    "STEPS",
+    "KINDS",
+    "ALIASES",
+    "stage",
+    "names",
+    "default_names",
+    "canonical",
+    "register",
+    "unregister",
+    "all_stages",
+    "program_stages",
+    "provenance_stages",
+    "made_by",
+    "UnknownStage",
+    "StageUnavailable",
+]
 
 #: The compilation steps, in order; each stage is made by one of them (or none).
 STEPS = ("trace", "lower", "compile")
@@ -62,6 +79,7 @@ class StageSpec:
     ops are called; ``default`` whether reports show it unless asked otherwise
     (stages that cost an extra compile are not).
     """
+
     name: str
     title: str
     label: str
@@ -76,9 +94,16 @@ class StageSpec:
 
     def info(self) -> dict[str, Any]:
         """What the JSON bundle says of this stage (for the JupyterLab view)."""
-        return {"name": self.name, "title": self.title, "label": self.label,
-                "kind": self.kind, "step": self.step, "language": self.language,
-                "unit": self.unit, "linked": self.linked}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "label": self.label,
+            "kind": self.kind,
+            "step": self.step,
+            "language": self.language,
+            "unit": self.unit,
+            "linked": self.linked,
+        }
 
 
 def _hlo_text(lowered, debug_info: bool) -> str | None:
@@ -87,21 +112,75 @@ def _hlo_text(lowered, debug_info: bool) -> str | None:
 
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("source", "Source", "source", "source", language="python", unit="lines"),
-    StageSpec("olympuspr", "olympuspr: traced program", "olympuspr", "program",
-              step="trace", language="olympuspr", unit="equations", linked=True),
-    StageSpec("stablehlo", "StableHLO: lowered program", "StableHLO", "program",
-              step="lower", language="stablehlo", linked=True),
-    StageSpec("hlo", "HLO: compiler input", "HLO", "program", step="lower",
-              language="hlo", unit="instructions", text=_hlo_text),
-    StageSpec("compiled", "Compiled HLO: after optimization", "compiled", "program",
-              step="compile", language="hlo", unit="instructions", linked=True),
-    StageSpec("partitioned", "HLO after SPMD partitioning", "partitioned", "program",
-              step="compile", language="hlo", unit="instructions", default=False,
-              linked=True),
-    StageSpec("passes", "XLA passes: what each pass did", "passes", "passes",
-              step="compile", language="hlo", unit="passes", default=False),
-    StageSpec("costs", "Where the cost goes: by line", "cost by line", "costs", step="compile",
-              unit="lines", default=False),
+    StageSpec(
+        "olympuspr",
+        "olympuspr: traced program",
+        "olympuspr",
+        "program",
+        step="trace",
+        language="olympuspr",
+        unit="equations",
+        linked=True,
+    ),
+    StageSpec(
+        "stablehlo",
+        "StableHLO: lowered program",
+        "StableHLO",
+        "program",
+        step="lower",
+        language="stablehlo",
+        linked=True,
+    ),
+    StageSpec(
+        "hlo",
+        "HLO: compiler input",
+        "HLO",
+        "program",
+        step="lower",
+        language="hlo",
+        unit="instructions",
+        text=_hlo_text,
+    ),
+    StageSpec(
+        "compiled",
+        "Compiled HLO: after optimization",
+        "compiled",
+        "program",
+        step="compile",
+        language="hlo",
+        unit="instructions",
+        linked=True,
+    ),
+    StageSpec(
+        "partitioned",
+        "HLO after SPMD partitioning",
+        "partitioned",
+        "program",
+        step="compile",
+        language="hlo",
+        unit="instructions",
+        default=False,
+        linked=True,
+    ),
+    StageSpec(
+        "passes",
+        "XLA passes: what each pass did",
+        "passes",
+        "passes",
+        step="compile",
+        language="hlo",
+        unit="passes",
+        default=False,
+    ),
+    StageSpec(
+        "costs",
+        "Where the cost goes: by line",
+        "cost by line",
+        "costs",
+        step="compile",
+        unit="lines",
+        default=False,
+    ),
     # XLA's ``cost_analysis()`` figures; called ``cost`` before, a name too close to
     # ``costs`` (the cost by line): ``cost`` is still read (ALIASES).
     StageSpec("cost_analysis", "Cost analysis", "cost", "analysis", step="compile"),
@@ -156,17 +235,21 @@ def register(spec: StageSpec) -> StageSpec:
     True
     """
     if not (isinstance(spec.name, str) and spec.name.isidentifier() and len(spec.name) <= 64):
-        raise ValueError(f"A stage name is a Python identifier of at most 64 characters; "
-                         f"got {spec.name!r}.")
+        raise ValueError(
+            f"A stage name is a Python identifier of at most 64 characters; got {spec.name!r}."
+        )
     if spec.step not in (None, *STEPS):
         raise ValueError(f"Stage {spec.name!r}: step {spec.step!r} is not one of {STEPS}.")
     taken = _BY_NAME.get(spec.name)
     if taken is not None and taken != spec:
-        raise ValueError(f"Stage {spec.name!r} is already registered (as {taken.title!r}); "
-                         f"choose another name.")
+        raise ValueError(
+            f"Stage {spec.name!r} is already registered (as {taken.title!r}); choose another name."
+        )
     if spec.name in ALIASES:
-        raise ValueError(f"{spec.name!r} is the former name of stage "
-                         f"{ALIASES[spec.name]!r}; choose another name.")
+        raise ValueError(
+            f"{spec.name!r} is the former name of stage "
+            f"{ALIASES[spec.name]!r}; choose another name."
+        )
     _BY_NAME.setdefault(spec.name, spec)
     return _BY_NAME[spec.name]
 
@@ -181,8 +264,7 @@ def stage(name: str) -> StageSpec:
     try:
         return _BY_NAME[canonical(name)]
     except (KeyError, TypeError):
-        raise UnknownStage(f"Unknown stage {name!r}; choose from {', '.join(names())}.") \
-            from None
+        raise UnknownStage(f"Unknown stage {name!r}; choose from {', '.join(names())}.") from None
 
 
 def unregister(name: str) -> None:
@@ -209,5 +291,5 @@ def made_by(step: str) -> tuple[str, ...]:
     >>> made_by("compile")
     ('compiled', 'partitioned', 'passes', 'costs', 'cost_analysis', 'memory')
     """
-    later = STEPS[STEPS.index(step):]
+    later = STEPS[STEPS.index(step) :]
     return tuple(s.name for s in all_stages() if s.step in later)

@@ -13,6 +13,7 @@ True
 >>> compiled(np.ones(3, np.float32))
 Array([2., 2., 2.], dtype=float32)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,16 @@ from olympus.errors import boundary, strip_jax_notes
 
 ArgInfo = jax_stages.ArgInfo
 
-__all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "Olympuspr",
-           "MemoryAnalysis", "RENAMED"]
+__all__ = [
+    "Wrapped",
+    "Traced",
+    "Lowered",
+    "Compiled",
+    "ArgInfo",
+    "Olympuspr",
+    "MemoryAnalysis",
+    "RENAMED",
+]
 
 #: JAX's stage attributes that Olympus names otherwise, as the spec renames them.
 RENAMED = {"jaxpr": "olympuspr", "lojax": "lo_olympuspr"}
@@ -39,7 +48,8 @@ def _newer_jax(name: str, stage: str):
     return AttributeError(
         f"{stage}.{name} needs a newer JAX than {jax.__version__}, whose stages have "
         f"it; upgrade jax (Olympus supports {jax_compat.SUPPORTED[0]} to "
-        f"{jax_compat.SUPPORTED[1]}, exclusive).")
+        f"{jax_compat.SUPPORTED[1]}, exclusive)."
+    )
 
 
 def _forward(jax_obj, name: str, stage: str):
@@ -61,6 +71,7 @@ class Olympuspr:
     >>> print(olympus.make_olympuspr(lambda x: x + 1)(1.0))
     { lambda ; a:f32[]. let b:f32[] = add a 1.0:f32[] in (b,) }
     """
+
     __slots__ = ("_closed",)
 
     def __init__(self, closed_jaxpr):
@@ -95,12 +106,10 @@ class Olympuspr:
         """The underlying JAX ``ClosedJaxpr`` (for code that needs JAX's own type)."""
         return self._closed
 
-    def pretty_print(self, *, source_info: bool = False, name_stack: bool = False,
-                     **kwargs) -> str:
+    def pretty_print(self, *, source_info: bool = False, name_stack: bool = False, **kwargs) -> str:
         """The program as text; ``source_info=True`` appends each equation's source line."""
         kwargs.setdefault("use_color", False)
-        text = self._closed.pretty_print(source_info=source_info,
-                                         name_stack=name_stack, **kwargs)
+        text = self._closed.pretty_print(source_info=source_info, name_stack=name_stack, **kwargs)
         return naming.rename_param_names(text)
 
     def __str__(self) -> str:
@@ -127,8 +136,7 @@ class Wrapped:
     ``eval_shape`` give explicit control over the stages.
     """
 
-    def __init__(self, fun, jitted, options: dict[str, Any], *, kind: str = "jit",
-                 trace_impl=None):
+    def __init__(self, fun, jitted, options: dict[str, Any], *, kind: str = "jit", trace_impl=None):
         self._fun = fun
         self._jax = jitted
         self._kind = kind
@@ -210,10 +218,11 @@ class _UserSignature:
     the flat arguments and is named ``_fun``; its stages show the user's name,
     argument pytree and donations instead.
     """
+
     fun_name: str
     args_info: Any
-    in_avals: Any          # the tree of argument types, shaped like args_info
-    out_tree: Any = None   # a thunk giving the result pytree, where JAX's differs
+    in_avals: Any  # the tree of argument types, shaped like args_info
+    out_tree: Any = None  # a thunk giving the result pytree, where JAX's differs
 
 
 class Traced:
@@ -223,10 +232,12 @@ class Traced:
     Every attribute of ``jax.stages.Traced`` is here, with the same meaning
     (``jaxpr`` is named ``olympuspr``, ``lojax`` ``lo_olympuspr``).
     """
+
     __slots__ = ("_jax", "wrapped", "_signature", "__weakref__")
 
-    def __init__(self, jax_traced, *, wrapped: Wrapped | None = None,
-                 signature: _UserSignature | None = None):
+    def __init__(
+        self, jax_traced, *, wrapped: Wrapped | None = None, signature: _UserSignature | None = None
+    ):
         self._jax = jax_traced
         self.wrapped = wrapped
         self._signature = signature
@@ -260,8 +271,7 @@ class Traced:
     @property
     def donate_argnums(self) -> tuple[int, ...]:
         """Flat indices of the donated arguments."""
-        return tuple(i for i, a in enumerate(tree_util.tree_leaves(self.args_info))
-                     if a.donated)
+        return tuple(i for i, a in enumerate(tree_util.tree_leaves(self.args_info)) if a.donated)
 
     @property
     def in_avals(self):
@@ -295,7 +305,8 @@ class Traced:
             if tree != self.in_tree:
                 raise TypeError(
                     f"The traced '{self.fun_name}' takes arguments structured as "
-                    f"{self.in_tree}, got {tree}.")
+                    f"{self.in_tree}, got {tree}."
+                )
             out = self._jax(*leaves)
             if self._signature.out_tree is not None:  # JAX 0.9: the inner jit's are flat
                 out = tree_util.tree_unflatten(self._signature.out_tree(), out)
@@ -330,11 +341,15 @@ class Traced:
         jl = self._jax.lower(lowering_platforms=requested)
         if self._signature:
             out_tree = self._signature.out_tree
-            jl = jax_compat.relabel_lowered(jl, self._signature.args_info,
-                                            out_tree() if out_tree else None)
-        return Lowered(jl, traced=self,
-                       platforms=requested or (_platforms.local_platform(),),
-                       explicit_platforms=requested is not None)
+            jl = jax_compat.relabel_lowered(
+                jl, self._signature.args_info, out_tree() if out_tree else None
+            )
+        return Lowered(
+            jl,
+            traced=self,
+            platforms=requested or (_platforms.local_platform(),),
+            explicit_platforms=requested is not None,
+        )
 
     def __repr__(self) -> str:
         return f"<olympus.stages.Traced of {self.fun_name!r}>"
@@ -342,12 +357,14 @@ class Traced:
     def _repr_mimebundle_(self, include=None, exclude=None):
         """A stage report in a notebook (when olympus_jupyter is installed)."""
         from olympus.display import mimebundle
+
         return mimebundle(self, include=include, exclude=exclude)
 
 
 class _Signature:
     """What JAX's ``Lowered`` and ``Compiled`` both say of the signature, read from the
     JAX stage an Olympus stage wraps (its ``_jax``)."""
+
     __slots__ = ()
     _jax: Any  # the JAX stage, in the slots of each subclass
 
@@ -384,11 +401,25 @@ class Lowered(_Signature):
 
     Every attribute of ``jax.stages.Lowered`` is here, with the same meaning.
     """
-    __slots__ = ("_jax", "traced", "platforms", "_explicit_platforms",
-                 "_olympus_module", "_hlo_module", "__weakref__")
 
-    def __init__(self, jax_lowered, *, traced: Traced | None = None,
-                 platforms: tuple[str, ...] = (), explicit_platforms: bool = False):
+    __slots__ = (
+        "_jax",
+        "traced",
+        "platforms",
+        "_explicit_platforms",
+        "_olympus_module",
+        "_hlo_module",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        jax_lowered,
+        *,
+        traced: Traced | None = None,
+        platforms: tuple[str, ...] = (),
+        explicit_platforms: bool = False,
+    ):
         self._jax = jax_lowered
         self.traced = traced
         self.platforms = tuple(platforms)
@@ -427,6 +458,7 @@ class Lowered(_Signature):
             if self._olympus_module is None:
                 self._olympus_module = naming.renamed(copy)
             return self._olympus_module
+
         return make
 
     def compiler_ir(self, dialect: str | None = None):
@@ -475,6 +507,7 @@ class Lowered(_Signature):
             if self._hlo_module is None:
                 self._hlo_module = jax_compat.hlo_module_from_bytecode(code, tuple_args)
             return self._hlo_module
+
         return make
 
     def cost_analysis(self):
@@ -500,7 +533,8 @@ class Lowered(_Signature):
                 raise _platforms.PlatformError(
                     f"Cannot compile this multi-platform lowering: it was made for "
                     f"{self.platforms!r} without its Traced stage. Lower it with "
-                    f"lowering_platforms=({here!r},).")
+                    f"lowering_platforms=({here!r},)."
+                )
             # The lowering holds code for each platform, chosen by a platform
             # index argument that JAX's compile path cannot supply. The code for
             # this platform is what the compiled program runs: lower just it.
@@ -513,7 +547,8 @@ class Lowered(_Signature):
                     f"Olympus: compiling '{self.fun_name}' with compiler_options="
                     f"{compiler_options!r} failed. If the compiler names one of them, "
                     f"check its spelling and value (XLA's option names start with "
-                    f"'xla_'), or compile without it.")
+                    f"'xla_'), or compile without it."
+                )
             raise
         return Compiled(compiled, lowered=self, compiler_options=compiler_options)
 
@@ -523,6 +558,7 @@ class Lowered(_Signature):
     def _repr_mimebundle_(self, include=None, exclude=None):
         """A stage report in a notebook (when olympus_jupyter is installed)."""
         from olympus.display import mimebundle
+
         return mimebundle(self, include=include, exclude=exclude)
 
 
@@ -540,19 +576,22 @@ def _check_compiler_options(options):
     if not isinstance(options, dict):
         raise TypeError(
             f"compiler_options must be a dict such as {{'xla_backend_optimization_level': 0}}, "
-            f"got {type(options).__name__}.")
+            f"got {type(options).__name__}."
+        )
     for k, v in options.items():
         if not isinstance(k, str):
             raise TypeError(f"compiler_options keys must be option names (str), got {k!r}.")
         if not isinstance(v, (str, bool, int, float)):
             raise TypeError(
                 f"compiler_options[{k!r}] must be a str, bool, int or float, got "
-                f"{type(v).__name__}.")
+                f"{type(v).__name__}."
+            )
 
 
 @dataclasses.dataclass(frozen=True)
 class MemoryAnalysis:
     """What the compiled program needs in memory, in bytes, with the peak."""
+
     argument_size_in_bytes: int
     output_size_in_bytes: int
     alias_size_in_bytes: int
@@ -581,10 +620,10 @@ class Compiled(_Signature):
     where they are reworded for Olympus. Every attribute of ``jax.stages.Compiled``
     is here, with the same meaning.
     """
+
     __slots__ = ("_jax", "_call", "lowered", "compiler_options", "_x64", "__weakref__")
 
-    def __init__(self, jax_compiled, *, lowered: Lowered | None = None,
-                 compiler_options=None):
+    def __init__(self, jax_compiled, *, lowered: Lowered | None = None, compiler_options=None):
         self._jax = jax_compiled
         self.lowered = lowered
         self.compiler_options = dict(compiler_options or {})
@@ -649,6 +688,7 @@ class Compiled(_Signature):
     def _repr_mimebundle_(self, include=None, exclude=None):
         """A stage report in a notebook (when olympus_jupyter is installed)."""
         from olympus.display import mimebundle
+
         return mimebundle(self, include=include, exclude=exclude)
 
 
@@ -667,8 +707,9 @@ def from_jax(obj):
         return Traced(obj)
     if isinstance(obj, jax_stages.Lowered):
         platforms = jax_compat.lowering_platforms(obj) or (_platforms.local_platform(),)
-        return Lowered(obj, platforms=platforms,
-                       explicit_platforms=platforms != (_platforms.local_platform(),))
+        return Lowered(
+            obj, platforms=platforms, explicit_platforms=platforms != (_platforms.local_platform(),)
+        )
     if isinstance(obj, jax_stages.Compiled):
         return Compiled(obj)
     if isinstance(obj, jax_stages.Wrapped) and hasattr(obj, "trace"):
@@ -676,4 +717,5 @@ def from_jax(obj):
         return Wrapped(fun, obj, {}, kind="jit")
     raise TypeError(
         f"Expected a function staged by olympus.jit or jax.jit, or one of its stages "
-        f"(Traced, Lowered, Compiled); got {type(obj).__name__}.")
+        f"(Traced, Lowered, Compiled); got {type(obj).__name__}."
+    )

@@ -9,6 +9,7 @@ saves as standalone HTML.
 >>> olympus_jupyter.inspect(lambda x: x + 1, 1.0).ok
 True
 """
+
 import os as _os
 
 from olympus.errors import register_internal as _register_internal
@@ -20,17 +21,28 @@ from olympus_jupyter.report.compare import StageDiff, compare  # noqa: E402
 from olympus_jupyter.frontends.inspection import ReportCache, inspect  # noqa: E402
 from olympus_jupyter.report.stage_report import MEDIA_TYPE, StageReport  # noqa: E402
 
-__all__ = ["inspect", "compare", "StageReport", "StageDiff", "ReportCache", "MEDIA_TYPE",
-           "Inspector", "Stepper", "load_ipython_extension"]
+__all__ = [
+    "inspect",
+    "compare",
+    "StageReport",
+    "StageDiff",
+    "ReportCache",
+    "MEDIA_TYPE",
+    "Inspector",
+    "Stepper",
+    "load_ipython_extension",
+]
 
 
 def __getattr__(name):
     # The widgets import ipywidgets: only when asked for.
     if name == "Inspector":
         from olympus_jupyter.frontends.inspector import Inspector
+
         return Inspector
     if name == "Stepper":
         from olympus_jupyter.frontends.stepper import Stepper
+
         return Stepper
     raise AttributeError(f"module 'olympus_jupyter' has no attribute {name!r}")
 
@@ -43,9 +55,11 @@ def _jupyter_labextension_paths():
 def load_ipython_extension(ipython):
     """``%load_ext olympus_jupyter``: registers the ``%olympus_lower`` magics."""
     from olympus_jupyter.frontends.magics import register
+
     register(ipython)
 
 
 def unload_ipython_extension(ipython):
     from olympus_jupyter.frontends.magics import unregister
+
     unregister(ipython)

@@ -1,4 +1,5 @@
 """``python -m olympus_jupyter``: the command line (see :mod:`olympus_jupyter.frontends.cli`)."""
+
 import sys
 
 from olympus_jupyter.frontends.cli import main

@@ -19,6 +19,7 @@ lowering has ``stablehlo_multi`` and ``stablehlo_multi_debug``.
 (what the subprocess does); ``python tests/corpus_programs.py DIR`` writes every
 text to DIR, to look at.
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,7 +65,7 @@ def _programs():
 
     def conditionals(x, i):
         a = lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
-        b = lax.switch(i, [jnp.sin, jnp.cos, lambda v: v ** 3], x)
+        b = lax.switch(i, [jnp.sin, jnp.cos, lambda v: v**3], x)
         return jnp.where(a > b, a, jnp.nan) + jnp.where(x < 0, -jnp.inf, jnp.inf)
 
     def rand(seed):
@@ -72,8 +73,11 @@ def _programs():
         k1, k2 = random.split(key)
         typed = random.key(seed)
         t1, _ = random.split(typed)
-        return (random.normal(k1, (3, 4)) + random.uniform(k2, (3, 4))
-                + random.bernoulli(t1, 0.3, (3, 4)))
+        return (
+            random.normal(k1, (3, 4))
+            + random.uniform(k2, (3, 4))
+            + random.bernoulli(t1, 0.3, (3, 4))
+        )
 
     def fft(x):
         return jnp.fft.fft(x).real + jnp.fft.ifft(x).imag, jnp.fft.rfft(x)
@@ -111,19 +115,32 @@ def _programs():
         return olympus.grad(lambda v: softplus(v).sum())(x) + softplus(x)
 
     def conv(img, ker):
-        return lax.conv_general_dilated(img, ker, window_strides=(1, 2), padding="SAME",
-                                        rhs_dilation=(1, 1),
-                                        dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return lax.conv_general_dilated(
+            img,
+            ker,
+            window_strides=(1, 2),
+            padding="SAME",
+            rhs_dilation=(1, 1),
+            dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        )
 
     def contractions(a, b, c):
-        d = lax.dot_general(a, b, (((1,), (0,)), ((), ())),
-                            preferred_element_type=jnp.float32)
+        d = lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=jnp.float32)
         return d, jnp.einsum("bij,bjk->bik", c, c), jnp.einsum("i,i->", a[0], a[0])
 
     def reductions(x):
         vals, idx = lax.top_k(x, 3)
-        return (jnp.argmax(x, axis=1), jnp.cumsum(x, axis=0), jnp.sort(x, axis=-1),
-                vals, idx, x.max(), jnp.argsort(x[0]), jnp.prod(x), jnp.any(x > 2))
+        return (
+            jnp.argmax(x, axis=1),
+            jnp.cumsum(x, axis=0),
+            jnp.sort(x, axis=-1),
+            vals,
+            idx,
+            x.max(),
+            jnp.argsort(x[0]),
+            jnp.prod(x),
+            jnp.any(x > 2),
+        )
 
     def gather_scatter(x, idx):
         y = x[idx]
@@ -147,12 +164,13 @@ def _programs():
     def effects(x):
         # An ordered effect (tokens), a host callback, a closed-over constant.
         jax.debug.print("x = {x}, sum: {s}", x=x, s=x.sum(), ordered=True)
-        y = jax.pure_callback(lambda v: np.asarray(v) * 2,
-                              jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        y = jax.pure_callback(
+            lambda v: np.asarray(v) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x
+        )
         g = olympus.grad(lambda v: (clip_gradient(v) * table).sum())(x)
         return g + y + table + clip_gradient(x)
 
-    batch, = jax.export.symbolic_shape("b")
+    (batch,) = jax.export.symbolic_shape("b")
 
     def symbolic(x):
         return jnp.sin(x).sum(0) * x.shape[0]
@@ -166,9 +184,12 @@ def _programs():
         ("grads", grads, (jnp.ones((4, 2)), jnp.ones((5, 4))), {}),
         ("custom_jvp", custom, (vec,), {}),
         ("conv", conv, (jnp.ones((1, 3, 8, 8)), jnp.ones((4, 3, 3, 3))), {}),
-        ("contractions", contractions,
-         (jnp.ones((3, 4), jnp.bfloat16), jnp.ones((4, 5), jnp.bfloat16),
-          jnp.ones((2, 3, 3))), {}),
+        (
+            "contractions",
+            contractions,
+            (jnp.ones((3, 4), jnp.bfloat16), jnp.ones((4, 5), jnp.bfloat16), jnp.ones((2, 3, 3))),
+            {},
+        ),
         ("reductions", reductions, (np.random.RandomState(0).rand(4, 6).astype("f4"),), {}),
         ("gather_scatter", gather_scatter, (f32, jnp.array([2, 0, 1])), {}),
         ("misc", misc, (f32,), {}),
@@ -185,8 +206,7 @@ def _stages(wrapped, args, *, compile=True):
     texts = {
         "olympuspr": str(traced.olympuspr),
         "olympuspr_source": traced.olympuspr.pretty_print(source_info=True),
-        "olympuspr_name_stack": traced.olympuspr.pretty_print(source_info=True,
-                                                              name_stack=True),
+        "olympuspr_name_stack": traced.olympuspr.pretty_print(source_info=True, name_stack=True),
         "stablehlo": lowered.as_text(),
         "stablehlo_debug": lowered.as_text(debug_info=True),
         "hlo": lowered.as_text("hlo"),
@@ -205,8 +225,7 @@ def local_stage_texts() -> dict[tuple[str, str], str]:
     for name, fun, args, options in _programs():
         # Symbolic shapes lower (`tensor<?x4xf32>`) but do not compile.
         compile = name != "symbolic"
-        for stage, text in _stages(olympus.jit(fun, **options), args,
-                                   compile=compile).items():
+        for stage, text in _stages(olympus.jit(fun, **options), args, compile=compile).items():
             texts[name, stage] = text
     # Complex constants (`dense<(0.000000e+00,1.000000e+00)>`). Olympus's
     # Lowered.as_text() raises on them (naming._rename_op_attributes cannot read
@@ -258,8 +277,9 @@ def _sharded_in_this_process() -> dict[str, str]:
         return y.sum(0, keepdims=True) + z + jax.lax.pmax(x, "y")
 
     sm = jax.shard_map(collectives, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
-    texts.update({f"shard_map/{k}": v
-                  for k, v in _stages(olympus.jit(sm), (jnp.ones((8, 4)),)).items()})
+    texts.update(
+        {f"shard_map/{k}": v for k, v in _stages(olympus.jit(sm), (jnp.ones((8, 4)),)).items()}
+    )
 
     p = olympus.pmap(lambda x: jax.lax.psum(x * 2, "i"), axis_name="i")
     texts.update({f"pmap/{k}": v for k, v in _stages(p, (jnp.ones((8, 3)),)).items()})
@@ -269,11 +289,17 @@ def _sharded_in_this_process() -> dict[str, str]:
 def sharded_stage_texts(timeout: float = 120) -> dict[tuple[str, str], str]:
     """Runs the sharded programs in a subprocess with 8 host devices."""
     env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
-                        " --xla_force_host_platform_device_count=8").strip()
+    env["XLA_FLAGS"] = (
+        env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+    ).strip()
     env["JAX_PLATFORMS"] = "cpu"
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "sharded"],
-                         env=env, capture_output=True, text=True, timeout=deadline(timeout))
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "sharded"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=deadline(timeout),
+    )
     if out.returncode != 0:
         raise RuntimeError(f"staging the sharded programs failed:\n{out.stderr[-4000:]}")
     raw = json.loads(out.stdout)

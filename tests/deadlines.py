@@ -12,6 +12,7 @@ True
 >>> wait_until(lambda: True, 1)
 True
 """
+
 from __future__ import annotations
 
 import os

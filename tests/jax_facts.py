@@ -1,4 +1,5 @@
 """What the installed JAX does, for tests whose expectation depends on its release."""
+
 import jax
 
 

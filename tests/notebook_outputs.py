@@ -1,5 +1,6 @@
 """What the tests read in executed notebooks: reports, errors, text (shared by
 test_notebooks.py and test_course.py)."""
+
 import nbformat
 
 MEDIA = "application/vnd.olympus.stages+json"

@@ -5,6 +5,7 @@ ports: kernels started at the same moment by parallel test workers (and the Jupy
 servers of the browser tests) cannot then be handed the same port, which loses
 messages and leaves a client waiting forever.
 """
+
 import tempfile
 
 from jupyter_client.manager import KernelManager
@@ -15,13 +16,25 @@ from deadlines import deadline
 
 def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
     """Executes ``nb`` (outputs written into it) in a fresh python3 kernel started in ``cwd``."""
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     with tempfile.TemporaryDirectory(prefix="olympus-kernel-") as sockets:
         # Its sockets and its connection file live in the folder, and go with it.
-        km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel",
-                           connection_file=f"{sockets}/kernel.json")
-        NotebookClient(nb, km=km, timeout=round(deadline(timeout)), kernel_name="python3",
-                       allow_errors=allow_errors,
-                       resources={"metadata": {"path": str(cwd)}}).execute()
+        km = KernelManager(
+            kernel_name="python3",
+            transport="ipc",
+            ip=f"{sockets}/kernel",
+            connection_file=f"{sockets}/kernel.json",
+        )
+        NotebookClient(
+            nb,
+            km=km,
+            timeout=round(deadline(timeout)),
+            kernel_name="python3",
+            allow_errors=allow_errors,
+            resources={"metadata": {"path": str(cwd)}},
+        ).execute()
     return nb

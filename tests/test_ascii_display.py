@@ -6,6 +6,7 @@ character beyond ASCII anywhere in it makes Python build and encode all of it at
 or four bytes a character. The HTML writes such characters as references, the text
 summary uses ``->`` and ``...``, the stage titles ``:``.
 """
+
 import html
 import importlib.util
 import json

@@ -2,6 +2,7 @@
 the README's figures rewritten from a run, a budget judged on the median of repeats, and
 ``--short`` / ``--json`` in each script. No benchmark is timed here but one quick run of
 ``bench_call.py --short`` (its figures are not judged: the suite runs beside other work)."""
+
 import importlib.util
 import json
 import pathlib
@@ -28,23 +29,57 @@ def run_all():
 
 
 def record(bench, what, value, unit="x", budget=1.10):
-    return {"benchmark": bench, "what": what, "value": value, "unit": unit, "budget": budget,
-            "ok": None if budget is None else value <= budget}
+    return {
+        "benchmark": bench,
+        "what": what,
+        "value": value,
+        "unit": unit,
+        "budget": budget,
+        "ok": None if budget is None else value <= budget,
+    }
 
 
 def fake_run(run_all, runs):
     """A run as run_all.run() returns it, from the records of each repeat."""
     result = {
-        "command": "python benchmarks/run_all.py --short --readme", "mode": "short",
-        "date": "2026-11-24 10:00 UTC", "seconds": 301.0, "note": "a test run",
+        "command": "python benchmarks/run_all.py --short --readme",
+        "mode": "short",
+        "date": "2026-11-24 10:00 UTC",
+        "seconds": 301.0,
+        "note": "a test run",
         "machine": {"cores": 2, "cpu": "Some CPU", "memory_gib": 23.5},
-        "software": {"jax": "0.10.2", "jaxlib": "0.10.2", "python": "3.11.7",
-                     "platform": "cpu", "devices": ["cpu"], "commit": "abc1234", "dirty": True},
-        "load": [0.5, 1.5], "repeats": 3, "slow_repeats": 1,
-        "benchmarks": [{"name": "call", "script": "bench_call.py", "slow": False, "planned": 3,
-                        "seconds": [2.0] * 3, "exit": [0, 1, 0], "errors": []},
-                       {"name": "memory", "script": "bench_memory.py", "slow": True,
-                        "planned": 1, "seconds": [70.0], "exit": [1], "errors": []}],
+        "software": {
+            "jax": "0.10.2",
+            "jaxlib": "0.10.2",
+            "python": "3.11.7",
+            "platform": "cpu",
+            "devices": ["cpu"],
+            "commit": "abc1234",
+            "dirty": True,
+        },
+        "load": [0.5, 1.5],
+        "repeats": 3,
+        "slow_repeats": 1,
+        "benchmarks": [
+            {
+                "name": "call",
+                "script": "bench_call.py",
+                "slow": False,
+                "planned": 3,
+                "seconds": [2.0] * 3,
+                "exit": [0, 1, 0],
+                "errors": [],
+            },
+            {
+                "name": "memory",
+                "script": "bench_memory.py",
+                "slow": True,
+                "planned": 1,
+                "seconds": [70.0],
+                "exit": [1],
+                "errors": [],
+            },
+        ],
         "figures": run_all.summarize(runs),
     }
     result["ok"] = run_all.verdict(result)
@@ -53,27 +88,39 @@ def fake_run(run_all, runs):
 
 def test_a_budget_is_judged_on_the_median_of_repeats(run_all):
     # One run over budget (1.30) fails nothing: the median (1.05) is within 1.10.
-    runs = [[record("bench_call", "ratio", v), record("bench_call", "call", v * 6, "us", None)]
-            for v in (1.00, 1.30, 1.05)]
+    runs = [
+        [record("bench_call", "ratio", v), record("bench_call", "call", v * 6, "us", None)]
+        for v in (1.00, 1.30, 1.05)
+    ]
     ratio, call = run_all.summarize(runs)
     assert (ratio["median"], ratio["min"], ratio["max"], ratio["ok"]) == (1.05, 1.00, 1.30, True)
     assert ratio["values"] == [1.00, 1.30, 1.05]
     assert call["ok"] is None and call["budget"] is None
     # Two of three over: the median is over.
-    over, = run_all.summarize([[record("bench_call", "ratio", v)] for v in (1.2, 1.0, 1.15)])
+    (over,) = run_all.summarize([[record("bench_call", "ratio", v)] for v in (1.2, 1.0, 1.15)])
     assert over["median"] == 1.15 and over["ok"] is False
 
 
 def test_the_readme_section_shows_median_spread_budget_and_verdict(run_all):
-    runs = [[record("bench_call", "calling a Compiled / JAX", v),
-             record("bench_call", "Olympus call", 6.0 + v, "us", None)] for v in (0.98, 1.02, 0.99)]
-    runs.append([record("bench_memory", "peak RSS ratio", 2.4, "x", 2.0),
-                 record("bench_memory", "RSS growth", 3.0, "%", 5.0)])
+    runs = [
+        [
+            record("bench_call", "calling a Compiled / JAX", v),
+            record("bench_call", "Olympus call", 6.0 + v, "us", None),
+        ]
+        for v in (0.98, 1.02, 0.99)
+    ]
+    runs.append(
+        [
+            record("bench_memory", "peak RSS ratio", 2.4, "x", 2.0),
+            record("bench_memory", "RSS growth", 3.0, "%", 5.0),
+        ]
+    )
     result = fake_run(run_all, runs)
     assert result["ok"] is False
     section = run_all.render_section(result)
-    rows = {line.split(" | ")[1]: line for line in section.splitlines()
-            if line.startswith("| `bench_")}
+    rows = {
+        line.split(" | ")[1]: line for line in section.splitlines() if line.startswith("| `bench_")
+    }
     ok_row = rows["calling a Compiled / JAX"]
     assert "**0.99×**" in ok_row and "0.98× – 1.02× (3 runs)" in ok_row
     assert "≤ 1.10×" in ok_row and ok_row.endswith("| ok |")
@@ -81,9 +128,18 @@ def test_the_readme_section_shows_median_spread_budget_and_verdict(run_all):
     assert "**2.40×**" in over_row and "(1 run)" in over_row and over_row.endswith("| **over** |")
     assert rows["RSS growth"].endswith("| ok |") and "≤ 5 %" in rows["RSS growth"]
     assert "| `bench_call.py` | Olympus call | 6.99 µs |" in section  # reported, no budget
-    for said in ("2026-11-24", "2 cores", "23.5 GiB", "GPU: none", "JAX 0.10.2",
-                 "Python 3.11.7", "Note: a test run", "median", "`bench_memory.py`",
-                 "1 budget over"):
+    for said in (
+        "2026-11-24",
+        "2 cores",
+        "23.5 GiB",
+        "GPU: none",
+        "JAX 0.10.2",
+        "Python 3.11.7",
+        "Note: a test run",
+        "median",
+        "`bench_memory.py`",
+        "1 budget over",
+    ):
         assert said in section, said
     table = run_all.summary_table(result)
     assert "OVER BUDGET" in table and "FAILED" in table and "0.98x - 1.02x (3 runs)" in table
@@ -94,10 +150,12 @@ def test_rewriting_the_readme_keeps_the_markers_and_everything_else(run_all):
     after = "\n\n## Earlier measurements\n\n| old | table |\n"
     readme = before + run_all.BEGIN + "\nold figures\n" + run_all.END + after
     new = run_all.replace_section(readme, "## Measured figures\n\nnew figures\n")
-    assert new == (before + run_all.BEGIN + "\n## Measured figures\n\nnew figures\n"
-                   + run_all.END + after)
-    assert run_all.replace_section(new, "again") == (before + run_all.BEGIN + "\nagain\n"
-                                                     + run_all.END + after)
+    assert new == (
+        before + run_all.BEGIN + "\n## Measured figures\n\nnew figures\n" + run_all.END + after
+    )
+    assert run_all.replace_section(new, "again") == (
+        before + run_all.BEGIN + "\nagain\n" + run_all.END + after
+    )
     # Without markers, the section goes after the title, in its markers.
     bare = run_all.replace_section("# Benchmarks\nText.\n", "figures")
     assert bare == f"# Benchmarks\n\n{run_all.BEGIN}\nfigures\n{run_all.END}\nText.\n"
@@ -106,14 +164,18 @@ def test_rewriting_the_readme_keeps_the_markers_and_everything_else(run_all):
     # A marker named in the text (not on a line of its own) is not a marker.
     named = f"# B\nThe section between `{run_all.BEGIN}` and `{run_all.END}`.\n"
     assert run_all.replace_section(named + readme, "x") == named + run_all.replace_section(
-        readme, "x")
+        readme, "x"
+    )
 
 
 def test_the_repository_readme_has_the_markers(run_all):
     lines = (BENCH / "README.md").read_text().splitlines()
     assert lines.count(run_all.BEGIN) == 1 and lines.count(run_all.END) == 1
-    assert (lines.index(run_all.BEGIN) < lines.index(run_all.END)
-            < lines.index("## Earlier measurements (by hand, kept as history)"))
+    assert (
+        lines.index(run_all.BEGIN)
+        < lines.index(run_all.END)
+        < lines.index("## Earlier measurements (by hand, kept as history)")
+    )
     text = "\n".join(lines)
     assert "python benchmarks/run_all.py --short --readme" in text
 
@@ -141,9 +203,15 @@ def test_every_benchmark_with_a_budget_is_run_and_takes_short_and_json(run_all):
         "        except SystemExit:\n"
         "            pass\n"
         "    helps[script] = out.getvalue()\n"
-        "print(json.dumps(helps))\n")
-    proc = subprocess.run([sys.executable, "-c", probe, *(str(BENCH / s) for s in budgeted)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+        "print(json.dumps(helps))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *(str(BENCH / s) for s in budgeted)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     helps = json.loads(proc.stdout.strip().splitlines()[-1])
     for script, text in helps.items():
@@ -152,9 +220,13 @@ def test_every_benchmark_with_a_budget_is_run_and_takes_short_and_json(run_all):
 
 def test_a_quick_benchmark_writes_records(tmp_path):
     out = tmp_path / "call.json"
-    proc = subprocess.run([sys.executable, str(BENCH / "bench_call.py"), "--short",
-                           "--json", str(out)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_call.py"), "--short", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode in (0, 1), proc.stderr[-2000:]  # 1: over budget (a busy machine)
     assert "Compiled call, tiny inputs" in proc.stdout  # its own output is unchanged
     records = json.loads(out.read_text())

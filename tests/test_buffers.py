@@ -1,4 +1,5 @@
 """Peak memory by line, read from XLA's buffer assignment and live ranges (real compiles)."""
+
 import os
 import tempfile
 
@@ -28,6 +29,7 @@ def two_outputs(x):
 
 def line_of(fn, marker):
     import inspect
+
     lines, first = inspect.getsourcelines(fn)
     return next(first + k for k, text in enumerate(lines) if marker in text)
 
@@ -127,7 +129,8 @@ def test_a_folder_without_a_peak_is_refused_saying_what_is_missing(tmp_path):
     with pytest.raises(ValueError, match="buffer-assignment"):
         read_peak_memory(tmp_path)
     (tmp_path / "module_0000.m.cpu_after_optimizations-buffer-assignment.txt").write_text(
-        "BufferAssignment:\nallocation 0: size 4, constant:\n")
+        "BufferAssignment:\nallocation 0: size 4, constant:\n"
+    )
     (tmp_path / "module_0000.m.cpu_after_optimizations.txt").write_text("HloModule m\n")
     with pytest.raises(ValueError, match="no live ranges"):
         read_peak_memory(tmp_path)
@@ -135,6 +138,7 @@ def test_a_folder_without_a_peak_is_refused_saying_what_is_missing(tmp_path):
 
 def test_a_small_dump_goes_to_memory_unless_a_temporary_folder_was_chosen(monkeypatch, tmp_path):
     from olympus.passes import dump_parent
+
     for name in ("TMPDIR", "TEMP", "TMP"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(tempfile, "tempdir", "/tmp")  # the system's, as nobody chose one

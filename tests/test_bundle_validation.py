@@ -1,6 +1,7 @@
 """Report bundles from elsewhere (saved notebooks, files) are checked on the way in:
 a bundle that does not follow the schema is refused with one message naming the
 field, quickly, whatever its size."""
+
 import copy
 import json
 import time
@@ -17,6 +18,7 @@ def bundle():
     def f(x):
         y = jnp.sin(x)
         return y * 2
+
     return inspect(f, jnp.ones(3), cache=None).to_json()
 
 
@@ -38,7 +40,7 @@ HOSTILE = [
     (("name",), 42, "name: 42 is not of type 'string'"),
     (("name",), DELETE, "'name' is a required property"),
     (("platforms",), "cpu", "platforms: 'cpu' is not of type 'array'"),
-    (("stages",), ["olympuspr", "x\" onmouseover=\"alert(1)"], "stages.1: "),
+    (("stages",), ["olympuspr", 'x" onmouseover="alert(1)'], "stages.1: "),
     (("stage_table", 0, "kind"), "<script>", "stage_table.0.kind: does not match"),
     (("timings", "trace"), -1, "timings.trace: -1 is less than the minimum of 0"),
     (("failure",), {"stage": "trace", "type": "E", "message": 5}, "failure"),
@@ -47,18 +49,30 @@ HOSTILE = [
     (("provenance", "version"), 99, "provenance"),
     (("provenance", "frames", 0), [0, -1, 0, 0, 0, "f"], "provenance.frames.0"),
     (("provenance", "locations", 0), [10**12], "provenance.locations.0.0"),
-    (("provenance", "stages", "olympuspr", "ops", "count"), -3, "provenance.stages.olympuspr.ops.count"),
-    (("provenance", "stages", "olympuspr", "ops", "count"), 10**15, "provenance.stages.olympuspr.ops.count"),
-    (("provenance", "stages", "compiled", "ops", "lines"), "1,<script>",
-     "provenance.stages.compiled.ops.lines: "),
+    (
+        ("provenance", "stages", "olympuspr", "ops", "count"),
+        -3,
+        "provenance.stages.olympuspr.ops.count",
+    ),
+    (
+        ("provenance", "stages", "olympuspr", "ops", "count"),
+        10**15,
+        "provenance.stages.olympuspr.ops.count",
+    ),
+    (
+        ("provenance", "stages", "compiled", "ops", "lines"),
+        "1,<script>",
+        "provenance.stages.compiled.ops.lines: ",
+    ),
     (("provenance", "lines", 0, "ops", "olympuspr"), "0-x", "provenance.lines.0.ops.olympuspr"),
     (("callers",), [[0, 3, 1]], "callers.0: "),
     (("callers",), [[0, "3"]], "callers.0.1: '3' is not of type 'integer'"),
 ]
 
 
-@pytest.mark.parametrize("path, value, message", HOSTILE,
-                         ids=[".".join(map(str, p)) for p, _, _ in HOSTILE])
+@pytest.mark.parametrize(
+    "path, value, message", HOSTILE, ids=[".".join(map(str, p)) for p, _, _ in HOSTILE]
+)
 def test_a_bundle_off_the_schema_is_refused_naming_the_field(bundle, path, value, message):
     data = spoil(bundle, path, value)
     with pytest.raises(BundleError) as info:
@@ -104,6 +118,7 @@ def test_out_of_range_indices_the_schema_cannot_see_are_refused(bundle):
 
 def test_a_valid_bundle_without_a_peak_memory_figure_still_reads_and_shows():
     from olympus_jupyter import inspect
+
     data = json.loads(json.dumps(inspect(lambda x: x + 1, 1.0, cache=None).to_json()))
     del data["analyses"]["memory"]["peak_memory_in_bytes"]
     report = StageReport.from_json(data)

@@ -1,4 +1,5 @@
 """Reports made in a kernel show notebook cells as typed, labelled In [n]."""
+
 import json
 
 import nbformat
@@ -33,8 +34,9 @@ print(json.dumps({"files": files, "texts": texts, "frame": [frame.file, frame.li
 
 
 def test_cells_are_shown_as_typed_with_their_number(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c)
-                                         for c in (SETUP, DEFINE_AND_SHOW, RAISES, CHECK)])
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, DEFINE_AND_SHOW, RAISES, CHECK)]
+    )
     run_notebook(nb, tmp_path)
     out = json.loads(nb.cells[3].outputs[0]["text"])
     assert out["files"] == ["In [2]"]

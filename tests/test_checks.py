@@ -9,6 +9,7 @@ nothing in Ruff asks for the reason. These tests do, for ``olympus/`` and
 >>> blind_excepts("try:\\n    pass\\nexcept Exception:\\n    x = None\\n")
 [(3, '')]
 """
+
 from __future__ import annotations
 
 import ast
@@ -56,7 +57,7 @@ def reason_of(comment: str) -> str:
     """
     m = NOQA.search(comment)
     if m is not None:
-        comment = comment[:m.start()] + m.group("rest")
+        comment = comment[: m.start()] + m.group("rest")
     return comment.strip(" -—:;,.()")
 
 
@@ -64,10 +65,11 @@ def blind_excepts(source: str) -> list[tuple[int, str]]:
     """``(line, comment)`` of each ``except`` of ``Exception``, ``BaseException`` or
     anything that does not raise again (a failure turned into something else)."""
     comments = _comments(source)
-    return [(node.lineno, comments.get(node.lineno, ""))
-            for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.ExceptHandler) and _is_broad(node)
-            and not _reraises(node)]
+    return [
+        (node.lineno, comments.get(node.lineno, ""))
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ExceptHandler) and _is_broad(node) and not _reraises(node)
+    ]
 
 
 def _package_files():
@@ -82,13 +84,16 @@ def _repository_files():
 
 
 def test_every_blind_except_in_the_packages_says_why():
-    silent = [f"{path.relative_to(ROOT)}:{line}"
-              for path in _package_files()
-              for line, comment in blind_excepts(path.read_text(encoding="utf-8"))
-              if not REASON.search(reason_of(comment))]
+    silent = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _package_files()
+        for line, comment in blind_excepts(path.read_text(encoding="utf-8"))
+        if not REASON.search(reason_of(comment))
+    ]
     assert silent == [], (
         "an `except Exception` that does not raise again needs its reason on its line "
-        "(`# noqa: BLE001 - why`), or a narrower exception: " + ", ".join(silent))
+        "(`# noqa: BLE001 - why`), or a narrower exception: " + ", ".join(silent)
+    )
 
 
 def test_every_noqa_of_a_guarding_rule_says_why():
@@ -100,17 +105,26 @@ def test_every_noqa_of_a_guarding_rule_says_why():
                 continue
             if not REASON.search(reason_of(comment)):
                 bare.append(f"{path.relative_to(ROOT)}:{line}")
-    assert bare == [], (f"a `# noqa` for {', '.join(NEEDS_A_REASON)} needs a reason after "
-                        "it (`# noqa: BLE001 - why`): " + ", ".join(bare))
+    assert bare == [], (
+        f"a `# noqa` for {', '.join(NEEDS_A_REASON)} needs a reason after "
+        "it (`# noqa: BLE001 - why`): " + ", ".join(bare)
+    )
 
 
 def test_the_checks_find_a_silent_except_and_a_bare_noqa():
-    silent = ("try:\n    import x\nexcept Exception:  # noqa: BLE001\n    x = None\n"
-              "try:\n    pass\nexcept (ValueError, BaseException):\n    pass\n"
-              "try:\n    pass\nexcept:\n    pass\n")
-    assert [line for line, c in blind_excepts(silent) if not REASON.search(reason_of(c))] \
-        == [3, 7, 11]
-    fine = ("try:\n    pass\nexcept Exception:  # noqa: BLE001 - a plugin may fail anyhow\n"
-            "    pass\ntry:\n    pass\nexcept Exception as e:\n    raise ValueError(e)\n"
-            "try:\n    pass\nexcept ValueError:\n    pass\n")
+    silent = (
+        "try:\n    import x\nexcept Exception:  # noqa: BLE001\n    x = None\n"
+        "try:\n    pass\nexcept (ValueError, BaseException):\n    pass\n"
+        "try:\n    pass\nexcept:\n    pass\n"
+    )
+    assert [line for line, c in blind_excepts(silent) if not REASON.search(reason_of(c))] == [
+        3,
+        7,
+        11,
+    ]
+    fine = (
+        "try:\n    pass\nexcept Exception:  # noqa: BLE001 - a plugin may fail anyhow\n"
+        "    pass\ntry:\n    pass\nexcept Exception as e:\n    raise ValueError(e)\n"
+        "try:\n    pass\nexcept ValueError:\n    pass\n"
+    )
     assert [line for line, c in blind_excepts(fine) if not REASON.search(reason_of(c))] == []

@@ -2,6 +2,7 @@
 process: XLA must see --xla_force_host_platform_device_count=8 before JAX starts):
 a bad sharding of an MLP's first matmul inserts an all-gather on that line, with its
 bytes and the argument shardings that caused it; a good one inserts nothing."""
+
 import functools
 import textwrap
 
@@ -88,8 +89,9 @@ def test_a_report_shows_the_collectives_shardings_and_per_device_figures():
     assert args and args[0]["peak"] == (64 * 32 + 32 * 32 + 32 * 16) * 4 - 64 * 32 * 4 * 7 // 8
     # The matmul's line costs its flops (per device: 8 rows of x each) and the rows add up.
     for report in (good, bad):
-        assert sum(r["flops"] for r in report["rows"]) == \
-            pytest.approx(report["totals"]["flops"], rel=0.01, abs=1)
+        assert sum(r["flops"] for r in report["rows"]) == pytest.approx(
+            report["totals"]["flops"], rel=0.01, abs=1
+        )
     matmul = [r for r in good["rows"] if r["line"] == out["matmul_line"]]
     assert matmul[0]["flops"] == 2 * 8 * 32 * 32
     assert good["partitioned"] and bad["partitioned"]

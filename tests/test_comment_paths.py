@@ -13,6 +13,7 @@ checks that each names a file or folder of the checkout, or a build output that
 >>> paths_in("jax/_src/core.py, tests/test_*.py, a/src/b.ts")
 []
 """
+
 from __future__ import annotations
 
 import ast
@@ -27,13 +28,23 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 #: The repository's top folders a comment may point into.
-TOP = ("olympus", "olympus_jupyter", "src", "tests", "docs", "benchmarks", "scripts",
-       "style", "notebooks")
+TOP = (
+    "olympus",
+    "olympus_jupyter",
+    "src",
+    "tests",
+    "docs",
+    "benchmarks",
+    "scripts",
+    "style",
+    "notebooks",
+)
 #: A path from the root: a top folder, then names, ending in a file with one of
 #: these suffixes (a folder is named with a trailing slash and is not checked).
 _PATH = re.compile(
     r"(?<![\w./\\-])((?:" + "|".join(TOP) + r")/(?:[\w.-]+/)*[\w.-]*\w"
-    r"\.(?:py|ts|mjs|js|json|md|css|ipynb|toml|yml|yaml|sh|txt|html))(?![\w*/-])")
+    r"\.(?:py|ts|mjs|js|json|md|css|ipynb|toml|yml|yaml|sh|txt|html))(?![\w*/-])"
+)
 
 
 def paths_in(text: str) -> list[str]:
@@ -48,26 +59,34 @@ def python_comments(source: str) -> list[tuple[int, str]]:
         if tok.type == tokenize.COMMENT:
             found.append((tok.start[0], tok.string))
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
-                             ast.AsyncFunctionDef)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if (body and isinstance(body[0], ast.Expr)
-                    and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 found.append((body[0].lineno, body[0].value.value))
     return found
 
 
 #: ``// ...`` to the end of a line, or ``/* ... */``; string literals are skipped
 #: so that a ``//`` inside one (an address) starts no comment.
-_TS_TOKENS = re.compile(r"""//[^\n]*|/\*.*?\*/"""
-                        r"""|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`""", re.S)
+_TS_TOKENS = re.compile(
+    r"""//[^\n]*|/\*.*?\*/"""
+    r"""|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`""",
+    re.S,
+)
 
 
 def typescript_comments(source: str) -> list[tuple[int, str]]:
     """``(line, text)`` of every comment of a TypeScript (or JavaScript) module."""
-    return [(source.count("\n", 0, m.start()) + 1, m.group())
-            for m in _TS_TOKENS.finditer(source) if m.group().startswith("/")]
+    return [
+        (source.count("\n", 0, m.start()) + 1, m.group())
+        for m in _TS_TOKENS.finditer(source)
+        if m.group().startswith("/")
+    ]
 
 
 def _sources() -> list[pathlib.Path]:
@@ -80,9 +99,14 @@ def _sources() -> list[pathlib.Path]:
 def _ignored(paths: list[str], root: pathlib.Path) -> set[str]:
     """The paths ``.gitignore`` names (build outputs a fresh clone has not made yet)."""
     try:
-        run = subprocess.run(["git", "-C", str(root), "check-ignore", "--no-index", "--stdin"],
-                             input="\n".join(paths), capture_output=True, text=True,
-                             timeout=60, check=False)
+        run = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "--no-index", "--stdin"],
+            input="\n".join(paths),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):  # no git: every path must exist
         return set()
     return set(run.stdout.split())
@@ -97,8 +121,10 @@ def missing_paths(files: list[pathlib.Path], root: pathlib.Path = ROOT) -> list[
         comments = python_comments(source) if f.suffix == ".py" else typescript_comments(source)
         rel = f.relative_to(root).as_posix()
         for line, text in comments:
-            named += [(f"{rel}:{line + text.count(chr(10), 0, m.start())}", m.group(1))
-                      for m in _PATH.finditer(text)]
+            named += [
+                (f"{rel}:{line + text.count(chr(10), 0, m.start())}", m.group(1))
+                for m in _PATH.finditer(text)
+            ]
     named.sort(key=lambda n: (n[0].rsplit(":", 1)[0], int(n[0].rsplit(":", 1)[1])))
     absent = sorted({p for _, p in named if not (root / p).exists()})
     ignored = _ignored(absent, root) if absent else set()
@@ -109,7 +135,8 @@ def test_every_path_named_in_a_comment_exists():
     missing = missing_paths(_sources())
     assert not missing, (
         "comments name files that do not exist (moved or renamed? point the comment at "
-        "the file's new place):\n  " + "\n  ".join(missing))
+        "the file's new place):\n  " + "\n  ".join(missing)
+    )
 
 
 def test_a_comment_naming_a_missing_file_is_found(tmp_path):
@@ -119,23 +146,33 @@ def test_a_comment_naming_a_missing_file_is_found(tmp_path):
     (tmp_path / "olympus_jupyter" / "there.py").write_text(
         '"""Read olympus_jupyter/html_report.py."""\n'
         "# see olympus_jupyter/there.py and docs/gone.md\n"
-        "x = 'tests/test_not_a_comment.py'\n", encoding="utf-8")
+        "x = 'tests/test_not_a_comment.py'\n",
+        encoding="utf-8",
+    )
     (tmp_path / "src" / "a.ts").write_text(
         "const u = 'http://x/src/nope.ts'; // as in olympus_jupyter/lexers.py\n"
-        "/**\n * and src/a.ts\n */\n", encoding="utf-8")
-    found = missing_paths([tmp_path / "olympus_jupyter" / "there.py",
-                           tmp_path / "src" / "a.ts"], root=tmp_path)
-    assert found == ["olympus_jupyter/there.py:1: olympus_jupyter/html_report.py",
-                     "olympus_jupyter/there.py:2: docs/gone.md",
-                     "src/a.ts:1: olympus_jupyter/lexers.py"]
+        "/**\n * and src/a.ts\n */\n",
+        encoding="utf-8",
+    )
+    found = missing_paths(
+        [tmp_path / "olympus_jupyter" / "there.py", tmp_path / "src" / "a.ts"], root=tmp_path
+    )
+    assert found == [
+        "olympus_jupyter/there.py:1: olympus_jupyter/html_report.py",
+        "olympus_jupyter/there.py:2: docs/gone.md",
+        "src/a.ts:1: olympus_jupyter/lexers.py",
+    ]
 
 
-@pytest.mark.parametrize("text, paths", [
-    ("`olympus_jupyter/report/html.py`", ["olympus_jupyter/report/html.py"]),
-    ("(src/folds.ts)", ["src/folds.ts"]),
-    ("docs/report.md:12", ["docs/report.md"]),
-    ("tests/browser/", []),
-    ("x/tests/test_a.py", []),
-])
+@pytest.mark.parametrize(
+    "text, paths",
+    [
+        ("`olympus_jupyter/report/html.py`", ["olympus_jupyter/report/html.py"]),
+        ("(src/folds.ts)", ["src/folds.ts"]),
+        ("docs/report.md:12", ["docs/report.md"]),
+        ("tests/browser/", []),
+        ("x/tests/test_a.py", []),
+    ],
+)
 def test_paths_in(text, paths):
     assert paths_in(text) == paths

@@ -1,4 +1,5 @@
 """Comparing two reports of one function: the diff bundle."""
+
 import html.parser
 import json
 
@@ -14,8 +15,9 @@ def f(x):
 
 
 def test_two_signatures_differ_in_every_text_stage():
-    diff = compare(inspect(f, jnp.ones(3)), inspect(f, jnp.ones((2, 3))),
-                   labels=("f32[3]", "f32[2,3]"))
+    diff = compare(
+        inspect(f, jnp.ones(3)), inspect(f, jnp.ones((2, 3))), labels=("f32[3]", "f32[2,3]")
+    )
     assert isinstance(diff, StageDiff)
     assert diff.changed_stages() == ("olympuspr", "stablehlo", "hlo", "compiled")
     bundle = diff._repr_mimebundle_()
@@ -33,6 +35,7 @@ def test_same_report_has_no_changes_and_long_runs_fold():
         for _ in range(6):
             x = jnp.tanh(x @ x)
         return x
+
     a = inspect(g, jnp.ones((4, 4)), cache=None)
     diff = compare(a, a)
     assert diff.changed_stages() == ()
@@ -45,6 +48,7 @@ def test_a_change_in_the_function_is_marked():
 
     def after(x):
         return jnp.cos(x)
+
     diff = compare(inspect(before, 1.0), inspect(after, 1.0))
     page = diff.html()
     assert "stablehlo.sine" in page and "stablehlo.cosine" in page
@@ -53,6 +57,7 @@ def test_a_change_in_the_function_is_marked():
 def test_escapes_everything():
     def h(x):
         return x + 1
+
     h.__name__ = "<script>alert(1)</script>"
     diff = compare(inspect(h, 1.0, cache=None), inspect(h, 2, cache=None), labels=("<b>", "<i>"))
 
@@ -61,6 +66,7 @@ def test_escapes_everything():
 
         def handle_starttag(self, tag, attrs):
             self.found.add(tag)
+
     parser = Tags()
     parser.feed(diff.html())
     assert not {"script", "b", "i"} & parser.found

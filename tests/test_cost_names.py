@@ -1,5 +1,6 @@
 """XLA's cost figures are named for people, with units, in every form of a report;
 XLA's own key stays beside the name, and a key nobody knows is shown as itself."""
+
 import html.parser
 import json
 import math
@@ -48,6 +49,7 @@ def figures(report):
 
 # --- every key XLA makes here has a name -----------------------------------------
 
+
 def test_every_key_xla_reports_on_this_backend_is_named(report):
     for table in figures(report):
         for key, value in table.items():
@@ -77,32 +79,47 @@ def test_operand_means_each_instructions_operand_not_the_functions_argument():
 
 # --- the names ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("key, label, unit", [
-    ("flops", "floating-point operations", "flops"),
-    ("transcendentals", "transcendental operations", "ops"),
-    ("bytes accessed", "bytes accessed (read + written)", "bytes"),
-    ("bytes accessed0{}", "bytes read from operand 0", "bytes"),
-    ("bytes accessed12{}", "bytes read from operand 12", "bytes"),
-    ("bytes accessed1{0,2}", "bytes read from operand 1, tuple element {0,2}", "bytes"),
-    ("bytes accessedout{}", "bytes written to results", "bytes"),
-    ("bytes accessedout{1}", "bytes written to results, tuple element {1}", "bytes"),
-    ("utilization1{}", "utilization of operand 1", ""),
-    ("utilization", "utilization of results", ""),
-    ("optimal_seconds", "optimal time", "seconds"),
-    # The spelling of some XLA releases (the constants of HloCostAnalysis::Properties).
-    ("bytes accessed operand 0 {}", "bytes read from operand 0", "bytes"),
-    ("utilization operand 1 {}", "utilization of operand 1", ""),
-    ("bytes accessed output {}", "bytes written to results", "bytes"),
-])
+
+@pytest.mark.parametrize(
+    "key, label, unit",
+    [
+        ("flops", "floating-point operations", "flops"),
+        ("transcendentals", "transcendental operations", "ops"),
+        ("bytes accessed", "bytes accessed (read + written)", "bytes"),
+        ("bytes accessed0{}", "bytes read from operand 0", "bytes"),
+        ("bytes accessed12{}", "bytes read from operand 12", "bytes"),
+        ("bytes accessed1{0,2}", "bytes read from operand 1, tuple element {0,2}", "bytes"),
+        ("bytes accessedout{}", "bytes written to results", "bytes"),
+        ("bytes accessedout{1}", "bytes written to results, tuple element {1}", "bytes"),
+        ("utilization1{}", "utilization of operand 1", ""),
+        ("utilization", "utilization of results", ""),
+        ("optimal_seconds", "optimal time", "seconds"),
+        # The spelling of some XLA releases (the constants of HloCostAnalysis::Properties).
+        ("bytes accessed operand 0 {}", "bytes read from operand 0", "bytes"),
+        ("utilization operand 1 {}", "utilization of operand 1", ""),
+        ("bytes accessed output {}", "bytes written to results", "bytes"),
+    ],
+)
 def test_each_kind_of_key_has_a_label_and_a_unit(key, label, unit):
     name = describe(key)
     assert (name.label, name.unit, name.known) == (label, unit, True)
 
 
-@pytest.mark.parametrize("key", [
-    "some figure XLA adds next year", "", HOSTILE, "bytes accessed{}", "utilization-1{}",
-    "bytes accessed0{", "bytes accessed" + "9" * 200 + "{}", "flops ", "x" * 256, "\x1b[31m",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "some figure XLA adds next year",
+        "",
+        HOSTILE,
+        "bytes accessed{}",
+        "utilization-1{}",
+        "bytes accessed0{",
+        "bytes accessed" + "9" * 200 + "{}",
+        "flops ",
+        "x" * 256,
+        "\x1b[31m",
+    ],
+)
 def test_an_unknown_key_is_shown_as_itself(key):
     name = describe(key)
     assert (name.label, name.key, name.unit, name.known) == (key, key, "", False)
@@ -112,36 +129,61 @@ def test_an_unknown_key_is_shown_as_itself(key):
 
 
 def test_keys_are_ordered_headline_first_then_by_operand_number():
-    keys = ["utilization1{}", "zzz", "bytes accessed10{}", "bytes accessedout{}", "flops",
-            "bytes accessed2{}", "bytes accessed", "optimal_seconds", "utilization0{}",
-            "transcendentals"]
+    keys = [
+        "utilization1{}",
+        "zzz",
+        "bytes accessed10{}",
+        "bytes accessedout{}",
+        "flops",
+        "bytes accessed2{}",
+        "bytes accessed",
+        "optimal_seconds",
+        "utilization0{}",
+        "transcendentals",
+    ]
     assert sorted(keys, key=sort_key) == [
-        "flops", "transcendentals", "bytes accessed", "optimal_seconds", "bytes accessedout{}",
-        "bytes accessed2{}", "bytes accessed10{}", "utilization0{}", "utilization1{}", "zzz"]
+        "flops",
+        "transcendentals",
+        "bytes accessed",
+        "optimal_seconds",
+        "bytes accessedout{}",
+        "bytes accessed2{}",
+        "bytes accessed10{}",
+        "utilization0{}",
+        "utilization1{}",
+        "zzz",
+    ]
 
 
 def test_the_legend_names_each_kind_once():
-    entries = legend(["bytes accessed0{}", "bytes accessed1{}", "utilization0{}", "flops",
-                      "unknown key"])
+    entries = legend(
+        ["bytes accessed0{}", "bytes accessed1{}", "utilization0{}", "flops", "unknown key"]
+    )
     assert [label for label, _ in entries] == [
-        "floating-point operations", "bytes read from operand N", "utilization of operand N"]
+        "floating-point operations",
+        "bytes read from operand N",
+        "utilization of operand N",
+    ]
     assert all(text and "N" in text for _, text in entries[1:])
 
 
-@pytest.mark.parametrize("value, unit, shown", [
-    (272.0, "bytes", "272 B"),
-    (1258291.0, "bytes", "1.2 MiB (1,258,291 B)"),
-    (1536, "bytes", "1.5 KiB (1,536 B)"),
-    (192.0, "flops", "192 flops"),
-    (2.5e9, "flops", "2,500,000,000 flops (2.5 G)"),
-    (5.0, "ops", "5 ops"),
-    (3.2e-6, "seconds", "3.2 µs"),
-    (0.0015, "seconds", "1.5 ms"),
-    (0.5, "", "0.5"),
-    (None, "bytes", "—"),
-    (math.inf, "bytes", "inf"),
-    (math.nan, "flops", "nan"),
-])
+@pytest.mark.parametrize(
+    "value, unit, shown",
+    [
+        (272.0, "bytes", "272 B"),
+        (1258291.0, "bytes", "1.2 MiB (1,258,291 B)"),
+        (1536, "bytes", "1.5 KiB (1,536 B)"),
+        (192.0, "flops", "192 flops"),
+        (2.5e9, "flops", "2,500,000,000 flops (2.5 G)"),
+        (5.0, "ops", "5 ops"),
+        (3.2e-6, "seconds", "3.2 µs"),
+        (0.0015, "seconds", "1.5 ms"),
+        (0.5, "", "0.5"),
+        (None, "bytes", "—"),
+        (math.inf, "bytes", "inf"),
+        (math.nan, "flops", "nan"),
+    ],
+)
 def test_values_carry_their_unit_and_sizes_a_readable_form(value, unit, shown):
     assert format_value(value, unit) == shown
 
@@ -152,6 +194,7 @@ def test_lowered_and_compiled_are_explained():
 
 
 # --- the forms ------------------------------------------------------------------------
+
 
 class Cells(html.parser.HTMLParser):
     """The cost table's row headers: their text and ``title``."""
@@ -228,6 +271,7 @@ def test_the_text_form_names_the_figures_with_units_and_keys(report):
 
 def test_the_text_form_lists_a_few_figures_and_counts_the_rest():
     from olympus_jupyter.report.text import MAX_COST_LINES, cost_lines
+
     many = {f"bytes accessed{i}{{}}": 1.0 for i in range(20)}
     lines = cost_lines(many, None)
     assert len(lines) == 1 + MAX_COST_LINES + 1

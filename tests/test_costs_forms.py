@@ -3,6 +3,7 @@ its units and shares, XLA's totals, the peak (or why there is none), the buffers
 the collectives (on a real 8-device CPU mesh, in a child process), and hostile data
 escaped. Real compiles; nothing pinned that depends on XLA's fusion decisions but
 a matmul's flops (exact: 2*M*N*K)."""
+
 import dataclasses
 import json
 import os
@@ -112,9 +113,13 @@ def test_an_elementwise_chain(chain_report):
 
 
 def test_a_report_without_the_peak_says_why(report):
-    costs = dict(report.costs, peak=None, buffers=[],
-                 unavailable={"peak": "XLA wrote no buffer assignment"},
-                 lines=[dict(row, peak=0) for row in report.costs["lines"]])
+    costs = dict(
+        report.costs,
+        peak=None,
+        buffers=[],
+        unavailable={"peak": "XLA wrote no buffer assignment"},
+        lines=[dict(row, peak=0) for row in report.costs["lines"]],
+    )
     r = dataclasses.replace(report, costs=costs)
     html = _section(r)
     assert "Not available: XLA wrote no buffer assignment." in html
@@ -127,8 +132,9 @@ def test_a_report_without_the_peak_says_why(report):
 
 
 def test_a_report_asked_for_costs_without_them_shows_the_reason(report):
-    r = dataclasses.replace(report, costs=None,
-                            unavailable={**report.unavailable, "costs": "no dumps here"})
+    r = dataclasses.replace(
+        report, costs=None, unavailable={**report.unavailable, "costs": "no dumps here"}
+    )
     html = _section(r)
     assert "Not available: no dumps here." in html
     assert "costs:" not in render_text(r)
@@ -137,19 +143,52 @@ def test_a_report_asked_for_costs_without_them_shows_the_reason(report):
 def test_hostile_strings_are_escaped(report):
     evil = '<script>alert("x")</script>'
     costs = json.loads(json.dumps(report.costs))
-    costs["lines"].insert(0, {"what": "line", "file": None, "path": f"/{evil}/m.py",
-                              "line": 3, "flops": 1.0, "transcendentals": 0.0, "bytes": 0.0,
-                              "peak": 0, "instructions": [evil], "buffers": []})
-    costs["buffers"].append({"label": evil, "index": evil, "size": 4, "kind": evil,
-                             "shape": evil, "file": None, "path": evil, "line": 1,
-                             "aliased_argument": None})
+    costs["lines"].insert(
+        0,
+        {
+            "what": "line",
+            "file": None,
+            "path": f"/{evil}/m.py",
+            "line": 3,
+            "flops": 1.0,
+            "transcendentals": 0.0,
+            "bytes": 0.0,
+            "peak": 0,
+            "instructions": [evil],
+            "buffers": [],
+        },
+    )
+    costs["buffers"].append(
+        {
+            "label": evil,
+            "index": evil,
+            "size": 4,
+            "kind": evil,
+            "shape": evil,
+            "file": None,
+            "path": evil,
+            "line": 1,
+            "aliased_argument": None,
+        }
+    )
     costs["peak"]["at"] = evil
     costs["peak"]["difference"] = evil
     costs["peak"]["by_kind"][evil] = 1
-    costs["collectives"] = [{"label": evil, "opcode": evil, "kind": evil,
-                             "replica_groups": evil, "group_size": 8, "result_bytes": 4096,
-                             "moved_bytes": 3584, "op_name": evil, "lines": [[None, 3]],
-                             "shardings": [evil], "text": f"all-gather {evil}\x1b[2J"}]
+    costs["collectives"] = [
+        {
+            "label": evil,
+            "opcode": evil,
+            "kind": evil,
+            "replica_groups": evil,
+            "group_size": 8,
+            "result_bytes": 4096,
+            "moved_bytes": 3584,
+            "op_name": evil,
+            "lines": [[None, 3]],
+            "shardings": [evil],
+            "text": f"all-gather {evil}\x1b[2J",
+        }
+    ]
     costs["shardings"] = {"inputs": [evil], "outputs": [evil]}
     costs["notes"] = [evil]
     costs["unavailable"] = {evil: evil}
@@ -167,9 +206,11 @@ def test_hostile_strings_are_escaped(report):
 def test_the_text_form(report):
     lines = costs_lines(report.costs, report.provenance)
     totals = report.costs["totals"]
-    assert lines[0] == (f"  costs: {format_flops(totals['flops'])}, "
-                        f"{format_bytes(totals['bytes accessed'])} accessed, "
-                        f"{format_bytes(report.costs['peak']['bytes'])} live at the peak")
+    assert lines[0] == (
+        f"  costs: {format_flops(totals['flops'])}, "
+        f"{format_bytes(totals['bytes accessed'])} accessed, "
+        f"{format_bytes(report.costs['peak']['bytes'])} live at the peak"
+    )
     line = matmul.__code__.co_firstlineno + 1
     row = f"    line {line} ({os.path.basename(__file__)}): {format_flops(2 * M * N * K)} ("
     assert any(ln.startswith(row) for ln in lines), lines
@@ -179,11 +220,20 @@ def test_the_text_form(report):
 
 def test_the_text_form_caps_the_lines_and_shows_the_compiler_made_row(report):
     costs = json.loads(json.dumps(report.costs))
-    row = {"what": "line", "file": None, "path": "/src/m.py", "flops": 10.0,
-           "transcendentals": 0.0, "bytes": 8.0, "peak": 0, "instructions": [],
-           "buffers": []}
+    row = {
+        "what": "line",
+        "file": None,
+        "path": "/src/m.py",
+        "flops": 10.0,
+        "transcendentals": 0.0,
+        "bytes": 8.0,
+        "peak": 0,
+        "instructions": [],
+        "buffers": [],
+    }
     costs["lines"] = [dict(row, line=k) for k in range(1, 9)] + [
-        dict(row, what="compiler-made", path=None, line=None, flops=0.0, bytes=64.0)]
+        dict(row, what="compiler-made", path=None, line=None, flops=0.0, bytes=64.0)
+    ]
     lines = costs_lines(costs, None)
     assert sum(ln.startswith("    line ") for ln in lines) == 5
     assert "    ... and 3 more lines: report.cost_by_line() gives each" in lines
@@ -195,8 +245,9 @@ def test_the_text_form_caps_the_lines_and_shows_the_compiler_made_row(report):
 
 def test_a_notebook_cell_is_named_as_the_report_names_it(report):
     model = report.provenance
-    files = [dataclasses.replace(f, path="In [7]") if f.path == __file__ else f
-             for f in model.files]
+    files = [
+        dataclasses.replace(f, path="In [7]") if f.path == __file__ else f for f in model.files
+    ]
     r = dataclasses.replace(report, provenance=dataclasses.replace(model, files=tuple(files)))
     line = matmul.__code__.co_firstlineno + 1
     assert f"In [7]:{line}" in _section(r)

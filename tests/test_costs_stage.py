@@ -1,6 +1,7 @@
 """The ``costs`` stage of reports: where the compiled program's flops, bytes and peak
 memory go, line by line (real compiles): the report's plain data and methods, the
 bundle, the options of ``inspect``, the magic, the CLI and the Inspector."""
+
 import copy
 import os
 import tempfile
@@ -38,8 +39,9 @@ def _line(fn, k):
 
 
 def _row(report, fn, k):
-    (found,) = [r for r in report.cost_by_line()
-                if r["what"] == "line" and r["line"] == _line(fn, k)]
+    (found,) = [
+        r for r in report.cost_by_line() if r["what"] == "line" and r["line"] == _line(fn, k)
+    ]
     return found
 
 
@@ -60,8 +62,11 @@ def test_a_matmul_costs_2mnk_flops_on_its_line(report):
 def test_the_rows_add_up_to_xla_totals_and_the_peak(report):
     rows = report.cost_by_line()
     totals = report.costs["totals"]
-    for key, total in (("flops", "flops"), ("transcendentals", "transcendentals"),
-                       ("bytes", "bytes accessed")):
+    for key, total in (
+        ("flops", "flops"),
+        ("transcendentals", "transcendentals"),
+        ("bytes", "bytes accessed"),
+    ):
         assert sum(r[key] for r in rows) == pytest.approx(totals[total], rel=0.01, abs=1)
     assert sum(r["peak"] for r in rows) == report.costs["peak"]["bytes"]
     assert sum(b["counted"] for b in report.peak_buffers()) == report.costs["peak"]["bytes"]
@@ -76,8 +81,7 @@ def test_a_planted_temporary_is_the_peak_buffer_with_its_line():
     r = inspect(planted, np.ones(256, np.float32), costs=True, cache=False)
     biggest = r.peak_buffers()[0]
     assert biggest["size"] >= 256 * 256 * 4 and biggest["kind"] == "temporary"
-    assert biggest["file"] == __file__ and biggest["line"] in (_line(planted, 1),
-                                                              _line(planted, 2))
+    assert biggest["file"] == __file__ and biggest["line"] in (_line(planted, 1), _line(planted, 2))
     assert r.costs["peak"]["memory_analysis_peak"] is not None
     assert r.costs["peak"]["difference"]
 
@@ -85,9 +89,11 @@ def test_a_planted_temporary_is_the_peak_buffer_with_its_line():
 def test_the_peak_is_read_from_the_same_compile(monkeypatch):
     def no_second_compile(*a, **k):
         raise AssertionError("compiled again for the peak")
+
     monkeypatch.setattr(builtin_kinds, "peak_memory", no_second_compile)
-    run = run_stages(mlp, (X, W), read_peak=True, compiler_options={
-        "xla_backend_optimization_level": 1})
+    run = run_stages(
+        mlp, (X, W), read_peak=True, compiler_options={"xla_backend_optimization_level": 1}
+    )
     assert run.peak is not None and run.peak_unread is None
     # The compiled program keeps the user's options: the dump options were for that compile.
     assert run.compiled.compiler_options == {"xla_backend_optimization_level": 1}
@@ -156,6 +162,7 @@ def test_the_options_take_what_users_write():
 
 def test_the_magic_takes_costs():
     from IPython.core.interactiveshell import InteractiveShell
+
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "olympus_jupyter")
     shell.user_ns.update(mlp=mlp, X=X, W=W)
@@ -165,6 +172,7 @@ def test_the_magic_takes_costs():
 
 def test_the_cli_takes_costs(tmp_path):
     from olympus_jupyter.frontends.cli import main
+
     out = tmp_path / "r.html"
     assert main(["demo", "--costs", "-o", str(out)]) == 0
     assert "Where the cost goes" in out.read_text()
@@ -172,17 +180,24 @@ def test_the_cli_takes_costs(tmp_path):
 
 def test_the_inspector_has_costs_and_makes_them_once():
     from olympus_jupyter.frontends.inspector import Inspector
+
     ins = Inspector(mlp, X, W, costs=True)
     assert "costs" in ins.stages.value
     first = ins.report.costs
     assert _row(ins.report, mlp, 1)["flops"] == 2 * M * N * K
-    ins.debug_info.value = False          # the display only: the same costs data
+    ins.debug_info.value = False  # the display only: the same costs data
     assert ins.report.costs is first
 
 
 def test_a_dump_the_user_asked_for_goes_where_they_asked(tmp_path):
-    r = inspect(mlp, X, W, costs=True, cache=False,
-                compiler_options={"xla_dump_to": str(tmp_path), "xla_dump_hlo_as_text": True})
+    r = inspect(
+        mlp,
+        X,
+        W,
+        costs=True,
+        cache=False,
+        compiler_options={"xla_dump_to": str(tmp_path), "xla_dump_hlo_as_text": True},
+    )
     assert r.costs["peak"] is not None
     assert any(n.endswith("after_optimizations.txt") for n in os.listdir(tmp_path))
 
@@ -191,12 +206,14 @@ def test_the_rows_add_up_on_every_benchmark_program(monkeypatch):
     """The programs bench_costs.py times (an MLP, an attention block) and the chain of
     bench_big_program.py (smaller): each row set adds up to XLA's totals and peak."""
     import sys
+
     bench = os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks")
     monkeypatch.syspath_prepend(bench)
     before = set(sys.modules)
     try:
         import bench_big_program
         import bench_costs
+
         programs = {name: (make(), args) for name, (make, args) in bench_costs.programs().items()}
         programs["chain"] = (bench_big_program.make_program(2000, 1), (np.ones(8, np.float32),))
     finally:
@@ -206,9 +223,14 @@ def test_the_rows_add_up_on_every_benchmark_program(monkeypatch):
     for name, (fun, args) in programs.items():
         r = inspect(fun, *args, costs=True, stages="source,costs", cache=False)
         rows, totals = r.cost_by_line(), r.costs["totals"]
-        for key, total in (("flops", "flops"), ("bytes", "bytes accessed"),
-                           ("transcendentals", "transcendentals")):
-            assert sum(row[key] for row in rows) == pytest.approx(totals[total], rel=0.01,
-                                                                 abs=1), (name, key)
+        for key, total in (
+            ("flops", "flops"),
+            ("bytes", "bytes accessed"),
+            ("transcendentals", "transcendentals"),
+        ):
+            assert sum(row[key] for row in rows) == pytest.approx(totals[total], rel=0.01, abs=1), (
+                name,
+                key,
+            )
         assert sum(row["peak"] for row in rows) == r.costs["peak"]["bytes"], name
         assert totals["flops"] == r.analyses.cost_compiled["flops"], name

@@ -9,6 +9,7 @@ ways, and that nbgrader turns into student versions and grades.
 
 And ``nbgrader autograde`` of the solutions gives full marks, with no cell errors.
 """
+
 import copy
 import os
 import pathlib
@@ -58,6 +59,7 @@ def other_cells(nb):
 
 # -- the notebooks' structure (no kernel) ------------------------------------------------
 
+
 def test_every_lesson_of_the_course_index_in_order():
     index = read(INDEX)
     links = re.findall(r"\]\(([^)#]+\.ipynb)\)", "".join(c.source for c in index.cells))
@@ -93,6 +95,7 @@ def test_each_lesson_is_an_nbgrader_source_with_a_goal_and_two_exercises(lesson)
 
 # -- with the reference solutions, in a plain kernel --------------------------------------
 
+
 def test_every_lesson_has_its_tests():
     for lesson in LESSONS:
         data = lesson_data(lesson)
@@ -111,8 +114,11 @@ def assert_outputs_degrade(nb):
                 assert data.get("text/html") and data.get("text/plain"), sorted(data)
             if MEDIA in data:
                 html, stages = data["text/html"], data[MEDIA]["stages"]
-                found = re.search(r'<div class="olympus-report" id="([^"]+)" '
-                                  r'data-olympus-report="1"', html)
+                found = re.search(
+                    r'<div class="olympus-report" id="([^"]+)" '
+                    r'data-olympus-report="1"',
+                    html,
+                )
                 assert found, html[:300]
                 sections = re.findall(r'<details class="stage" id="([^"]+)"', html)
                 assert sections == [f"{found.group(1)}-{stage}" for stage in stages], sections
@@ -139,10 +145,12 @@ def test_lesson_runs_with_the_solutions_and_every_check_passes(lesson, tmp_path)
 
 # -- with a planted wrong answer per exercise ---------------------------------------------
 
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_exercise_has_a_wrong_answer(lesson):
     assert sorted(lesson_data(lesson).WRONG) == sorted(
-        grading(c)["grade_id"] for c in solution_cells(read(lesson)))
+        grading(c)["grade_id"] for c in solution_cells(read(lesson))
+    )
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -164,6 +172,7 @@ def test_lesson_checks_explain_planted_wrong_answers(lesson, tmp_path):
 
 # -- nbgrader: the student versions, and grading --------------------------------------------
 
+
 class _IpcKernels:
     """nbgrader's kernels talk over Unix sockets in private folders, as
     notebook_runner's do: kernels of parallel test workers cannot be handed one port.
@@ -175,6 +184,7 @@ class _IpcKernels:
 
     def __init__(self):
         from jupyter_client.manager import KernelManager
+
         self.folders = []
         folders = self.folders
 
@@ -182,8 +192,9 @@ class _IpcKernels:
             def __init__(self, **kwargs):
                 folder = tempfile.mkdtemp(prefix="olympus-kernel-")
                 folders.append(folder)
-                kwargs.update(transport="ipc", ip=f"{folder}/kernel",
-                              connection_file=f"{folder}/kernel.json")
+                kwargs.update(
+                    transport="ipc", ip=f"{folder}/kernel", connection_file=f"{folder}/kernel.json"
+                )
                 super().__init__(**kwargs)
 
         self.manager = IpcKernelManager
@@ -224,10 +235,14 @@ def course(tmp_path_factory):
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_the_student_version_has_the_stubs_and_no_solution(lesson, course):
     root, _ = course
-    source, student = read(lesson), nbformat.read(root / "release" / lesson / f"{lesson}.ipynb",
-                                                  as_version=4)
+    source, student = (
+        read(lesson),
+        nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4),
+    )
+
     def unchanged(nb):
         return [c.source for c in other_cells(nb) if not grading(c).get("solution")]
+
     assert unchanged(student) == unchanged(source)
     for mine, theirs in zip(solution_cells(source), solution_cells(student)):
         # nbgrader writes the stub olympus_jupyter.teaching.student writes

@@ -1,6 +1,7 @@
 """A report's reading beside XLA's compile (EarlyReading, alongside) changes nothing
 of the report: the same data as when everything is read after the compile, the
 same failures, and no thread left behind."""
+
 import threading
 import time
 
@@ -27,7 +28,9 @@ def _report(early):
     run = run_stages(_mlp, ARGS, beside_compile=early)
     if early is not None:  # read while the program compiled
         assert early.reading is not None and sorted(early.reading.made) == [
-            "olympuspr", "stablehlo"]
+            "olympuspr",
+            "stablehlo",
+        ]
         # ... and so were the compiler input's text and the lowered cost analysis.
         assert list(early.texts) == ["hlo"] and early.cost_lowered
     return build_report(run, stages=STAGES, early=early)
@@ -79,9 +82,11 @@ def test_the_reading_is_used_only_for_its_own_lowering_and_stages():
     other = olympus.jit(_mlp).trace(*ARGS).lower()
     early = EarlyReading(("olympuspr",))
     from olympus_jupyter.staging.runner import StagedRun
+
     early(StagedRun("f", lowered=lowered))()
-    model = olympus.provenance.build(other.compile(), stages=("olympuspr", "compiled"),
-                                     start=early.reading)
+    model = olympus.provenance.build(
+        other.compile(), stages=("olympuspr", "compiled"), start=early.reading
+    )
     # Another lowering's reading, or one of other stages, is not taken: read afresh.
     assert model.stage_names == ("olympuspr", "compiled")
     assert early.reading.made.keys() == {"olympuspr"}  # and not read on
@@ -89,8 +94,9 @@ def test_the_reading_is_used_only_for_its_own_lowering_and_stages():
 
 def test_a_failed_compile_ends_the_reading_and_shows_the_failure():
     early = EarlyReading(STAGES)
-    run = run_stages(_mlp, ARGS, compiler_options={"xla_no_such_option": True},
-                     beside_compile=early)
+    run = run_stages(
+        _mlp, ARGS, compiler_options={"xla_no_such_option": True}, beside_compile=early
+    )
     report = build_report(run, stages=STAGES, early=early)
     assert report.failure is not None and report.failure.stage == "compile"
     assert "olympuspr" in report.provenance.stages
@@ -103,6 +109,7 @@ def test_alongside_waits_for_its_work_even_when_the_block_raises():
     def work():
         time.sleep(0.1)
         ended.append(True)
+
     try:
         with alongside(work):
             time.sleep(0.01)  # the GIL is free: the worker starts the work
@@ -137,6 +144,7 @@ def test_the_worker_alone_runs_at_its_lower_priority():
     import os
     import sys
     from olympus_jupyter.frontends.inspection import inspect
+
     for _ in range(2):
         inspect(_mlp, *ARGS, cache=False)
     if not sys.platform.startswith("linux"):

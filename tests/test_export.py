@@ -1,4 +1,5 @@
 """Export (seed 003): portable artifacts that round-trip, and blobs that never crash us."""
+
 import collections
 import dataclasses
 import hashlib
@@ -67,6 +68,7 @@ def assert_same_tree(actual, expected):
 
 # --- export, serialize, deserialize, call -----------------------------------
 
+
 def test_round_trip_gives_the_numbers_of_the_eager_function(exported, blob):
     restored = export.deserialize(blob)
     assert isinstance(restored, export.Exported)
@@ -78,19 +80,31 @@ def test_round_trip_gives_the_numbers_of_the_eager_function(exported, blob):
 
 def test_round_trip_keeps_what_the_export_records(exported, blob):
     restored = export.deserialize(blob)
-    for name in ("fun_name", "platforms", "calling_convention_version",
-                 "uses_global_constants", "in_avals", "out_avals", "in_tree", "out_tree",
-                 "in_shardings_hlo", "out_shardings_hlo", "nr_devices",
-                 "module_kept_var_idx"):
+    for name in (
+        "fun_name",
+        "platforms",
+        "calling_convention_version",
+        "uses_global_constants",
+        "in_avals",
+        "out_avals",
+        "in_tree",
+        "out_tree",
+        "in_shardings_hlo",
+        "out_shardings_hlo",
+        "nr_devices",
+        "module_kept_var_idx",
+    ):
         assert getattr(restored, name) == getattr(exported, name), name
     assert restored.fun_name == "model"
     assert restored.platforms == (HERE,)
     assert restored.nr_devices == 1
     assert restored.uses_global_constants is False
     assert restored.in_shardings_hlo == (None, None)
-    assert (export.minimum_supported_calling_convention_version
-            <= restored.calling_convention_version
-            <= export.maximum_supported_calling_convention_version)
+    assert (
+        export.minimum_supported_calling_convention_version
+        <= restored.calling_convention_version
+        <= export.maximum_supported_calling_convention_version
+    )
     assert restored.mlir_module() == exported.mlir_module()
     assert restored._jax.mlir_module_serialized == exported._jax.mlir_module_serialized
 
@@ -104,7 +118,8 @@ def test_repr_names_function_types_and_platforms(exported):
     assert repr(exported) == (
         "Exported(fun_name='model', in_avals=(f32[4,3], f32[5]), "
         f"out_avals=(f32[4,4], f32[4,3]), platforms=({HERE!r},), "
-        f"calling_convention_version={exported.calling_convention_version})")
+        f"calling_convention_version={exported.calling_convention_version})"
+    )
 
 
 def test_static_arguments_are_baked_in():
@@ -116,6 +131,7 @@ def test_static_arguments_are_baked_in():
 
 def test_a_jit_function_of_the_engine_is_accepted():
     import jax
+
     exp = export.export(jax.jit(lambda x: x + 1))(np.float32(1))
     assert isinstance(exp, export.Exported)
     assert export.deserialize(exp.serialize()).call(np.float32(2)) == 3
@@ -123,9 +139,11 @@ def test_a_jit_function_of_the_engine_is_accepted():
 
 # --- shapes --------------------------------------------------------------------
 
+
 def test_shape_polymorphic_export_serves_every_batch_size():
     def g(x):
         return jnp.tanh(x) @ jnp.ones((4, 2), np.float32)
+
     f = olympus.jit(g)
     spec = olympus.ShapeDtypeStruct(export.symbolic_shape("b, 4"), np.float32)
     exp = export.export(f)(spec)
@@ -157,6 +175,7 @@ def test_symbolic_shape_parses_text_and_refuses_other_types():
 
 # --- platforms -----------------------------------------------------------------
 
+
 def test_multi_platform_export_runs_this_platforms_code_here():
     exp = export.export(olympus.jit(per_platform), platforms=(HERE, OTHER))(np.float32(0))
     assert exp.platforms == (HERE, OTHER)
@@ -170,27 +189,29 @@ def test_multi_platform_export_runs_this_platforms_code_here():
 
 
 def test_platform_names_are_spelled_as_jax_spells_them():
-    exp = export.export(olympus.jit(per_platform),
-                        platforms=(HERE.upper(), f" {OTHER} "))(np.float32(0))
+    exp = export.export(olympus.jit(per_platform), platforms=(HERE.upper(), f" {OTHER} "))(
+        np.float32(0)
+    )
     assert exp.platforms == (HERE, OTHER)
 
 
 def test_export_for_a_plugin_platform_works_and_never_runs_here():
     """PJRT plugins have platform names of their own, JAX lowers for any of them."""
-    exp = export.export(olympus.jit(per_platform), platforms=(HERE, "my_plugin"))(
-        np.float32(0))
+    exp = export.export(olympus.jit(per_platform), platforms=(HERE, "my_plugin"))(np.float32(0))
     assert exp.platforms == (HERE, "my_plugin")
     restored = export.deserialize(exp.serialize())
     assert restored.platforms == (HERE, "my_plugin")
     assert restored.call(np.float32(5)) == per_platform_result(5.0)
 
-    plugin_only = export.deserialize(export.export(
-        olympus.jit(per_platform), platforms="my_plugin")(np.float32(0)).serialize())
+    plugin_only = export.deserialize(
+        export.export(olympus.jit(per_platform), platforms="my_plugin")(np.float32(0)).serialize()
+    )
     assert plugin_only.platforms == ("my_plugin",)
     with pytest.raises(PlatformError, match="exported for 'my_plugin'"):
         plugin_only.call(np.float32(5))
-    lowered = olympus.jit(per_platform).trace(np.float32(0)).lower(
-        lowering_platforms=("my_plugin",))
+    lowered = (
+        olympus.jit(per_platform).trace(np.float32(0)).lower(lowering_platforms=("my_plugin",))
+    )
     assert lowered.platforms == ("my_plugin",)
     with pytest.raises(PlatformError, match="lowered for 'my_plugin'"):
         lowered.compile()
@@ -204,15 +225,30 @@ def outcome(fn):
         return "error", e
 
 
-@pytest.mark.parametrize("platforms", [
-    ("my_plugin",), ("METAL",), ("neuron",), ("oneapi",), ("interpreter", HERE),
-    (HERE, OTHER), (HERE, HERE), (), ("gpu",), ("GPU", HERE),
-], ids=repr)
+@pytest.mark.parametrize(
+    "platforms",
+    [
+        ("my_plugin",),
+        ("METAL",),
+        ("neuron",),
+        ("oneapi",),
+        ("interpreter", HERE),
+        (HERE, OTHER),
+        (HERE, HERE),
+        (),
+        ("gpu",),
+        ("GPU", HERE),
+    ],
+    ids=repr,
+)
 def test_platforms_are_accepted_and_refused_as_jax_does(platforms):
     x = np.ones(3, np.float32)
     # Olympus reads names case-insensitively ('GPU' is 'gpu'); JAX, as given.
-    engine = outcome(lambda: jax.export.export(jax.jit(jnp.sin), platforms=tuple(
-        p.lower() for p in platforms))(x))
+    engine = outcome(
+        lambda: jax.export.export(jax.jit(jnp.sin), platforms=tuple(p.lower() for p in platforms))(
+            x
+        )
+    )
     ours = outcome(lambda: export.export(olympus.jit(jnp.sin), platforms=platforms)(x))
     if engine[0] == "ok":
         assert ours[0] == "ok", ours[1]
@@ -258,10 +294,16 @@ def test_donation_for_platforms_that_differ_on_donation_is_not_implemented():
     """The engine's NotImplementedError stays one (not a ValueError), in Olympus's words."""
     x = np.ones(3, np.float32)
     platforms = (HERE, "interpreter")  # a plugin without donation
-    engine = outcome(lambda: jax.export.export(
-        jax.jit(lambda x: x * 2, donate_argnums=0), platforms=platforms)(x))
-    ours = outcome(lambda: export.export(
-        olympus.jit(lambda x: x * 2, donate_argnums=0), platforms=platforms)(x))
+    engine = outcome(
+        lambda: jax.export.export(jax.jit(lambda x: x * 2, donate_argnums=0), platforms=platforms)(
+            x
+        )
+    )
+    ours = outcome(
+        lambda: export.export(olympus.jit(lambda x: x * 2, donate_argnums=0), platforms=platforms)(
+            x
+        )
+    )
     assert ours[0] == engine[0]
     if engine[0] == "error":
         assert type(ours[1]) is type(engine[1])
@@ -274,11 +316,11 @@ def test_donation_for_platforms_that_differ_on_donation_is_not_implemented():
 def test_code_for_a_platform_without_rules_is_not_implemented_and_names_it():
     def two_platforms(x):
         return olympus.lax.platform_dependent(x, cpu=lambda x: x + 1, tpu=lambda x: x - 1)
+
     with pytest.raises(NotImplementedError) as info:  # as JAX raises it
         export.export(olympus.jit(two_platforms), platforms=(HERE, "tpux"))(np.float32(1))
     assert "not found for platform" in str(info.value)
-    assert "no platform named 'tpux' is known in this process" in "".join(
-        info.value.__notes__)
+    assert "no platform named 'tpux' is known in this process" in "".join(info.value.__notes__)
 
 
 def test_export_for_another_platform_only_refuses_to_run_here():
@@ -298,15 +340,17 @@ def test_export_for_another_platform_only_refuses_to_run_here():
 def test_default_export_platform_is_this_machines():
     assert export.default_export_platform() == olympus.platforms.local_platform()
     assert export.export(olympus.jit(per_platform))(np.float32(0)).platforms == (
-        export.default_export_platform(),)
+        export.default_export_platform(),
+    )
 
 
 # --- what users read -------------------------------------------------------------
 
+
 def test_mlir_module_speaks_olympus(exported):
     text = exported.mlir_module()
     assert text.startswith("module @jit_model")
-    assert 'olympus.result_info = "result[\'sum\']"' in text
+    assert "olympus.result_info = \"result['sum']\"" in text
     assert "olympus.uses_shape_polymorphism = false" in text
     assert "jax" not in text
     assert "loc(" not in text
@@ -315,8 +359,7 @@ def test_mlir_module_speaks_olympus(exported):
 
 def test_mlir_module_of_a_polymorphic_export_has_no_engine_names():
     spec = olympus.ShapeDtypeStruct(export.symbolic_shape("b, 4"), np.float32)
-    text = export.export(olympus.jit(lambda x: x * 2), platforms=(HERE, OTHER))(
-        spec).mlir_module()
+    text = export.export(olympus.jit(lambda x: x * 2), platforms=(HERE, OTHER))(spec).mlir_module()
     assert 'olympus.global_constant = "b"' in text
     assert "@_wrapped_olympus_export_main" in text
     assert not re.search(r"\bjax\.\w+\s*=", text)  # no jax.* attribute names
@@ -326,6 +369,7 @@ def test_mlir_module_of_a_polymorphic_export_has_no_engine_names():
 def test_exporting_a_plain_function_says_how_to_wrap_it():
     def predict(x):
         return x * 2
+
     with pytest.raises(TypeError) as info:
         export.export(predict)
     message = str(info.value)
@@ -333,15 +377,20 @@ def test_exporting_a_plain_function_says_how_to_wrap_it():
     assert "olympus.export.export(olympus.jit(predict))" in message
 
 
-@pytest.mark.parametrize("make, expected", [
-    (lambda: olympus.pmap(lambda x: x), "cannot export an olympus.pmap function"),
-    (lambda: olympus.jit(lambda x: x).trace(1.0), "got an olympus.stages.Traced"),
-    (lambda: olympus.jit(lambda x: x).trace(1.0).lower(), "got an olympus.stages.Lowered"),
-    (lambda: olympus.jit(lambda x: x).trace(1.0).lower().compile(),
-     "got an olympus.stages.Compiled"),
-    (lambda: export.export(olympus.jit(lambda x: x))(1.0), "already exported"),
-    (lambda: 42, "got int 42"),
-])
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda: olympus.pmap(lambda x: x), "cannot export an olympus.pmap function"),
+        (lambda: olympus.jit(lambda x: x).trace(1.0), "got an olympus.stages.Traced"),
+        (lambda: olympus.jit(lambda x: x).trace(1.0).lower(), "got an olympus.stages.Lowered"),
+        (
+            lambda: olympus.jit(lambda x: x).trace(1.0).lower().compile(),
+            "got an olympus.stages.Compiled",
+        ),
+        (lambda: export.export(olympus.jit(lambda x: x))(1.0), "already exported"),
+        (lambda: 42, "got int 42"),
+    ],
+)
 def test_exporting_anything_but_a_jit_function_is_refused(make, expected):
     with pytest.raises(TypeError) as info:
         export.export(make())
@@ -353,15 +402,17 @@ def test_exporting_anything_but_a_jit_function_is_refused(make, expected):
 def test_disabled_checks_must_be_safety_checks():
     with pytest.raises(TypeError, match="DisabledSafetyCheck"):
         export.export(olympus.jit(per_platform), disabled_checks=("platform",))
-    exp = export.export(olympus.jit(per_platform),
-                        disabled_checks=[export.DisabledSafetyCheck.platform()])(np.float32(0))
+    exp = export.export(
+        olympus.jit(per_platform), disabled_checks=[export.DisabledSafetyCheck.platform()]
+    )(np.float32(0))
     assert exp.disabled_safety_checks == (export.DisabledSafetyCheck.platform(),)
 
 
 # --- calling inside programs -------------------------------------------------------
 
+
 def test_call_composes_with_jit_and_grad():
-    sq = export.export(olympus.jit(lambda x: (x ** 2).sum()))(np.ones(3, np.float32))
+    sq = export.export(olympus.jit(lambda x: (x**2).sum()))(np.ones(3, np.float32))
     x = np.arange(3, dtype=np.float32)
     assert olympus.jit(lambda x: sq.call(x) + 1)(x) == 6.0
     np.testing.assert_allclose(olympus.grad(sq.call)(x), 2 * x)
@@ -372,7 +423,7 @@ def test_call_composes_with_jit_and_grad():
 
 
 def test_deserialized_without_vjp_says_how_to_keep_it():
-    sq = export.export(olympus.jit(lambda x: (x ** 2).sum()))(np.ones(3, np.float32))
+    sq = export.export(olympus.jit(lambda x: (x**2).sum()))(np.ones(3, np.float32))
     restored = export.deserialize(sq.serialize())
     assert not restored.has_vjp()
     with pytest.raises(ValueError, match=r"serialize\(vjp_order=1\)"):
@@ -419,16 +470,20 @@ def _unflatten_measured(unit, children):
 
 
 olympus.tree_util.register_pytree_node(
-    Measured, lambda m: ((m.value,), m.unit), _unflatten_measured)
+    Measured, lambda m: ((m.value,), m.unit), _unflatten_measured
+)
 export.register_pytree_node_serialization(
-    Measured, serialized_name="tests.test_export.Measured",
-    serialize_auxdata=str.encode, deserialize_auxdata=bytes.decode)
+    Measured,
+    serialized_name="tests.test_export.Measured",
+    serialize_auxdata=str.encode,
+    deserialize_auxdata=bytes.decode,
+)
 
 
 def test_a_custom_pytree_that_reads_its_childrens_shapes_round_trips():
     f = olympus.jit(lambda m: Measured(m.value * 2, m.unit))
     blob = export.export(f)(Measured(np.ones(3, np.float32), "m")).serialize()
-    engine = outcome(lambda: jax.export.deserialize(bytearray(blob[export.HEADER_SIZE:])))
+    engine = outcome(lambda: jax.export.deserialize(bytearray(blob[export.HEADER_SIZE :])))
     ours = outcome(lambda: export.deserialize(blob))
     if engine[0] == "error":
         # This JAX rebuilds the structure with 0.0 for every array (JAX 0.9): it
@@ -448,7 +503,7 @@ def test_deserialize_runs_no_more_pytree_code_than_the_engine():
     blob = export.export(f)(Measured(np.ones((2, 2), np.float32), "kg")).serialize()
     UNFLATTENED.clear()
     try:
-        jax.export.deserialize(bytearray(blob[export.HEADER_SIZE:]))
+        jax.export.deserialize(bytearray(blob[export.HEADER_SIZE :]))
     except AttributeError:  # JAX 0.9 gives it 0.0 for every array
         pass
     by_the_engine = len(UNFLATTENED)
@@ -465,19 +520,22 @@ def test_an_unregistered_custom_pytree_says_how_to_register_it():
     class Unit:
         def __init__(self, v):
             self.v = v
-    olympus.tree_util.register_pytree_node(Unit, lambda u: ((u.v,), None),
-                                           lambda _, c: Unit(*c))
+
+    olympus.tree_util.register_pytree_node(Unit, lambda u: ((u.v,), None), lambda _, c: Unit(*c))
     exp = export.export(olympus.jit(lambda u: u.v + 1))(Unit(np.float32(1)))
     with pytest.raises(ValueError, match="unregistered type"):  # the engine's words
         exp.serialize()
     blob = export.export(olympus.jit(lambda m: m.value + 1))(
-        Measured(np.float32(1), "s")).serialize()
-    payload = bytearray(blob[export.HEADER_SIZE:])
+        Measured(np.float32(1), "s")
+    ).serialize()
+    payload = bytearray(blob[export.HEADER_SIZE :])
     name = b"tests.test_export.Measured"
     payload = bytes(payload).replace(name, b"tests.test_export.Measurex")
-    message = reject(export.MAGIC + blob[8:20] + hashlib.sha256(payload).digest() + payload,
-                     "serialized as 'tests.test_export.Measurex'",
-                     "serialized_name='tests.test_export.Measurex'")
+    message = reject(
+        export.MAGIC + blob[8:20] + hashlib.sha256(payload).digest() + payload,
+        "serialized as 'tests.test_export.Measurex'",
+        "serialized_name='tests.test_export.Measurex'",
+    )
     assert "incompatible version" not in message
 
 
@@ -487,6 +545,7 @@ def test_user_names_with_jax_words_survive_in_export_errors():
 
     def JAX_model(d):
         return d["jax.export JAX"] * 2 + d["jax.jit"].sum()
+
     with pytest.raises(ValueError) as info:
         export.export(olympus.jit(JAX_model))({"jax.export JAX": a, "jax.jit": b})
     message = str(info.value)
@@ -497,9 +556,11 @@ def test_user_names_with_jax_words_survive_in_export_errors():
     class JAXBox:
         def __init__(self, v):
             self.v = v
+
     JAXBox.__module__, JAXBox.__qualname__ = "my_jax.export_utils", "JAXBox"
-    olympus.tree_util.register_pytree_node(JAXBox, lambda x: ((x.v,), None),
-                                           lambda _, c: JAXBox(*c))
+    olympus.tree_util.register_pytree_node(
+        JAXBox, lambda x: ((x.v,), None), lambda _, c: JAXBox(*c)
+    )
     exp = export.export(olympus.jit(lambda box: box.v * 2))(JAXBox(np.float32(1)))
     with pytest.raises(ValueError) as info:
         exp.serialize()
@@ -514,13 +575,15 @@ def test_engine_errors_are_reworded_in_place_and_users_errors_not_at_all():
 
     def users_code():
         raise ValueError("my JAX model failed in jax.jit")
+
     try:
         users_code()
     except ValueError as e:
         assert export._in_olympus_words(e, failed="Cannot serialize 'f'") is e
         assert str(e) == "my JAX model failed in jax.jit"
-        assert e.__notes__ == ["Olympus: Cannot serialize 'f': the error above was raised "
-                               "by the program's own code."]
+        assert e.__notes__ == [
+            "Olympus: Cannot serialize 'f': the error above was raised by the program's own code."
+        ]
 
 
 class AuxError(ValueError):
@@ -540,11 +603,13 @@ def _refuse(aux):
     raise AuxError("unit", "cannot be serialized")
 
 
-olympus.tree_util.register_pytree_node(Strict, lambda s: ((s.v,), "aux"),
-                                       lambda _, c: Strict(*c))
+olympus.tree_util.register_pytree_node(Strict, lambda s: ((s.v,), "aux"), lambda _, c: Strict(*c))
 export.register_pytree_node_serialization(
-    Strict, serialized_name="tests.test_export.Strict",
-    serialize_auxdata=_refuse, deserialize_auxdata=bytes.decode)
+    Strict,
+    serialized_name="tests.test_export.Strict",
+    serialize_auxdata=_refuse,
+    deserialize_auxdata=bytes.decode,
+)
 
 
 def test_errors_keep_their_type_and_attributes():
@@ -558,6 +623,7 @@ def test_errors_keep_their_type_and_attributes():
 
 # --- the envelope --------------------------------------------------------------
 
+
 def test_envelope_layout(blob):
     magic, version, flags, length, digest = struct.unpack_from(">8sHHQ32s", blob)
     assert magic == b"OLYMPUSX" == export.MAGIC
@@ -570,7 +636,7 @@ def test_envelope_layout(blob):
 
 
 def test_a_bare_engine_payload_is_read_best_effort(blob):
-    restored = export.deserialize(blob[export.HEADER_SIZE:])
+    restored = export.deserialize(blob[export.HEADER_SIZE :])
     assert_same_tree(restored.call(X, Y), model(X, Y))
 
 
@@ -626,8 +692,9 @@ def test_concatenated_blobs_are_rejected(blob):
 
 def test_a_checksummed_payload_that_lies_about_its_types_is_rejected(exported):
     lying = dataclasses.replace(
-        exported._jax, in_avals=(exported._jax.in_avals[0].update(shape=(3, 3)),
-                                 exported._jax.in_avals[1]))
+        exported._jax,
+        in_avals=(exported._jax.in_avals[0].update(shape=(3, 3)), exported._jax.in_avals[1]),
+    )
     message = reject(export.Exported(lying).serialize(), "passed its checksum")
     assert "takes argument 0 as tensor<4x3xf32>, but f32[3,3] is recorded" in message
     future = dataclasses.replace(exported._jax, calling_convention_version=99)
@@ -713,11 +780,11 @@ FUZZ = textwrap.dedent(r"""
 
 
 def test_fuzzed_blobs_never_crash_the_process():
-    proc = subprocess.run([sys.executable, "-c", FUZZ], capture_output=True, text=True,
-                          timeout=240)
+    proc = subprocess.run([sys.executable, "-c", FUZZ], capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, (
         f"the fuzzing process died with status {proc.returncode} (negative: a signal)\n"
-        f"{proc.stderr[-3000:]}")
+        f"{proc.stderr[-3000:]}"
+    )
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["failures"] == []
     counts = report["counts"]
@@ -725,8 +792,12 @@ def test_fuzzed_blobs_never_crash_the_process():
     # Every damaged envelope is caught before the payload is read.
     assert counts["envelope: rejected"] == 53 + 52 + 300
     assert counts.get("raw: rejected", 0) > 0
-    assert set(counts) <= {"envelope: rejected", "raw: rejected",
-                           "raw: accepted and callable", "raw: accepted, for another platform"}
+    assert set(counts) <= {
+        "envelope: rejected",
+        "raw: rejected",
+        "raw: accepted and callable",
+        "raw: accepted, for another platform",
+    }
 
 
 def spy_on_child_processes(monkeypatch) -> list:
@@ -736,6 +807,7 @@ def spy_on_child_processes(monkeypatch) -> list:
     def run(*args, **kwargs):
         calls.append(args)
         return real(*args, **kwargs)
+
     monkeypatch.setattr(export.blob_checks.subprocess, "run", run)
     return calls
 
@@ -743,8 +815,9 @@ def spy_on_child_processes(monkeypatch) -> list:
 def test_a_forged_envelope_around_crafted_bytecode_is_read_in_isolation(exported, monkeypatch):
     # Anyone can wrap bytes of their choosing in an envelope with a valid checksum.
     crafted = exported._jax.mlir_module_serialized[:24] + bytes(range(256)) * 8
-    forged = export.Exported(dataclasses.replace(
-        exported._jax, mlir_module_serialized=crafted)).serialize()
+    forged = export.Exported(
+        dataclasses.replace(exported._jax, mlir_module_serialized=crafted)
+    ).serialize()
     assert forged[:8] == export.MAGIC
     children = spy_on_child_processes(monkeypatch)
     reject(forged, "passed its checksum", "StableHLO module")

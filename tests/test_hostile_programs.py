@@ -1,6 +1,7 @@
 """Programs that carry markup, escapes and odd values in every place a program can
 carry text: each gets a correct report whose every form shows that text as text
 (HTML escaped, JSON intact, the text form plain), and earlier reports still render."""
+
 import dataclasses
 import functools
 import importlib.util
@@ -59,6 +60,7 @@ def with_static_value(x, tag):
 @dataclasses.dataclass(frozen=True)
 class Weird:
     """A pytree class whose name users see in a report."""
+
     a: jax.Array
 
 
@@ -73,6 +75,7 @@ def with_pytree_class(w):
 def with_callback(x):
     def host(v):
         return np.asarray(v)
+
     host.__qualname__ = "host<script>alert(1)</script>"
     return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
 
@@ -105,15 +108,24 @@ CASES = [
     ("exception-type", raises_markup_type, (jnp.ones(3),), {}, "Error<script>"),
     ("zero-size", lambda x: x * 2, (jnp.ones((0, 3)),), {}, None),
     ("zero-d", lambda x: x + 1, (jnp.float32(1),), {}, None),
-    ("ten-deep-pytree", lambda t: jax.tree.leaves(t)[0] * 2,
-     (functools.reduce(lambda acc, _: [acc], range(10), jnp.ones(2)),), {}, None),
-    ("many-arguments", lambda *xs: sum(xs), tuple(jnp.float32(k) for k in range(300)), {},
-     None),
+    (
+        "ten-deep-pytree",
+        lambda t: jax.tree.leaves(t)[0] * 2,
+        (functools.reduce(lambda acc, _: [acc], range(10), jnp.ones(2)),),
+        {},
+        None,
+    ),
+    ("many-arguments", lambda *xs: sum(xs), tuple(jnp.float32(k) for k in range(300)), {}, None),
     ("int4", lambda x: x + 1, (jnp.ones(4, jnp.int4),), {}, None),
     ("float8", lambda x: x * 2, (jnp.ones(4, jnp.float8_e4m3fn),), {}, None),
     ("prng-key", lambda k: jax.random.uniform(k, (3,)), (jax.random.key(0),), {}, None),
-    ("compiler-option-value", lambda x: x + 1, (jnp.ones(2),),
-     {"compiler_options": {"xla_dump_hlo_module_re": MARKUP}}, None),
+    (
+        "compiler-option-value",
+        lambda x: x + 1,
+        (jnp.ones(2),),
+        {"compiler_options": {"xla_dump_hlo_module_re": MARKUP}},
+        None,
+    ),
 ]
 
 
@@ -123,8 +135,9 @@ def first_report():
 
 
 @pytest.mark.parametrize("name, fun, args, options, shown", CASES, ids=[c[0] for c in CASES])
-def test_a_hostile_or_extreme_program_gets_a_safe_report(name, fun, args, options, shown,
-                                                          first_report):
+def test_a_hostile_or_extreme_program_gets_a_safe_report(
+    name, fun, args, options, shown, first_report
+):
     report = inspect(fun, *args, cache=None, **options)
     page = report.html()
     assert_inert(page, *([shown] if shown else []))
@@ -142,6 +155,7 @@ def test_a_hostile_or_extreme_program_gets_a_safe_report(name, fun, args, option
 
 # -- more extreme programs ---------------------------------------------------------------
 
+
 def prints_megabytes(x):
     print("<script>window.__pwned=1</script>" * 150_000)  # 5 MB to stdout while traced
     return x + 1
@@ -149,8 +163,9 @@ def prints_megabytes(x):
 
 def with_custom_call_target(x):
     # Lowers to a custom call of a target no one registered: compiling it fails.
-    call = jax.ffi.ffi_call("target<img src=x onerror=alert(1)>",
-                            jax.ShapeDtypeStruct(x.shape, x.dtype))
+    call = jax.ffi.ffi_call(
+        "target<img src=x onerror=alert(1)>", jax.ShapeDtypeStruct(x.shape, x.dtype)
+    )
     return call(x)
 
 
@@ -159,17 +174,24 @@ def with_huge_constant(x):
 
 
 MORE_CASES = [
-    ("thousand-arguments", lambda *xs: sum(xs), tuple(jnp.float32(k) for k in range(1000)),
-     {}, None),
+    (
+        "thousand-arguments",
+        lambda *xs: sum(xs),
+        tuple(jnp.float32(k) for k in range(1000)),
+        {},
+        None,
+    ),
     ("megabyte-print", prints_megabytes, (jnp.ones(2),), {}, None),
     ("huge-constant", with_huge_constant, (jnp.ones((1000, 2000)),), {}, None),
 ]
 
 
-@pytest.mark.parametrize("name, fun, args, options, shown", MORE_CASES,
-                         ids=[c[0] for c in MORE_CASES])
+@pytest.mark.parametrize(
+    "name, fun, args, options, shown", MORE_CASES, ids=[c[0] for c in MORE_CASES]
+)
 def test_more_extreme_programs_get_safe_reports_under_the_output_cap(
-        name, fun, args, options, shown, first_report):
+    name, fun, args, options, shown, first_report
+):
     report = inspect(fun, *args, cache=None, **options)
     assert report.ok, report.failure
     bundle = report._repr_mimebundle_()
@@ -193,8 +215,8 @@ def test_a_program_of_fifty_thousand_equations_is_shown_capped():
         for _ in range(25_000):
             x = x * 1.0001 + 0.5
         return x
-    report = inspect(chain, jnp.ones(8), stages=("source", "olympuspr", "stablehlo"),
-                     cache=None)
+
+    report = inspect(chain, jnp.ones(8), stages=("source", "olympuspr", "stablehlo"), cache=None)
     assert len(report.provenance.stages["olympuspr"].ops) == 50_000
     bundle = report._repr_mimebundle_()
     assert output_size(bundle) <= MAX_OUTPUT_BYTES
@@ -206,10 +228,10 @@ def test_a_program_of_fifty_thousand_equations_is_shown_capped():
 def test_a_function_in_a_folder_named_with_markup_gets_a_safe_report(tmp_path, first_report):
     folder = tmp_path / '<img src=x onerror="alert(1)">'
     folder.mkdir()
-    (folder / "model.py").write_text("import olympus.numpy as jnp\n\n"
-                                     "def f(x):\n    return jnp.sin(x) * 2\n")
-    spec = importlib.util.spec_from_file_location("model_in_markup_folder",
-                                                  folder / "model.py")
+    (folder / "model.py").write_text(
+        "import olympus.numpy as jnp\n\ndef f(x):\n    return jnp.sin(x) * 2\n"
+    )
+    spec = importlib.util.spec_from_file_location("model_in_markup_folder", folder / "model.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     report = inspect(module.f, jnp.ones(3), cache=None)
@@ -225,10 +247,21 @@ def test_a_function_in_a_folder_named_with_markup_gets_a_safe_report(tmp_path, f
 
 # Every dtype JAX has without x64 (x64's are below, in a child process), and every PRNG
 # key implementation.
-DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16",
-          "bfloat16", "float32", "complex64"] + sorted(
-    n for n in dir(jnp) if n.startswith(("float8_", "float4_", "int2", "uint2", "int4",
-                                         "uint4")))
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "uint8",
+    "uint16",
+    "uint32",
+    "float16",
+    "bfloat16",
+    "float32",
+    "complex64",
+] + sorted(
+    n for n in dir(jnp) if n.startswith(("float8_", "float4_", "int2", "uint2", "int4", "uint4"))
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -261,6 +294,11 @@ def test_x64_dtypes_get_reports_in_a_process_with_x64():
             StageReport.from_json(json.loads(json.dumps(report.to_json())))
         print("ok")
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=deadline(300), env={**os.environ, "JAX_ENABLE_X64": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=deadline(300),
+        env={**os.environ, "JAX_ENABLE_X64": "1"},
+    )
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]

@@ -8,6 +8,7 @@ through (:mod:`olympus_jupyter.report.markup`). No element gets an event handler
 no ``<script>`` or foreign element appears, every link stays inside the page, and
 the hostile text shows as text.
 """
+
 import dataclasses
 import html.parser
 import re
@@ -26,9 +27,30 @@ QUOTES = 'x" onmouseover="alert(1)'
 HOSTILE = f"""{IMG}{QUOTES}' onfocus='alert(2)&amp;"""
 
 #: The elements a report's HTML is made of.
-REPORT_TAGS = {"html", "head", "meta", "title", "body", "style", "div", "nav", "span", "a",
-               "details", "summary", "p", "b", "code", "pre", "table", "thead", "tbody", "tr",
-               "th", "td"}
+REPORT_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "body",
+    "style",
+    "div",
+    "nav",
+    "span",
+    "a",
+    "details",
+    "summary",
+    "p",
+    "b",
+    "code",
+    "pre",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+}
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -63,6 +85,7 @@ def assert_inert_with_view(page: str, data=None, *shown: str) -> Page:
     (:func:`assert_inert`), and the only scripts are the interactive view's two, the
     JSON island (holding ``data``, if given) and the loader."""
     from test_standalone_view import island_and_loader
+
     at = page.find('<script type="application/json"')
     parsed = assert_inert(page if at < 0 else page[:at], *shown)
     if at >= 0:
@@ -109,8 +132,11 @@ def hostile_json(report) -> dict:
     data["stages"] = [*data["stages"], "partitioned", "not_a_stage"]
     data["unavailable"] = {"partitioned": HOSTILE, "not_a_stage": HOSTILE}
     data["failure"] = {
-        "stage": "trace", "type": HOSTILE, "message": SCRIPT + HOSTILE,
-        "frames": [{"file": HOSTILE, "line": 7, "function": HOSTILE, "code": HOSTILE}]}
+        "stage": "trace",
+        "type": HOSTILE,
+        "message": SCRIPT + HOSTILE,
+        "frames": [{"file": HOSTILE, "line": 7, "function": HOSTILE, "code": HOSTILE}],
+    }
     data["texts"]["hlo"] += f"\n// {HOSTILE}\n"
     for row in data["stage_table"]:  # readers take titles from their own registry
         row["title"] = HOSTILE
@@ -124,8 +150,14 @@ def hostile_json(report) -> dict:
     fn["name"] = HOSTILE
     file = model["files"][fn["file"]]
     file["path"] = f"/tmp/{HOSTILE}/{HOSTILE}.py"
-    file["chunks"] = [[fn["first_line"], "\n".join(
-        f"x = '{HOSTILE}'  # {SCRIPT}" for _ in range(fn["first_line"], fn["last_line"] + 1))]]
+    file["chunks"] = [
+        [
+            fn["first_line"],
+            "\n".join(
+                f"x = '{HOSTILE}'  # {SCRIPT}" for _ in range(fn["first_line"], fn["last_line"] + 1)
+            ),
+        ]
+    ]
     model["frames"] = [[*frame[:5], HOSTILE] for frame in model["frames"]]
     for stage in model["stages"].values():
         stage["ops"]["name"]["values"] = [HOSTILE + v for v in stage["ops"]["name"]["values"]]
@@ -138,16 +170,35 @@ def test_a_report_from_hostile_json_renders_inert(report):
     assert back.stages[-1] == "partitioned"  # "not_a_stage" is left out
     # (The interactive page's scripts, its data and loader: tests/test_standalone_view.py.)
     for page in (back.html(), back.html(full=True, standalone=True, interactive=False)):
-        parsed = assert_inert(page, SCRIPT + HOSTILE, f"{HOSTILE}:7", f"Not available: {HOSTILE}.",
-                              f"x = '{HOSTILE}'  # {SCRIPT}", f"// {HOSTILE}", f"host {IMG}")
+        parsed = assert_inert(
+            page,
+            SCRIPT + HOSTILE,
+            f"{HOSTILE}:7",
+            f"Not available: {HOSTILE}.",
+            f"x = '{HOSTILE}'  # {SCRIPT}",
+            f"// {HOSTILE}",
+            f"host {IMG}",
+        )
         assert parsed.tags.count("details") > 7  # the whole report, not an empty page
 
 
-@pytest.mark.parametrize("field, value", [
-    ("stages", [QUOTES]), ("timings", {QUOTES: 1.0}), ("unavailable", {QUOTES: "x"}),
-    ("failure", {"stage": "trace", "type": "E", "message": "m",
-                 "frames": [{"file": "f.py", "line": IMG, "function": "f", "code": ""}]}),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("stages", [QUOTES]),
+        ("timings", {QUOTES: 1.0}),
+        ("unavailable", {QUOTES: "x"}),
+        (
+            "failure",
+            {
+                "stage": "trace",
+                "type": "E",
+                "message": "m",
+                "frames": [{"file": "f.py", "line": IMG, "function": "f", "code": ""}],
+            },
+        ),
+    ],
+)
 def test_hostile_names_and_numbers_are_refused_on_the_way_in(report, field, value):
     data = report.to_json()
     data[field] = value
@@ -158,8 +209,9 @@ def test_hostile_names_and_numbers_are_refused_on_the_way_in(report, field, valu
 def test_a_failure_frame_shows_its_line_as_text(report):
     # However a report was made, what it holds is escaped on the way out.
     frame = UserFrame(HOSTILE, IMG, HOSTILE, HOSTILE)
-    failed = dataclasses.replace(report, failure=StageFailure("trace", HOSTILE, SCRIPT, (frame,)),
-                                 _memo={})
+    failed = dataclasses.replace(
+        report, failure=StageFailure("trace", HOSTILE, SCRIPT, (frame,)), _memo={}
+    )
     page = failed.html()
     assert_inert(page, f"{HOSTILE}:{IMG}", SCRIPT)
     assert f":{IMG}</code>" not in page
@@ -180,43 +232,55 @@ def test_a_comparison_of_hostile_reports_renders_inert(report):
     after = StageReport.from_json(data)
     diff = compare(before, after, labels=(HOSTILE, SCRIPT))
     assert diff.changed_stages() == ("hlo",)
-    assert_inert(diff.html(), SCRIPT + HOSTILE, f"{HOSTILE} (<b onclick=alert(1)>cpu</b>, "
-                 f"{HOSTILE}) vs {SCRIPT} (", f"// {HOSTILE}", SCRIPT)
+    assert_inert(
+        diff.html(),
+        SCRIPT + HOSTILE,
+        f"{HOSTILE} (<b onclick=alert(1)>cpu</b>, {HOSTILE}) vs {SCRIPT} (",
+        f"// {HOSTILE}",
+        SCRIPT,
+    )
 
 
 # --- the builder ------------------------------------------------------------------------------
 
+
 def test_the_builder_escapes_text_and_attribute_values():
     from olympus_jupyter.report.markup import Markup, h
+
     page = h("p", {"class": QUOTES, "title": HOSTILE}, HOSTILE, Markup("<b>x</b>"), [IMG, None])
     parsed = assert_inert(page, HOSTILE + "x" + IMG)
     assert dict(parsed.attrs) == {"class": QUOTES, "title": HOSTILE}
     assert parsed.tags == ["p", "b"]
 
 
-@pytest.mark.parametrize("make", [
-    lambda h: h("script", None, "alert(1)"),
-    lambda h: h("img", {"src": "x"}),
-    lambda h: h("iframe"),
-    lambda h: h("p", {"onclick": "alert(1)"}),
-    lambda h: h("p", {"OnMouseOver": "alert(1)"}),
-    lambda h: h("p", {'x"': "1"}),
-    lambda h: h("p", {"a b": "1"}),
-    lambda h: h('p onclick="alert(1)"'),
-    lambda h: h("a", {"href": "javascript:alert(1)"}),
-    lambda h: h("a", {"href": "#x\" onclick=\"y"}),
-    lambda h: h("a", {"href": "https://example.com/"}),
-    lambda h: h("style", None, "body{}"),
-    lambda h: h("meta", {"http-equiv": "refresh", "content": "0;url=javascript:alert(1)"}),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda h: h("script", None, "alert(1)"),
+        lambda h: h("img", {"src": "x"}),
+        lambda h: h("iframe"),
+        lambda h: h("p", {"onclick": "alert(1)"}),
+        lambda h: h("p", {"OnMouseOver": "alert(1)"}),
+        lambda h: h("p", {'x"': "1"}),
+        lambda h: h("p", {"a b": "1"}),
+        lambda h: h('p onclick="alert(1)"'),
+        lambda h: h("a", {"href": "javascript:alert(1)"}),
+        lambda h: h("a", {"href": '#x" onclick="y'}),
+        lambda h: h("a", {"href": "https://example.com/"}),
+        lambda h: h("style", None, "body{}"),
+        lambda h: h("meta", {"http-equiv": "refresh", "content": "0;url=javascript:alert(1)"}),
+    ],
+)
 def test_the_builder_refuses_what_a_static_page_never_needs(make):
     from olympus_jupyter.report.markup import h
+
     with pytest.raises(ValueError):
         make(h)
 
 
 def test_templates_escape_each_value_for_where_it_goes():
     from olympus_jupyter.report.markup import Markup, Slot, h, template
+
     line = template(h("a", {"class": Slot("cls"), "href": Slot("to")}, Slot("text")))
     page = line(cls=QUOTES, to="#ol1-x", text=HOSTILE)
     assert dict(assert_inert(page, HOSTILE).attrs) == {"class": QUOTES, "href": "#ol1-x"}
@@ -224,10 +288,12 @@ def test_templates_escape_each_value_for_where_it_goes():
     with pytest.raises(ValueError, match="in-page"):
         line(cls="c", to="javascript:alert(1)", text="x")
     with pytest.raises(ValueError, match="whole attribute value"):
-        template(Markup(f'<p {Slot("attrs")}>'))
+        template(Markup(f"<p {Slot('attrs')}>"))
     # Slots are named like variables (any such name works), and nothing else.
-    assert template(h("b", {"id": Slot("type")}, Slot("str")))(type="t", str="<") == \
-        '<b id="t">&lt;</b>'
+    assert (
+        template(h("b", {"id": Slot("type")}, Slot("str")))(type="t", str="<")
+        == '<b id="t">&lt;</b>'
+    )
     for bad in ("class", "_l0", "Markup", "a-b", "a b", "", 3):
         with pytest.raises(ValueError):
             Slot(bad)
@@ -238,6 +304,7 @@ def test_templates_escape_each_value_for_where_it_goes():
 
 def test_anchor_ids_hold_only_safe_characters():
     from olympus_jupyter.report.markup import anchor_id, fragment
+
     for part in (QUOTES, HOSTILE, "javascript:alert(1)", "ü", " ", 3, -1):
         made = anchor_id("ol1", part)
         assert SAFE_ID.fullmatch(made) and anchor_id(made) == made
@@ -247,11 +314,13 @@ def test_anchor_ids_hold_only_safe_characters():
 
 # --- the widgets ---------------------------------------------------------------------------------
 
+
 def test_the_stepper_shows_a_hostile_error_as_text():
     from olympus_jupyter.frontends.stepper import Stepper
 
     def bad(x):
         raise ValueError(SCRIPT + HOSTILE)
+
     stepper = Stepper(bad, 1.0)
     assert stepper.next_step() is None
     assert_inert(stepper.explanation.value, SCRIPT + HOSTILE)

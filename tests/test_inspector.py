@@ -1,4 +1,5 @@
 """The inspector widget and the teaching stepper, driven in-process like a frontend would."""
+
 import numpy as np
 import pytest
 
@@ -26,6 +27,7 @@ def counts_after(ins, change):
 
 # --- re-stage only what must change ------------------------------------------------------
 
+
 def test_a_new_shape_retraces_everything(ins):
     made = counts_after(ins, lambda: setattr(ins.editors[1], "value", "f32[3,4]"))
     assert made == {"trace": 1, "lower": 1, "compile": 1}
@@ -35,8 +37,9 @@ def test_a_new_shape_retraces_everything(ins):
 
 
 def test_compiler_options_recompile_only(ins):
-    made = counts_after(ins, lambda: setattr(ins.compiler_options, "value",
-                                             "xla_backend_optimization_level=0"))
+    made = counts_after(
+        ins, lambda: setattr(ins.compiler_options, "value", "xla_backend_optimization_level=0")
+    )
     assert made == {"trace": 0, "lower": 0, "compile": 1}
     assert "compiler options" in ins.why.value
 
@@ -51,9 +54,11 @@ def test_platforms_relower_and_say_what_cannot_exist_here(ins):
 
 
 def test_display_options_need_no_new_stage(ins):
-    for change in (lambda: setattr(ins.debug_info, "value", False),
-                   lambda: setattr(ins.dialect, "value", "hlo"),
-                   lambda: setattr(ins.stages, "value", ("source", "olympuspr"))):
+    for change in (
+        lambda: setattr(ins.debug_info, "value", False),
+        lambda: setattr(ins.dialect, "value", "hlo"),
+        lambda: setattr(ins.stages, "value", ("source", "olympuspr")),
+    ):
         assert counts_after(ins, change) == {"trace": 0, "lower": 0, "compile": 0}
     assert "No new stages" in ins.why.value
     assert ins.report.stages == ("source", "olympuspr", "hlo")
@@ -72,6 +77,7 @@ def test_pytrees_get_nested_editors_and_static_values_an_editor():
     def model(params, x, act):
         h = x @ params["w"] + params["b"]
         return jnp.tanh(h) if act == "tanh" else h
+
     params = {"w": np.ones((4, 3), np.float32), "b": np.zeros(3, np.float32)}
     ins = Inspector(model, params, np.ones((2, 4), np.float32), "tanh", static_argnums=2)
     labels = [e.description for e in ins.editors]
@@ -88,6 +94,7 @@ def test_pytrees_get_nested_editors_and_static_values_an_editor():
 
 
 # --- bad input and failures stay inline -----------------------------------------------------
+
 
 def test_bad_spec_keeps_the_previous_report(ins):
     before = ins.report
@@ -117,12 +124,15 @@ def test_a_failing_stage_is_reported_and_the_widget_keeps_working(ins):
 
 # --- history and comparison --------------------------------------------------------------------
 
+
 def test_history_and_compare_with(ins):
     ins.editors[1].value = "f32[8,4]"
     ins.editors[1].value = "f32[16,4]"
     assert len(ins.history) == 3
     assert [label for label, _ in ins.compare_with.options] == [
-        "1. w: f32[4,4], x: f32[2,4]", "2. w: f32[4,4], x: f32[8,4]"]
+        "1. w: f32[4,4], x: f32[2,4]",
+        "2. w: f32[4,4], x: f32[8,4]",
+    ]
     diff = ins.show_comparison(0)
     assert diff.labels == ("w: f32[4,4], x: f32[2,4]", "w: f32[4,4], x: f32[16,4]")
     assert "stablehlo" in diff.changed_stages()
@@ -143,8 +153,7 @@ def test_compare_with_offers_an_entry_after_the_first_change_and_keeps_the_choic
     ins.debug_info.value = False
     ins.editors[1].value = "f32[32,4]"
     assert ins.compare_with.label == "2. w: f32[4,4], x: f32[8,4]"
-    assert ins.show_comparison().labels == ("w: f32[4,4], x: f32[8,4]",
-                                            "w: f32[4,4], x: f32[32,4]")
+    assert ins.show_comparison().labels == ("w: f32[4,4], x: f32[8,4]", "w: f32[4,4], x: f32[32,4]")
 
 
 def test_compare_with_numbers_stay_when_old_entries_go():
@@ -152,7 +161,9 @@ def test_compare_with_numbers_stay_when_old_entries_go():
     for rows in (3, 4, 5):
         ins.editors[1].value = f"f32[{rows},4]"
     assert [label for label, _ in ins.compare_with.options] == [
-        "2. w: f32[4,4], x: f32[3,4]", "3. w: f32[4,4], x: f32[4,4]"]
+        "2. w: f32[4,4], x: f32[3,4]",
+        "3. w: f32[4,4], x: f32[4,4]",
+    ]
     assert ins.compare_with.value == 3  # the first choice went with its entry: the newest
 
 
@@ -164,10 +175,14 @@ def test_several_choices_are_checkboxes_that_say_what_they_do(ins):
         yield widget
         for child in getattr(widget, "children", ()):
             yield from walk(child)
+
     widgets = list(walk(ins))
     assert not [w for w in widgets if isinstance(w, (W.SelectMultiple, W.Select))]
-    controls = [w for w in widgets if isinstance(w, (W.Text, W.Checkbox, W.ToggleButtons,
-                                                     W.Dropdown, W.Button))]
+    controls = [
+        w
+        for w in widgets
+        if isinstance(w, (W.Text, W.Checkbox, W.ToggleButtons, W.Dropdown, W.Button))
+    ]
     assert all(c.tooltip or getattr(c, "tooltips", None) for c in controls)
     assert all(c.description for c in controls)
     tpu = ins.platforms.boxes[KNOWN_PLATFORMS.index("tpu")]
@@ -190,6 +205,7 @@ def test_stage_cache_counts():
 
 
 # --- the stepper ------------------------------------------------------------------------------------
+
 
 def test_stepper_walks_the_four_stages():
     stepper = Stepper(lambda x, y: 2 * x + y, 3, 4)
@@ -229,6 +245,7 @@ def test_stepper_errors_are_inline():
         if x > 0:
             return x
         return -x
+
     stepper = Stepper(bad, 1.0)
     assert stepper.next_step() is None
     assert "trace failed" in stepper.explanation.value and "bad" in stepper.explanation.value
@@ -237,6 +254,7 @@ def test_stepper_errors_are_inline():
 
 def _slow(x):
     import time
+
     time.sleep(1.6)  # a slow trace
     return jnp.sin(x)
 
@@ -248,6 +266,7 @@ def test_slow_staging_shows_its_progress_in_the_status_line():
         def _show_progress(self, text):
             seen.append(text)
             super()._show_progress(text)
+
     ins = Watched(_slow, jnp.ones(3))
     assert seen and seen[0].startswith("Olympus: tracing the function…")
     assert ins.status.value.startswith("✓ trace")  # the status once done
@@ -260,6 +279,7 @@ def test_a_slow_step_of_the_stepper_shows_its_progress():
         def _show_progress(self, text):
             seen.append(text)
             super()._show_progress(text)
+
     stepper = Watched(_slow, jnp.ones(3))
     stepper.next_step()
     assert seen and seen[0].startswith("Olympus: tracing the function…")
@@ -271,7 +291,8 @@ def test_history_size_counts_the_ops_held_not_only_the_texts():
     entry = ins.history[-1]
     model = entry.report.provenance
     texts = sum(len(t) for t in entry.report.texts.values()) + sum(
-        len(s.text) for s in model.stages.values())
+        len(s.text) for s in model.stages.values()
+    )
     ops = sum(len(s.ops) for s in model.stages.values())
     assert entry.size == texts + entry.OP_BYTES * ops > texts
 

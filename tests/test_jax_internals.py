@@ -19,6 +19,7 @@ An attribute of ``self`` is the module's own; what is read through it is checked
 dotted tail of an access as written (``eqn.source_info.name_stack`` matches
 ``source_info.name_stack``), not the type of the object.
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,12 +36,37 @@ COMPAT = ROOT / "olympus" / "jax_compat.py"
 
 #: The public modules of JAX (its API reference), each with its submodules.
 PUBLIC_JAX = (
-    "jax", "jax.numpy", "jax.scipy", "jax.lax", "jax.random", "jax.sharding", "jax.stages",
-    "jax.export", "jax.extend", "jax.tree", "jax.tree_util", "jax.dtypes", "jax.errors",
-    "jax.debug", "jax.dlpack", "jax.distributed", "jax.ffi", "jax.flatten_util", "jax.image",
-    "jax.nn", "jax.ops", "jax.profiler", "jax.ref", "jax.test_util", "jax.typing",
-    "jax.monitoring", "jax.ad_checkpoint", "jax.custom_derivatives", "jax.custom_batching",
-    "jax.experimental", "jax.example_libraries",
+    "jax",
+    "jax.numpy",
+    "jax.scipy",
+    "jax.lax",
+    "jax.random",
+    "jax.sharding",
+    "jax.stages",
+    "jax.export",
+    "jax.extend",
+    "jax.tree",
+    "jax.tree_util",
+    "jax.dtypes",
+    "jax.errors",
+    "jax.debug",
+    "jax.dlpack",
+    "jax.distributed",
+    "jax.ffi",
+    "jax.flatten_util",
+    "jax.image",
+    "jax.nn",
+    "jax.ops",
+    "jax.profiler",
+    "jax.ref",
+    "jax.test_util",
+    "jax.typing",
+    "jax.monitoring",
+    "jax.ad_checkpoint",
+    "jax.custom_derivatives",
+    "jax.custom_batching",
+    "jax.experimental",
+    "jax.example_libraries",
 )
 #: jaxlib documents no module for direct use: JAX's public modules re-export what
 #: is meant to be used (``jax.extend.mlir.ir`` for ``jaxlib.mlir.ir``).
@@ -73,8 +99,9 @@ def is_jax_module(dotted: str, jax_dir: pathlib.Path | None = None) -> bool:
     if parts[0] != "jax":
         return parts[0] == "jaxlib"
     folder = (jax_dir or _jax_dir()).joinpath(*parts[1:])
-    return len(parts) == 1 or folder.with_suffix(".py").is_file() or \
-        (folder / "__init__.py").is_file()
+    return (
+        len(parts) == 1 or folder.with_suffix(".py").is_file() or (folder / "__init__.py").is_file()
+    )
 
 
 def module_of(dotted: str, jax_dir: pathlib.Path | None = None) -> str:
@@ -118,10 +145,14 @@ def attribute_chains(tree: ast.AST):
             names = chain(node)
             if names:
                 yield node.lineno, names
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in ("getattr", "hasattr", "setattr") \
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
-                and isinstance(node.args[1].value, str):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "setattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
             names = chain(node.args[0]) or ["?"]
             yield node.lineno, names + [node.args[1].value]
 
@@ -138,8 +169,12 @@ def jax_names(tree: ast.AST) -> dict[str, str]:
                     else:
                         root = alias.name.split(".")[0]
                         bound[root] = root
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
-                and node.module.split(".")[0] in JAX_ROOTS:
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and node.module
+            and node.module.split(".")[0] in JAX_ROOTS
+        ):
             for alias in node.names:
                 if alias.name != "*":
                     bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
@@ -151,6 +186,7 @@ class Internals:
     """What only ``jax_compat`` may use: dotted attribute tails, and the internal JAX
     modules it names without a ``_`` (``export_flatbuffers``), whose contents are
     internals too."""
+
     tails: frozenset[tuple[str, ...]]
     modules: frozenset[str] = frozenset()
 
@@ -168,23 +204,34 @@ def internals_of_compat(source: str) -> Internals:
     tree = ast.parse(source)
     listed = None
     for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (
-            node.targets[0] if isinstance(node, ast.Assign) else None)
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        )
         if isinstance(target, ast.Name) and target.id == "INTERNAL_ATTRIBUTES":
             listed = ast.literal_eval(node.value)
     assert listed is not None, "jax_compat.py must define INTERNAL_ATTRIBUTES"
     bound = jax_names(tree)
-    private = {name for _, names in attribute_chains(tree)
-               if names[0] != "self" and names[0] not in bound
-               for name in names[1:] if is_private(name)}
-    handed_out = {name for name, dotted in bound.items() if not is_private(name)
-                  and is_jax_module(dotted) and not is_public_module(dotted)}
-    return Internals(frozenset(tuple(t.split(".")) for t in listed)
-                     | frozenset((p,) for p in private), frozenset(handed_out))
+    private = {
+        name
+        for _, names in attribute_chains(tree)
+        if names[0] != "self" and names[0] not in bound
+        for name in names[1:]
+        if is_private(name)
+    }
+    handed_out = {
+        name
+        for name, dotted in bound.items()
+        if not is_private(name) and is_jax_module(dotted) and not is_public_module(dotted)
+    }
+    return Internals(
+        frozenset(tuple(t.split(".")) for t in listed) | frozenset((p,) for p in private),
+        frozenset(handed_out),
+    )
 
 
-def findings(source: str, internals: Internals, jax_dir: pathlib.Path | None = None
-             ) -> list[str]:
+def findings(source: str, internals: Internals, jax_dir: pathlib.Path | None = None) -> list[str]:
     """The uses of JAX internals in one module's source, as ``line: what``."""
     tree = ast.parse(source)
     found = []
@@ -193,20 +240,28 @@ def findings(source: str, internals: Internals, jax_dir: pathlib.Path | None = N
             for alias in node.names:
                 if alias.name.split(".")[0] in JAX_ROOTS and not is_public_module(alias.name):
                     found.append(f"{node.lineno}: import {alias.name}")
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
-                and node.module.split(".")[0] in JAX_ROOTS:
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and node.module
+            and node.module.split(".")[0] in JAX_ROOTS
+        ):
             if not is_public_module(node.module):
                 found.append(f"{node.lineno}: from {node.module} import ...")
                 continue
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
                 if is_private(alias.name) or (
-                        is_jax_module(full, jax_dir) and not is_public_module(full)):
+                    is_jax_module(full, jax_dir) and not is_public_module(full)
+                ):
                     found.append(f"{node.lineno}: from {node.module} import {alias.name}")
         elif isinstance(node, ast.ImportFrom) and node.module == "olympus.jax_compat":
-            found.extend(f"{node.lineno}: from olympus.jax_compat import {alias.name} "
-                         f"(an internal JAX module)"
-                         for alias in node.names if alias.name in internals.modules)
+            found.extend(
+                f"{node.lineno}: from olympus.jax_compat import {alias.name} "
+                f"(an internal JAX module)"
+                for alias in node.names
+                if alias.name in internals.modules
+            )
     bound = jax_names(tree)
     for line, names in attribute_chains(tree):
         if names[0] == "self":
@@ -216,24 +271,28 @@ def findings(source: str, internals: Internals, jax_dir: pathlib.Path | None = N
             names = names[1:]
         elif names[0] in bound:
             dotted = ".".join([bound[names[0]]] + names[1:])
-            if any(is_private(n) for n in names[1:]) or \
-                    not is_public_module(module_of(dotted, jax_dir)):
+            if any(is_private(n) for n in names[1:]) or not is_public_module(
+                module_of(dotted, jax_dir)
+            ):
                 found.append(f"{line}: {dotted}")
                 continue
         if len(names) > 2 and names[0] == "jax_compat" and names[1] in internals.modules:
-            found.append(f"{line}: {'.'.join(names)} (the contents of an internal JAX "
-                         f"module, {names[1]})")
+            found.append(
+                f"{line}: {'.'.join(names)} (the contents of an internal JAX module, {names[1]})"
+            )
             continue
         tail = internals.matches(names)
         if tail is not None:
-            found.append(f"{line}: {'.'.join(names)} (an internal of a JAX object: "
-                         f"{'.'.join(tail)})")
+            found.append(
+                f"{line}: {'.'.join(names)} (an internal of a JAX object: {'.'.join(tail)})"
+            )
     return sorted(dict.fromkeys(found), key=lambda f: int(f.split(":")[0]))
 
 
 def package_modules() -> list[pathlib.Path]:
-    return [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
-            if p != COMPAT]
+    return [
+        p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py")) if p != COMPAT
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -247,19 +306,29 @@ def test_no_module_but_jax_compat_uses_jax_internals(path, internals):
     assert found == [], (
         f"{path.relative_to(ROOT)} uses JAX internals: move each use into a function of "
         f"olympus/jax_compat.py (with a note on the public API that would replace it):\n"
-        + "\n".join(found))
+        + "\n".join(found)
+    )
 
 
 def test_every_internal_jax_compat_lists_is_read_there(internals):
     source = COMPAT.read_text()
     tree = ast.parse(source)
-    read = {tuple(names[i:j]) for _, names in attribute_chains(tree)
-            for i in range(len(names)) for j in range(i + 1, len(names) + 1)}
+    read = {
+        tuple(names[i:j])
+        for _, names in attribute_chains(tree)
+        for i in range(len(names))
+        for j in range(i + 1, len(names) + 1)
+    }
     stale = sorted(".".join(t) for t in internals.tails if t not in read)
     assert stale == []
     # The attributes the issue named are among them.
-    for tail in ("raw_frames", "code_addr2location", "name_stack.stack", "_lowering",
-                 "_executable"):
+    for tail in (
+        "raw_frames",
+        "code_addr2location",
+        "name_stack.stack",
+        "_lowering",
+        "_executable",
+    ):
         assert tuple(tail.split(".")) in internals.tails
     assert internals.modules == {"export_flatbuffers"}
 
@@ -296,16 +365,29 @@ def test_the_checks_find_what_they_look_for(internals):
     """)
     found = [f.split(": ", 1)[1].split(" (")[0] for f in findings(bad, internals)]
     assert found == [
-        "import jax._src.core", "import jax.lib", "import jaxlib",
-        "from jax._src import ...", "from jax import core", "from jax import _src",
-        "from jax.interpreters import ...", "from jaxlib.mlir import ...",
+        "import jax._src.core",
+        "import jax.lib",
+        "import jaxlib",
+        "from jax._src import ...",
+        "from jax import core",
+        "from jax import _src",
+        "from jax.interpreters import ...",
+        "from jaxlib.mlir import ...",
         "from olympus.jax_compat import export_flatbuffers",
-        "_hlo.to_string", "_jax._params",
-        "jax_compat.export_flatbuffers.Exported.GetRootAsExported", "aval.str_short",
-        "jax._src.core.get_aval", "jax.lib.xla_client.Client", "jax.numpy._promote_dtypes",
-        "tb.raw_frames", "type.code_addr2location", "eqn.source_info.name_stack.stack",
-        "lowered._lowering.compile_args", "compiled._executable",
-        "compiled.runtime_executable.client"]
+        "_hlo.to_string",
+        "_jax._params",
+        "jax_compat.export_flatbuffers.Exported.GetRootAsExported",
+        "aval.str_short",
+        "jax._src.core.get_aval",
+        "jax.lib.xla_client.Client",
+        "jax.numpy._promote_dtypes",
+        "tb.raw_frames",
+        "type.code_addr2location",
+        "eqn.source_info.name_stack.stack",
+        "lowered._lowering.compile_args",
+        "compiled._executable",
+        "compiled.runtime_executable.client",
+    ]
     good = textwrap.dedent("""
         import jax
         import jax.stages as jax_stages

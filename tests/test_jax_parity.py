@@ -3,6 +3,7 @@
 The attribute lists come from the installed JAX's own classes, so a JAX release that
 adds an attribute fails here until Olympus has it too.
 """
+
 import inspect
 import importlib
 import re
@@ -15,14 +16,18 @@ import pytest
 import olympus
 from olympus import stages
 
-JAX_STAGES = {"Traced": jax.stages.Traced, "Lowered": jax.stages.Lowered,
-              "Compiled": jax.stages.Compiled}
+JAX_STAGES = {
+    "Traced": jax.stages.Traced,
+    "Lowered": jax.stages.Lowered,
+    "Compiled": jax.stages.Compiled,
+}
 
 
 def public_names(cls):
     names = {n for n in dir(cls) if not n.startswith("_")}
-    if "__call__" in vars(cls) or any("__call__" in vars(b) for b in cls.__mro__[:-1]
-                                      if b is not object):
+    if "__call__" in vars(cls) or any(
+        "__call__" in vars(b) for b in cls.__mro__[:-1] if b is not object
+    ):
         names.add("__call__")
     return sorted(names)
 
@@ -30,8 +35,9 @@ def public_names(cls):
 @pytest.mark.parametrize("stage", sorted(JAX_STAGES))
 def test_every_public_attribute_of_jax_stages_exists(stage):
     ours = getattr(stages, stage)
-    missing = [n for n in public_names(JAX_STAGES[stage])
-               if not hasattr(ours, stages.RENAMED.get(n, n))]
+    missing = [
+        n for n in public_names(JAX_STAGES[stage]) if not hasattr(ours, stages.RENAMED.get(n, n))
+    ]
     assert missing == [], f"olympus.stages.{stage} lacks {missing} (jax {jax.__version__})"
 
 
@@ -64,16 +70,44 @@ def _jit_stages(lib):
 
 def _same(a, b):
     return jax.tree.structure(a) == jax.tree.structure(b) and all(
-        repr(u) == repr(v) for u, v in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+        repr(u) == repr(v) for u, v in zip(jax.tree.leaves(a), jax.tree.leaves(b))
+    )
 
 
-@pytest.mark.parametrize("index, names", [
-    (0, ["in_tree", "out_tree", "donate_argnums", "fun_name", "in_avals", "out_avals",
-         "out_info", "args_info"]),
-    (1, ["in_tree", "out_tree", "donate_argnums", "in_avals", "out_info", "args_info"]),
-    (2, ["in_tree", "out_tree", "donate_argnums", "in_avals", "out_info", "args_info",
-         "input_shardings", "output_shardings", "input_formats", "output_formats"]),
-])
+@pytest.mark.parametrize(
+    "index, names",
+    [
+        (
+            0,
+            [
+                "in_tree",
+                "out_tree",
+                "donate_argnums",
+                "fun_name",
+                "in_avals",
+                "out_avals",
+                "out_info",
+                "args_info",
+            ],
+        ),
+        (1, ["in_tree", "out_tree", "donate_argnums", "in_avals", "out_info", "args_info"]),
+        (
+            2,
+            [
+                "in_tree",
+                "out_tree",
+                "donate_argnums",
+                "in_avals",
+                "out_info",
+                "args_info",
+                "input_shardings",
+                "output_shardings",
+                "input_formats",
+                "output_formats",
+            ],
+        ),
+    ],
+)
 def test_stage_attributes_mean_what_they_mean_in_jax(index, names):
     theirs, ours = (s[index] for s in both_ways(_jit_stages))
     for name in names:
@@ -81,14 +115,13 @@ def test_stage_attributes_mean_what_they_mean_in_jax(index, names):
 
 
 def test_issue_example_in_tree_of_a_lowering():
-    lowered = olympus.jit(lambda x: x + 1.).trace(1.).lower()
-    assert lowered.in_tree == jax.jit(lambda x: x + 1.).trace(1.).lower().in_tree
+    lowered = olympus.jit(lambda x: x + 1.0).trace(1.0).lower()
+    assert lowered.in_tree == jax.jit(lambda x: x + 1.0).trace(1.0).lower().in_tree
     assert lowered.donate_argnums == () and lowered.out_tree.num_leaves == 1
 
 
 def test_donate_argnums_on_every_stage():
-    traced = olympus.jit(lambda a, b: a + b, donate_argnums=0).trace(
-        jnp.ones(2), jnp.ones(2))
+    traced = olympus.jit(lambda a, b: a + b, donate_argnums=0).trace(jnp.ones(2), jnp.ones(2))
     lowered = traced.lower()
     assert traced.donate_argnums == lowered.donate_argnums == (0,)
     assert lowered.compile().donate_argnums == (0,)
@@ -121,6 +154,7 @@ def test_methods_of_newer_jax_give_olympus_stages_or_say_which_jax_they_need():
 
 # --- pmap --------------------------------------------------------------------
 
+
 def scaled_sum(x, y):
     return x * 2 + y
 
@@ -148,10 +182,12 @@ def test_pmap_errors_name_the_users_function():
 
 # --- errors keep JAX's types ---------------------------------------------------
 
+
 def test_a_bad_compiler_option_raises_what_jax_raises():
     def lowerings():
         yield jax.jit(jnp.sin).lower(1.0)
         yield olympus.jit(jnp.sin).trace(1.0).lower()
+
     raised = []
     for lowered in lowerings():
         with pytest.raises(jax.errors.JaxRuntimeError, match="invalid_key") as info:
@@ -173,6 +209,7 @@ def test_eager_and_aot_paths_raise_the_same_type():
 def test_users_names_are_never_renamed_in_errors():
     def model(JAX_input, jax_scale):
         return JAX_input * jax_scale
+
     compiled = olympus.jit(model).trace(jnp.ones(3), 2.0).lower().compile()
     with pytest.raises(TypeError) as info:
         compiled(jnp.ones(4), 2.0)
@@ -197,6 +234,7 @@ def test_module_paths_in_messages_exist():
 
 # --- make_olympuspr -------------------------------------------------------------
 
+
 def test_make_olympuspr_takes_every_parameter_of_make_jaxpr():
     theirs = inspect.signature(jax.make_jaxpr).parameters
     ours = inspect.signature(olympus.make_olympuspr).parameters
@@ -208,9 +246,12 @@ def test_make_olympuspr_takes_every_parameter_of_make_jaxpr():
 def test_make_olympuspr_options_work_as_in_jax():
     def g(n, x):
         return jax.lax.psum(x * n, "i")
-    ours = olympus.make_olympuspr(g, static_argnums=0, axis_env=[("i", 4)],
-                                  return_shape=True)(3, np.float32(1.0))
-    theirs = jax.make_jaxpr(g, static_argnums=0, axis_env=[("i", 4)],
-                            return_shape=True)(3, np.float32(1.0))
+
+    ours = olympus.make_olympuspr(g, static_argnums=0, axis_env=[("i", 4)], return_shape=True)(
+        3, np.float32(1.0)
+    )
+    theirs = jax.make_jaxpr(g, static_argnums=0, axis_env=[("i", 4)], return_shape=True)(
+        3, np.float32(1.0)
+    )
     assert str(ours[0]) == str(theirs[0]) and ours[1] == theirs[1]
     assert "psum" in str(ours[0])

@@ -10,6 +10,7 @@ Every import counts, those inside functions too, and both packages are checked f
 circles. In the core, the stage registry (plain data) sits at the base: it imports
 nothing of the provenance model, which attaches the registry's readers.
 """
+
 import ast
 import pathlib
 
@@ -19,8 +20,18 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: A layer may import the layers of a lower rank (and its own).
 LAYERS = {"highlight": 0, "staging": 0, "report": 1, "frontends": 2, "teaching": 3}
-JUPYTER_PACKAGES = ("olympus_jupyter", "IPython", "ipykernel", "ipywidgets", "jupyter",
-                    "jupyterlab", "nbformat", "nbclient", "traitlets", "pygments")
+JUPYTER_PACKAGES = (
+    "olympus_jupyter",
+    "IPython",
+    "ipykernel",
+    "ipywidgets",
+    "jupyter",
+    "jupyterlab",
+    "nbformat",
+    "nbclient",
+    "traitlets",
+    "pygments",
+)
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -44,7 +55,7 @@ def imports(path: pathlib.Path, name: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
@@ -55,8 +66,10 @@ def internal_graph(package: str) -> dict[str, set[str]]:
     """Module -> the modules of ``package`` it imports (a name imported from a package
     counts as that package, or the submodule of that name)."""
     mods = modules(package)
-    return {name: {m for m in imports(path, name) if m in mods and m != name}
-               for name, path in mods.items()}
+    return {
+        name: {m for m in imports(path, name) if m in mods and m != name}
+        for name, path in mods.items()
+    }
 
 
 def layer_of(module: str) -> str | None:
@@ -89,8 +102,10 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One import cycle among modules (as :func:`runs_first` counts imports), or None."""
+
     def edges(m):
         return runs_first(graph, m)
+
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -99,7 +114,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(m)
         for n in sorted(edges(m)):
             if state.get(n) == 1:
-                return stack[stack.index(n):] + [n]
+                return stack[stack.index(n) :] + [n]
             if n not in state:
                 found = visit(n)
                 if found:
@@ -117,16 +132,23 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_the_core_imports_nothing_of_jupyter():
-    offenders = sorted(f"{name} imports {m}" for name, path in modules("olympus").items()
-                       for m in imports(path, name)
-                       if m.split(".")[0] in JUPYTER_PACKAGES)
+    offenders = sorted(
+        f"{name} imports {m}"
+        for name, path in modules("olympus").items()
+        for m in imports(path, name)
+        if m.split(".")[0] in JUPYTER_PACKAGES
+    )
     assert offenders == []
 
 
 def test_every_module_of_olympus_jupyter_lives_in_a_layer():
-    loose = [m for m in modules("olympus_jupyter")
-             if m.count(".") == 1 and m.split(".")[1] not in LAYERS
-             and m not in ("olympus_jupyter.__main__",)]
+    loose = [
+        m
+        for m in modules("olympus_jupyter")
+        if m.count(".") == 1
+        and m.split(".")[1] not in LAYERS
+        and m not in ("olympus_jupyter.__main__",)
+    ]
     assert loose == []
 
 
@@ -154,30 +176,53 @@ def test_the_core_keeps_its_floors():
     provenance model reads stage objects and imports nothing of the API above them
     (``olympus.jit``)."""
     graph = internal_graph("olympus")
-    assert sorted(m for m in reachable(graph, "olympus.stage_registry")
-                  if m.startswith("olympus.provenance")) == []
-    assert sorted(f"{m} imports olympus.api" for m in graph
-                  if m.startswith("olympus.provenance") and "olympus.api" in graph[m]) == []
+    assert (
+        sorted(
+            m
+            for m in reachable(graph, "olympus.stage_registry")
+            if m.startswith("olympus.provenance")
+        )
+        == []
+    )
+    assert (
+        sorted(
+            f"{m} imports olympus.api"
+            for m in graph
+            if m.startswith("olympus.provenance") and "olympus.api" in graph[m]
+        )
+        == []
+    )
 
 
 def test_the_checks_find_what_they_look_for():
     # A cycle and an upward import, in a made-up graph, are found.
-    assert find_cycle({"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}}) == \
-        ["a.x", "a.y", "a.z", "a.x"]
+    assert find_cycle({"a.x": {"a.y"}, "a.y": {"a.z"}, "a.z": {"a.x"}}) == [
+        "a.x",
+        "a.y",
+        "a.z",
+        "a.x",
+    ]
     assert find_cycle({"a.x": {"a.y"}, "a.y": set()}) is None
     # A module may import its own packages; a package its own modules.
     assert find_cycle({"a": {"a.x"}, "a.x": {"a", "a.y"}, "a.y": {"a"}}) is None
     # The circle the core once had: importing a module of a package runs the
     # package's __init__, whose imports lead back to the importer.
-    core = {"o": {"o.provenance", "o.stage_registry"},
-            "o.stage_registry": {"o", "o.provenance", "o.provenance.readers"},
-            "o.provenance": {"o.provenance.build", "o.provenance.model"},
-            "o.provenance.build": {"o", "o.provenance.model"},
-            "o.provenance.model": {"o", "o.provenance", "o.stage_registry"},
-            "o.provenance.readers": {"o", "o.provenance.parts"},
-            "o.provenance.parts": set()}
-    assert find_cycle(core) == ["o.provenance", "o.provenance.build", "o.provenance.model",
-                                "o.stage_registry", "o.provenance"]
+    core = {
+        "o": {"o.provenance", "o.stage_registry"},
+        "o.stage_registry": {"o", "o.provenance", "o.provenance.readers"},
+        "o.provenance": {"o.provenance.build", "o.provenance.model"},
+        "o.provenance.build": {"o", "o.provenance.model"},
+        "o.provenance.model": {"o", "o.provenance", "o.stage_registry"},
+        "o.provenance.readers": {"o", "o.provenance.parts"},
+        "o.provenance.parts": set(),
+    }
+    assert find_cycle(core) == [
+        "o.provenance",
+        "o.provenance.build",
+        "o.provenance.model",
+        "o.stage_registry",
+        "o.provenance",
+    ]
     assert "o.provenance.build" in reachable(core, "o.stage_registry")
     assert reachable(core, "o.provenance.readers") == {"o.provenance.parts"}
     assert layer_of("olympus_jupyter.report.html") == "report"

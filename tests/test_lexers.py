@@ -7,6 +7,7 @@ a convolution, contractions, reductions, gather/scatter, effects and callbacks,
 symbolic shapes, a cross-platform lowering, and sharded programs (Shardy and
 GSPMD, shard_map collectives, pmap) staged in a subprocess with 8 host devices.
 """
+
 from __future__ import annotations
 
 import os
@@ -71,7 +72,8 @@ def types_of(language: str, text: str, fragment: str, *, occurrence: int = 0) ->
 def assert_type(language, text, fragment, expected, *, occurrence=0):
     found = types_of(language, text, fragment, occurrence=occurrence)
     assert found and all(t in expected for t in found), (
-        f"{fragment!r}: expected {expected}, got {sorted(map(str, found))}")
+        f"{fragment!r}: expected {expected}, got {sorted(map(str, found))}"
+    )
 
 
 def first_text(corpus, stage, needle):
@@ -92,25 +94,84 @@ def test_corpus_has_every_stage_and_the_constructs_it_is_meant_to_cover(corpus):
     olympuspr = everything["olympuspr"] + everything["olympuspr_source"]
     stablehlo = everything["stablehlo"] + everything["stablehlo_debug"]
     hlo = everything["hlo"] + everything["compiled"]
-    for needle in ["lambda", "key<fry>[]", "bf16[", "f16[", "i8[", "u8[", "c64[", "bool[",
-                   "scatter-add[", "while[", "scan[", "cond[", "custom_jvp_call[",
-                   "custom_vjp_call[", "conv_general_dilated[", "fft[", "sort[", "top_k[",
-                   "olympuspr={", "-inf:f32[]", "nan:f32[]", "let _", "f32[b,4]", "{V:"]:
+    for needle in [
+        "lambda",
+        "key<fry>[]",
+        "bf16[",
+        "f16[",
+        "i8[",
+        "u8[",
+        "c64[",
+        "bool[",
+        "scatter-add[",
+        "while[",
+        "scan[",
+        "cond[",
+        "custom_jvp_call[",
+        "custom_vjp_call[",
+        "conv_general_dilated[",
+        "fft[",
+        "sort[",
+        "top_k[",
+        "olympuspr={",
+        "-inf:f32[]",
+        "nan:f32[]",
+        "let _",
+        "f32[b,4]",
+        "{V:",
+    ]:
         assert needle in olympuspr, needle
     assert re.search(r"# /\S+\.py:\d+:\d+ \(", everything["olympuspr_source"])
-    for needle in ["stablehlo.while", '"stablehlo.case"', "stablehlo.fft", "chlo.top_k",
-                   "stablehlo.convolution", "stablehlo.dot_general", '"stablehlo.gather"',
-                   '"stablehlo.scatter"', '"stablehlo.sort"', "sdy.sharding", "sdy.mesh",
-                   "mhlo.sharding", '"stablehlo.all_reduce"', '"stablehlo.all_gather"',
-                   "olympus.result_info", "complex<f32>", "xbf16>", "xui8>", "xi1>",
-                   "!stablehlo.token", "tensor<?x4xf32>", "0x7FC00000", "dense<(0.0"]:
+    for needle in [
+        "stablehlo.while",
+        '"stablehlo.case"',
+        "stablehlo.fft",
+        "chlo.top_k",
+        "stablehlo.convolution",
+        "stablehlo.dot_general",
+        '"stablehlo.gather"',
+        '"stablehlo.scatter"',
+        '"stablehlo.sort"',
+        "sdy.sharding",
+        "sdy.mesh",
+        "mhlo.sharding",
+        '"stablehlo.all_reduce"',
+        '"stablehlo.all_gather"',
+        "olympus.result_info",
+        "complex<f32>",
+        "xbf16>",
+        "xui8>",
+        "xi1>",
+        "!stablehlo.token",
+        "tensor<?x4xf32>",
+        "0x7FC00000",
+        "dense<(0.0",
+    ]:
         assert needle in stablehlo, needle
     assert "stablehlo.case" in everything["stablehlo_multi"]
     assert re.search(r'^#loc\d+ = loc\("', everything["stablehlo_debug"], re.M)
-    for needle in ["HloModule", "ENTRY", "ROOT", "FileNames", "StackFrames", "metadata={",
-                   "sharding={", "all-reduce(", "all-gather(", "collective-permute(",
-                   "get-tuple-element(", "fusion(", "/*index=5*/", "window={size=",
-                   "pred[", "s32[]", "c64[", "token[]", "constant(-inf)", "f32[?,4]"]:
+    for needle in [
+        "HloModule",
+        "ENTRY",
+        "ROOT",
+        "FileNames",
+        "StackFrames",
+        "metadata={",
+        "sharding={",
+        "all-reduce(",
+        "all-gather(",
+        "collective-permute(",
+        "get-tuple-element(",
+        "fusion(",
+        "/*index=5*/",
+        "window={size=",
+        "pred[",
+        "s32[]",
+        "c64[",
+        "token[]",
+        "constant(-inf)",
+        "f32[?,4]",
+    ]:
         assert needle in hlo, needle
 
 
@@ -125,11 +186,14 @@ def test_real_programs_lex_without_errors(corpus, stage):
     assert not problems, "\n".join(problems[:40])
 
 
-@pytest.mark.parametrize("language, probe", [
-    ("olympuspr", "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }\n"),
-    ("stablehlo", "%0 = stablehlo.add %a, %b : tensor<f32>\n"),
-    ("hlo", "ENTRY %m (x: f32[]) -> f32[] {\n  ROOT %n = f32[] negate(%x)\n}\n"),
-])
+@pytest.mark.parametrize(
+    "language, probe",
+    [
+        ("olympuspr", "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }\n"),
+        ("stablehlo", "%0 = stablehlo.add %a, %b : tensor<f32>\n"),
+        ("hlo", "ENTRY %m (x: f32[]) -> f32[] {\n  ROOT %n = f32[] negate(%x)\n}\n"),
+    ],
+)
 def test_every_text_leaves_the_lexer_where_it_started(corpus, language, probe):
     """States opened on ``[``, ``{ lambda``, ``tensor<``, ``loc(``, ``op(`` are all closed:
     text lexed after a whole program gets the tokens it gets on its own."""
@@ -138,7 +202,7 @@ def test_every_text_leaves_the_lexer_where_it_started(corpus, language, probe):
         if STAGE_LANGUAGE[stage] != language:
             continue
         after = [(t, v) for _, t, v in lex(language, text.rstrip("\n") + "\n" + probe)]
-        assert after[-len(alone):] == alone, f"{prog}.{stage} leaves an open state"
+        assert after[-len(alone) :] == alone, f"{prog}.{stage} leaves an open state"
 
 
 # ---------------------------------------------------------------- token types
@@ -147,14 +211,27 @@ def test_every_text_leaves_the_lexer_where_it_started(corpus, language, probe):
 def test_olympuspr_token_types(corpus):
     text = first_text(corpus, "olympuspr", "scatter-add[")
     for fragment, expected in [
-        ("lambda", Keyword), ("let", Keyword), ("in (", Keyword),
-        ("f32[3,4]", Keyword.Type), ("i32[3]", Keyword.Type),
-        ("scatter-add", Name.Builtin), ("broadcast_in_dim", Name.Builtin),
-        ("update_olympuspr", Name.Attribute), ("dimension_numbers", Name.Attribute),
-        ("7.0", Number.Float), (".FILL_OR_DROP", Name.Constant), ("True", Keyword.Constant),
+        ("lambda", Keyword),
+        ("let", Keyword),
+        ("in (", Keyword),
+        ("f32[3,4]", Keyword.Type),
+        ("i32[3]", Keyword.Type),
+        ("scatter-add", Name.Builtin),
+        ("broadcast_in_dim", Name.Builtin),
+        ("update_olympuspr", Name.Attribute),
+        ("dimension_numbers", Name.Attribute),
+        ("7.0", Number.Float),
+        (".FILL_OR_DROP", Name.Constant),
+        ("True", Keyword.Constant),
     ]:
-        assert_type("olympuspr", text, fragment, {expected} | {Token.Punctuation}
-                    if fragment[0] in "(." or fragment[-1] in "(." else {expected})
+        assert_type(
+            "olympuspr",
+            text,
+            fragment,
+            {expected} | {Token.Punctuation}
+            if fragment[0] in "(." or fragment[-1] in "(."
+            else {expected},
+        )
     simple = "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }"
     assert_type("olympuspr", simple, "a:", {Name.Variable, Token.Punctuation})
     assert_type("olympuspr", simple, "mul", {Name.Builtin})
@@ -192,20 +269,32 @@ def test_olympuspr_let_and_in_are_variables_outside_their_places():
 def test_stablehlo_token_types(corpus):
     text = first_text(corpus, "stablehlo", "stablehlo.while")
     for fragment, expected in [
-        ("module", Keyword.Declaration), ("func.func", Keyword.Declaration),
-        ("public", Keyword), ("return", Keyword),
-        ("@main", Name.Function), ("%arg0", Name.Variable), ("%iterArg", Name.Variable),
-        ("stablehlo.while", Name.Builtin), ("stablehlo.constant", Name.Builtin),
-        ("tensor<6x4xf32>", Keyword.Type), ("tensor<i32>", Keyword.Type),
-        ("olympus.result_info", Name.Attribute), ('"result"', String.Double),
-        ("mhlo.num_partitions", Name.Attribute), ("SIGNED", Name.Constant),
-        ("1.500000e+00", Number.Float), ("dims", Name.Attribute), ("i32", Keyword.Type),
+        ("module", Keyword.Declaration),
+        ("func.func", Keyword.Declaration),
+        ("public", Keyword),
+        ("return", Keyword),
+        ("@main", Name.Function),
+        ("%arg0", Name.Variable),
+        ("%iterArg", Name.Variable),
+        ("stablehlo.while", Name.Builtin),
+        ("stablehlo.constant", Name.Builtin),
+        ("tensor<6x4xf32>", Keyword.Type),
+        ("tensor<i32>", Keyword.Type),
+        ("olympus.result_info", Name.Attribute),
+        ('"result"', String.Double),
+        ("mhlo.num_partitions", Name.Attribute),
+        ("SIGNED", Name.Constant),
+        ("1.500000e+00", Number.Float),
+        ("dims", Name.Attribute),
+        ("i32", Keyword.Type),
     ]:
         assert_type("stablehlo", text, fragment, {expected})
-    assert_type("stablehlo", "%1 = stablehlo.add %0, %0 : tensor<3xf32>",
-                "tensor<3xf32>", {Keyword.Type})
-    assert_type("stablehlo", "%1 = stablehlo.add %0, %0 : tensor<3xf32>",
-                "stablehlo.add", {Name.Builtin})
+    assert_type(
+        "stablehlo", "%1 = stablehlo.add %0, %0 : tensor<3xf32>", "tensor<3xf32>", {Keyword.Type}
+    )
+    assert_type(
+        "stablehlo", "%1 = stablehlo.add %0, %0 : tensor<3xf32>", "stablehlo.add", {Name.Builtin}
+    )
 
     multi = first_text(corpus, "stablehlo_multi", "stablehlo.case")
     assert_type("stablehlo", multi, '"stablehlo.case"', {Name.Builtin})
@@ -234,14 +323,24 @@ def test_stablehlo_token_types(corpus):
 def test_hlo_token_types(corpus):
     compiled = corpus["sharded", "compiled"]
     for fragment, expected in [
-        ("HloModule", Keyword.Namespace), ("ENTRY", Keyword), ("ROOT", Keyword),
-        ("FileNames", Keyword.Declaration), ("StackFrames", Keyword.Declaration),
-        ("f32[4,4]{1,0}", Keyword.Type), ("f32[]", Keyword.Type),
-        ("all-reduce", Name.Builtin), ("parameter", Name.Builtin), ("fusion", Name.Builtin),
-        ("%param", Name.Variable), ("metadata", Name.Attribute), ("op_name", Name.Attribute),
+        ("HloModule", Keyword.Namespace),
+        ("ENTRY", Keyword),
+        ("ROOT", Keyword),
+        ("FileNames", Keyword.Declaration),
+        ("StackFrames", Keyword.Declaration),
+        ("f32[4,4]{1,0}", Keyword.Type),
+        ("f32[]", Keyword.Type),
+        ("all-reduce", Name.Builtin),
+        ("parameter", Name.Builtin),
+        ("fusion", Name.Builtin),
+        ("%param", Name.Variable),
+        ("metadata", Name.Attribute),
+        ("op_name", Name.Attribute),
         ("replica_groups", Name.Attribute),
-        ("kLoop", Name.Constant), ("%wrapped_tanh_computation", Name.Function),
-        ('"jit(layer)/tanh"', String.Double), ("true", Keyword.Constant),
+        ("kLoop", Name.Constant),
+        ("%wrapped_tanh_computation", Name.Function),
+        ('"jit(layer)/tanh"', String.Double),
+        ("true", Keyword.Constant),
     ]:
         assert_type("hlo", compiled, fragment, {expected})
     # XLA from jaxlib 0.12 prints no shardings on a partitioned program's parameters;
@@ -260,8 +359,9 @@ def test_hlo_token_types(corpus):
     tuples = first_text(corpus, "compiled", "/*index=5*/")
     assert_type("hlo", tuples, "/*index=5*/", {Comment.Multiline})
     types = first_text(corpus, "hlo", "pred[")
-    assert_type("hlo", types, re.search(r"pred\[[\d,]*\](\{[\d,]*\})?", types).group(),
-                {Keyword.Type})
+    assert_type(
+        "hlo", types, re.search(r"pred\[[\d,]*\](\{[\d,]*\})?", types).group(), {Keyword.Type}
+    )
     assert_type("hlo", types, "s32[]", {Keyword.Type})
     inf = first_text(corpus, "compiled", "constant(-inf)")
     assert_type("hlo", inf, "-inf", {Number.Float})
@@ -277,55 +377,55 @@ SNIPPETS = {
         # Generic form (as JAX prints in errors), blocks, multiple results.
         '"func.func"() <{arg_attrs = [{jax.global_constant = "b"}, {}], function_type = '
         '(tensor<i32>, tensor<?x4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({\n'
-        '^bb0(%arg0: tensor<i32>, %arg1: tensor<?x4xf32>):\n'
+        "^bb0(%arg0: tensor<i32>, %arg1: tensor<?x4xf32>):\n"
         '  %0:2 = "stablehlo.while"(%arg0, %arg1) ({\n'
-        '  ^bb0(%a: tensor<i32>, %b: tensor<?x4xf32, #stablehlo.bounds<?, 4>>):\n'
+        "  ^bb0(%a: tensor<i32>, %b: tensor<?x4xf32, #stablehlo.bounds<?, 4>>):\n"
         '    "stablehlo.return"(%a) : (tensor<i32>) -> ()\n'
-        '  }) : (tensor<i32>, tensor<?x4xf32>) -> (tensor<i32>, tensor<?x4xf32>)\n'
+        "  }) : (tensor<i32>, tensor<?x4xf32>) -> (tensor<i32>, tensor<?x4xf32>)\n"
         '  "func.return"(%0#1) : (tensor<4xf32>) -> ()\n'
-        '}) : () -> ()\n',
+        "}) : () -> ()\n",
         # Constants of every spelling, a comment, a composite, sharding rules.
-        '// constants\n'
-        '%t = stablehlo.create_token : !stablehlo.token\n'
-        '%c0 = stablehlo.constant dense_resource<__elided__> : tensor<3xf32>\n'
+        "// constants\n"
+        "%t = stablehlo.create_token : !stablehlo.token\n"
+        "%c0 = stablehlo.constant dense_resource<__elided__> : tensor<3xf32>\n"
         '%c1 = stablehlo.constant dense<"0x0000803F00000040"> : tensor<2xf32>\n'
-        '%c2 = stablehlo.constant dense<[true, false]> : tensor<2xi1>\n'
-        '%c3 = stablehlo.constant dense<(1.000000e+00,-2.000000e+00)> : tensor<complex<f32>>\n'
-        '%c4 = stablehlo.constant dense<0xFF80> : tensor<bf16>\n'
-        '%c5 = stablehlo.constant dense<-3> : tensor<f8E4M3FN>\n'
+        "%c2 = stablehlo.constant dense<[true, false]> : tensor<2xi1>\n"
+        "%c3 = stablehlo.constant dense<(1.000000e+00,-2.000000e+00)> : tensor<complex<f32>>\n"
+        "%c4 = stablehlo.constant dense<0xFF80> : tensor<bf16>\n"
+        "%c5 = stablehlo.constant dense<-3> : tensor<f8E4M3FN>\n"
         '%r = stablehlo.composite "my.op" %c0 {composite_attributes = {k = 1.0 : f32}, '
-        'decomposition = @my.op.impl, version = 1 : i32} : (tensor<3xf32>) -> tensor<3xf32>\n'
+        "decomposition = @my.op.impl, version = 1 : i32} : (tensor<3xf32>) -> tensor<3xf32>\n"
         '%s = stablehlo.custom_call @Sharding(%r) {mhlo.sharding = "{replicated}", '
-        'sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=3, j=4}, custom>, '
+        "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=3, j=4}, custom>, "
         'sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x", ?}, {?}], replicated={"y"}>]>} '
         ': (tensor<3xf32>) -> tensor<3xf32> loc(fused["a.py":1:2, callsite("f"("b.py":3:4) '
-        'at unknown)])\n'
+        "at unknown)])\n"
         '{-#\n  dialect_resources: {\n    builtin: {\n      x: "0x04000000"\n    }\n  }\n#-}\n',
     ],
     "hlo": [
-        'HloModule m, input_output_alias={ {}: (0, {}, may-alias) }, '
-        'entry_computation_layout={(f32[8,128]{1,0:T(8,128)}, f8e4m3fn[2]{0})->f32[8,128]{1,0}}\n'
-        '\n'
-        '%body (p: (s32[], f32[8]{0})) -> (s32[], f32[8]{0}) {\n'
-        '  %p = (s32[], f32[8]{0}) parameter(0)\n'
-        '  ROOT %t = (s32[], f32[8]{0}) tuple(s32[] %i, f32[8]{0} %x), '
-        'control-predecessors={%p}\n'
-        '}\n'
-        '\n'
-        'ENTRY %main (x: f32[<=4]) -> c64[] {\n'
-        '  %x = f32[<=4]{0} parameter(0), sharding={replicated}\n'
-        '  %w = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body, '
+        "HloModule m, input_output_alias={ {}: (0, {}, may-alias) }, "
+        "entry_computation_layout={(f32[8,128]{1,0:T(8,128)}, f8e4m3fn[2]{0})->f32[8,128]{1,0}}\n"
+        "\n"
+        "%body (p: (s32[], f32[8]{0})) -> (s32[], f32[8]{0}) {\n"
+        "  %p = (s32[], f32[8]{0}) parameter(0)\n"
+        "  ROOT %t = (s32[], f32[8]{0}) tuple(s32[] %i, f32[8]{0} %x), "
+        "control-predecessors={%p}\n"
+        "}\n"
+        "\n"
+        "ENTRY %main (x: f32[<=4]) -> c64[] {\n"
+        "  %x = f32[<=4]{0} parameter(0), sharding={replicated}\n"
+        "  %w = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body, "
         'backend_config={"known_trip_count":{"n":"5"}}\n'
-        '  %cp = f32[3]{0} collective-permute(%x), channel_id=1, '
+        "  %cp = f32[3]{0} collective-permute(%x), channel_id=1, "
         'source_target_pairs={{0,1},{1,0}}, frontend_attributes={_xla_stream="1"}\n'
-        '  %cv = f32[1,4,8,4]{3,2,1,0} convolution(%a, %b), window={size=3x3 stride=1x2 '
-        'pad=1_1x0_1 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01, feature_group_count=1\n'
-        '  %cond = (f32[]) conditional(%p, %a, %b), branch_computations={%b0, %b1}\n'
-        '  %s = f32[1,4]{1,0} slice(%cv), slice={[0:1], [0:4:2]}\n'
-        '  %n = f32[] constant(nan), sharding={devices=[2,2]<=[2,2]T(1,0) '
-        'last_tile_dim_replicate}\n'
-        '  ROOT %c = c64[] constant((1, -2)) // trailing comment\n'
-        '}\n',
+        "  %cv = f32[1,4,8,4]{3,2,1,0} convolution(%a, %b), window={size=3x3 stride=1x2 "
+        "pad=1_1x0_1 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01, feature_group_count=1\n"
+        "  %cond = (f32[]) conditional(%p, %a, %b), branch_computations={%b0, %b1}\n"
+        "  %s = f32[1,4]{1,0} slice(%cv), slice={[0:1], [0:4:2]}\n"
+        "  %n = f32[] constant(nan), sharding={devices=[2,2]<=[2,2]T(1,0) "
+        "last_tile_dim_replicate}\n"
+        "  ROOT %c = c64[] constant((1, -2)) // trailing comment\n"
+        "}\n",
     ],
     "olympuspr": [
         "{ lambda a:f32[3]; b:f32[3] c:Ref{f32[3]}. let\n"
@@ -341,8 +441,10 @@ SNIPPETS = {
 }
 
 
-@pytest.mark.parametrize("language, snippet", [
-    (language, snippet) for language, snippets in SNIPPETS.items() for snippet in snippets])
+@pytest.mark.parametrize(
+    "language, snippet",
+    [(language, snippet) for language, snippets in SNIPPETS.items() for snippet in snippets],
+)
 def test_other_syntax_lexes_without_errors(language, snippet):
     assert not error_report(language, snippet, lex(language, snippet))
 
@@ -352,8 +454,7 @@ def test_snippet_token_types():
     assert_type("stablehlo", stablehlo, '"func.func"', {Name.Builtin})
     assert_type("stablehlo", stablehlo, "^bb0", {Name.Label})
     assert_type("stablehlo", stablehlo, "%0#1", {Name.Variable})
-    assert_type("stablehlo", stablehlo, "tensor<?x4xf32, #stablehlo.bounds<?, 4>>",
-                {Keyword.Type})
+    assert_type("stablehlo", stablehlo, "tensor<?x4xf32, #stablehlo.bounds<?, 4>>", {Keyword.Type})
     assert_type("stablehlo", constants, "// constants", {Comment.Single})
     assert_type("stablehlo", constants, "!stablehlo.token", {Keyword.Type})
     assert_type("stablehlo", constants, "@Sharding", {Name.Function})
@@ -361,10 +462,10 @@ def test_snippet_token_types():
     assert_type("stablehlo", constants, "-3", {Number.Integer})
     assert_type("stablehlo", constants, "0xFF80", {Number.Hex})
     assert_type("stablehlo", constants, "true", {Keyword.Constant})
-    loc = constants[constants.index("loc(fused"):constants.index("])\n") + 2]
+    loc = constants[constants.index("loc(fused") : constants.index("])\n") + 2]
     assert_type("stablehlo", constants, loc, {Comment})
 
-    hlo, = SNIPPETS["hlo"]
+    (hlo,) = SNIPPETS["hlo"]
     assert_type("hlo", hlo, "f32[8,128]{1,0:T(8,128)}", {Keyword.Type})
     assert_type("hlo", hlo, "f8e4m3fn[2]{0}", {Keyword.Type})
     assert_type("hlo", hlo, "f32[<=4]{0}", {Keyword.Type})
@@ -376,7 +477,7 @@ def test_snippet_token_types():
     assert_type("hlo", hlo, "nan", {Number.Float})
     assert_type("hlo", hlo, "// trailing comment", {Comment.Single})
 
-    olympuspr, = SNIPPETS["olympuspr"]
+    (olympuspr,) = SNIPPETS["olympuspr"]
     assert_type("olympuspr", olympuspr, "Ref{f32[3]}", {Keyword.Type})
     assert_type("olympuspr", olympuspr, "f32[8@x,4]{U:x}", {Keyword.Type})
     assert_type("olympuspr", olympuspr, "f32<host>[3]", {Keyword.Type})
@@ -414,16 +515,18 @@ def test_pygmentize_highlights_an_hlo_file(corpus, tmp_path):
     path.write_text(corpus["sharded", "compiled"])
     script = os.path.join(os.path.dirname(sys.executable), "pygmentize")
     command = [script] if os.path.exists(script) else [sys.executable, "-m", "pygments"]
-    out = subprocess.run(command + ["-l", "hlo", "-f", "html", str(path)],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        command + ["-l", "hlo", "-f", "html", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert '<span class="kn">HloModule</span>' in out.stdout
     assert '<span class="nb">all-reduce</span>' in out.stdout
     assert '<span class="kt">f32[4,4]{1,0}</span>' in out.stdout
     assert 'class="err"' not in out.stdout
     # And the file name alone picks the lexer.
-    out = subprocess.run(command + ["-f", "raw", str(path)],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        command + ["-f", "raw", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert "Token.Keyword.Type\t'f32[4,4]{1,0}'" in out.stdout
     assert "Token.Error" not in out.stdout

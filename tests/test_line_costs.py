@@ -1,5 +1,6 @@
 """Per-line cost: the compiled program's flops, transcendentals and bytes accessed by
 source line, adding up to XLA's module totals (real compiles)."""
+
 import time
 
 import jax
@@ -36,6 +37,7 @@ def f32(*shape):
 
 # -- programs ---------------------------------------------------------------
 
+
 def matmul(a, b):
     return a @ b  # matmul
 
@@ -54,7 +56,7 @@ def transcendental(x):
 def mlp(params, x):
     for w, b in params:
         x = jnp.tanh(x @ w + b)  # mlp-layer
-    return jnp.mean(x ** 2)  # mlp-loss
+    return jnp.mean(x**2)  # mlp-loss
 
 
 def attention(q, k, v):
@@ -65,6 +67,7 @@ def scan(xs, w):
     def body(c, x):
         c = jnp.tanh(c @ w + x)  # scan-body
         return c, jnp.sum(c)
+
     return lax.scan(body, jnp.zeros(w.shape[0], w.dtype), xs)
 
 
@@ -83,6 +86,7 @@ PROGRAMS = {
 
 # -- tests --------------------------------------------------------------------
 
+
 def test_a_matmul_costs_2mnk_flops_on_its_line():
     m, k, n = 32, 48, 24
     costs = cost_by_line(compiled(matmul, f32(m, k), f32(k, n)))
@@ -96,7 +100,7 @@ def test_a_matmul_costs_2mnk_flops_on_its_line():
 def test_an_elementwise_chain_fused_into_one_fusion_spreads_over_its_lines():
     c = compiled(chain, f32(16, 16))
     text = c.as_text()
-    entry = text[text.index("ENTRY"):]
+    entry = text[text.index("ENTRY") :]
     assert entry.count(" fusion(") == 1  # XLA fused the chain into one fusion
     costs = cost_by_line(c)
     n = 16 * 16
@@ -163,6 +167,7 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 """
     client = jax.extend.backend.get_backend("cpu")
     from olympus import jax_compat
+
     costs = cost_by_line_text(text, jax_compat.hlo_text_cost_analyzer(client))
     assert [(r.file, r.line) for r in costs.lines] == [("m.py", 3), (None, None)]
     made = costs.compiler_made
@@ -182,6 +187,7 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 }
 """
     from olympus import jax_compat
+
     xla = jax_compat.hlo_text_cost_analyzer(jax.extend.backend.get_backend("cpu"))
 
     def analyse(module: str):
@@ -190,8 +196,10 @@ ENTRY %main (x: f32[4]) -> f32[4] {
         return xla(module)
 
     costs = cost_by_line_text(text, analyse)
-    assert ("XLA's cost analysis failed on 1 instruction(s) alone (sine): "
-            "RuntimeError: UNIMPLEMENTED: no sine here") in costs.notes
+    assert (
+        "XLA's cost analysis failed on 1 instruction(s) alone (sine): "
+        "RuntimeError: UNIMPLEMENTED: no sine here"
+    ) in costs.notes
     assert any("1 instruction(s) XLA could not cost alone (sine)" in n for n in costs.notes)
 
 

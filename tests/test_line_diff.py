@@ -1,5 +1,6 @@
 """Line diffs: exact where they align, fast on big programs, and saying what they did
 not align."""
+
 import time
 
 import numpy as np

@@ -1,5 +1,6 @@
 """What a long session leaves behind: caches hold no user function alive, and the
 memory they keep is bounded."""
+
 import gc
 import weakref
 
@@ -10,6 +11,7 @@ from olympus_jupyter import ReportCache, inspect
 def make_function(k):
     def f(x):
         return jnp.sin(x) * k
+
     return f
 
 
@@ -18,7 +20,7 @@ def test_cached_reports_keep_no_function_alive():
     f = make_function(1)
     alive = weakref.ref(f)
     first = inspect(f, jnp.ones(3), cache=cache)
-    assert inspect(f, jnp.ones(3), cache=cache) is first   # still a cache hit
+    assert inspect(f, jnp.ones(3), cache=cache) is first  # still a cache hit
     del f
     gc.collect()
     assert alive() is None
@@ -57,11 +59,12 @@ def test_the_inspectors_history_is_bounded_in_entries_and_bytes():
 
     def layer(w, x):
         return jnp.tanh(x @ w)
+
     ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), history_size=5)
     for rows in range(3, 15):
         ins.editors[1].value = f"f32[{rows},4]"
     assert len(ins.history) == 5
-    assert ins.history[-1].label.endswith("f32[14,4]")   # the current one stays
+    assert ins.history[-1].label.endswith("f32[14,4]")  # the current one stays
     assert len(ins.compare_with.options) == 4
     one = ins.history[-1].size
     small = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), history_bytes=3 * one)
@@ -80,6 +83,7 @@ def test_what_jax_keeps_for_a_specialization_goes_when_the_stage_cache_lets_it_g
 
     def f(x):
         return jnp.sin(x) * 2
+
     cache = StageCache(f, size=2)
     staged = []
     for n in range(1, 5):
@@ -95,6 +99,7 @@ def test_what_jax_keeps_for_a_specialization_goes_when_the_stage_cache_lets_it_g
 
 def test_the_inspector_history_keeps_no_rendered_forms():
     from olympus_jupyter.frontends.inspector import Inspector
+
     ins = Inspector(lambda x: jnp.sin(x) * 2, jnp.ones(3))
     ins.editors[-1].value = "f32[5]"
     assert len(ins.history) == 2

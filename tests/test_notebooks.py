@@ -1,5 +1,6 @@
 """Notebooks run in a real kernel (nbclient): each magic option, and errors that leave
 the kernel usable. The course's lessons (notebooks/) are test_course.py's."""
+
 import json
 
 import pytest
@@ -19,9 +20,13 @@ def execute(nb, cwd, allow_errors=False):
 
 def usage_error(cell) -> str:
     """IPython prints a UsageError on stderr, in one line, with no traceback."""
-    lines = [o["text"] for o in cell.get("outputs", [])
-             if o["output_type"] == "stream" and o["name"] == "stderr"
-             and o["text"].startswith("UsageError: ")]
+    lines = [
+        o["text"]
+        for o in cell.get("outputs", [])
+        if o["output_type"] == "stream"
+        and o["name"] == "stderr"
+        and o["text"].startswith("UsageError: ")
+    ]
     assert len(lines) == 1 and not errors(cell), cell.get("outputs")
     return lines[0]
 
@@ -32,24 +37,24 @@ def options_run(tmp_path_factory):
     nb = notebook(
         "import olympus, olympus.numpy as jnp\n%load_ext olympus_jupyter\n"
         "def f(x, n=2):\n    return jnp.sin(x) * n\nx = jnp.ones(3)",
-        "%olympus_lower f(x)",                                                    # 1
-        "%olympus_lower --platform tpu f(x)",                                     # 2
-        f"%olympus_lower --platform {HERE},tpu f(x)",                             # 3
-        "%olympus_lower --static-argnums 1 f(x, 3)",                              # 4
-        "%olympus_lower --static-argnames n f(x, n=5)",                           # 5
-        "%olympus_lower --stages olympuspr,compiled f(x)",                        # 6
-        "%olympus_lower --no-debug-info f(x)",                                    # 7
+        "%olympus_lower f(x)",  # 1
+        "%olympus_lower --platform tpu f(x)",  # 2
+        f"%olympus_lower --platform {HERE},tpu f(x)",  # 3
+        "%olympus_lower --static-argnums 1 f(x, 3)",  # 4
+        "%olympus_lower --static-argnames n f(x, n=5)",  # 5
+        "%olympus_lower --stages olympuspr,compiled f(x)",  # 6
+        "%olympus_lower --no-debug-info f(x)",  # 7
         "%olympus_lower --compiler-option xla_backend_optimization_level=0 f(x)",  # 8
-        "%olympus_lower --save saved.html --name rep f(x)",                       # 9
-        "print(type(rep).__name__, rep.name)",                                    # 10
+        "%olympus_lower --save saved.html --name rep f(x)",  # 9
+        "print(type(rep).__name__, rep.name)",  # 10
         "%%olympus_lower --stages source,olympuspr\n"
-        "def g(a):\n    b = a @ a.T\n    return jnp.exp(b)\ng(jnp.ones((2, 3)))",     # 11
-        "print(g(jnp.ones((1, 1))))",                                             # 12
-        "jf = olympus.jit(f, static_argnums=1)\n%olympus_lower jf(x, 4)",         # 13
-        "import jax\n%olympus_lower jax.jit(f)(x)",                               # 14
+        "def g(a):\n    b = a @ a.T\n    return jnp.exp(b)\ng(jnp.ones((2, 3)))",  # 11
+        "print(g(jnp.ones((1, 1))))",  # 12
+        "jf = olympus.jit(f, static_argnums=1)\n%olympus_lower jf(x, 4)",  # 13
+        "import jax\n%olympus_lower jax.jit(f)(x)",  # 14
         "print(get_ipython().find_line_magic('olympus_lower').__doc__)\n"
-        "print(get_ipython().find_cell_magic('olympus_lower').__doc__)",            # 15 (what ? shows)
-        "olympus.jit(f).trace(x).lower()",                                        # 16
+        "print(get_ipython().find_cell_magic('olympus_lower').__doc__)",  # 15 (what ? shows)
+        "olympus.jit(f).trace(x).lower()",  # 16
     )
     return execute(nb, cwd), cwd
 
@@ -58,8 +63,15 @@ def test_line_magic_shows_all_stages(options_run):
     nb, _ = options_run
     data = report_of(nb.cells[1])
     report = data[MEDIA]
-    assert report["stages"] == ["source", "olympuspr", "stablehlo", "hlo", "compiled",
-                                "cost_analysis", "memory"]
+    assert report["stages"] == [
+        "source",
+        "olympuspr",
+        "stablehlo",
+        "hlo",
+        "compiled",
+        "cost_analysis",
+        "memory",
+    ]
     assert set(report["provenance"]["stages"]) == {"olympuspr", "stablehlo", "compiled"}
     assert report["analyses"]["memory"]["peak_memory_in_bytes"] > 0
     assert set(report["timings"]) == {"trace", "lower", "compile"}
@@ -125,8 +137,17 @@ def test_jitted_functions_keep_their_options(options_run):
 def test_help_documents_options_with_examples(options_run):
     nb, _ = options_run
     help_text = text(nb.cells[15])
-    for option in ("--platform", "--static-argnums", "--static-argnames", "--stages",
-                   "--no-debug-info", "--compiler-option", "--save", "--name", "examples:"):
+    for option in (
+        "--platform",
+        "--static-argnums",
+        "--static-argnames",
+        "--stages",
+        "--no-debug-info",
+        "--compiler-option",
+        "--save",
+        "--name",
+        "examples:",
+    ):
         assert option in help_text
 
 
@@ -141,11 +162,11 @@ def test_errors_are_clear_and_the_kernel_stays_usable(tmp_path):
     cells = [
         "import olympus, olympus.numpy as jnp\n%load_ext olympus_jupyter\nx = jnp.ones(3)\n"
         "def bad(x):\n    if x.sum() > 0:\n        return x\n    return -x",
-        "%olympus_lower bad(x)",                      # trace failure -> report
-        "%olympus_lower --platfrm tpu bad(x)",         # bad option -> UsageError
-        "%olympus_lower --platform gpux bad(x)",       # bad platform -> UsageError
-        "%olympus_lower bad",                          # not a call -> UsageError
-        "%olympus_lower missing(x)",                   # unknown name -> NameError
+        "%olympus_lower bad(x)",  # trace failure -> report
+        "%olympus_lower --platfrm tpu bad(x)",  # bad option -> UsageError
+        "%olympus_lower --platform gpux bad(x)",  # bad platform -> UsageError
+        "%olympus_lower bad",  # not a call -> UsageError
+        "%olympus_lower missing(x)",  # unknown name -> NameError
         "%olympus_lower --static-argnums 1 (lambda a, b: a)(x, [1])",  # unhashable static
         f"%olympus_lower --platform {OTHER} jnp.sin(x)",  # cannot compile here -> report
         "%%olympus_lower\ndef h(y):\n    return y +\nh(1)",  # syntax error in the cell
@@ -160,11 +181,16 @@ def test_errors_are_clear_and_the_kernel_stays_usable(tmp_path):
         assert "still usable 2" in text(out[i]), i
     trace = report_of(out[1])[MEDIA]["failure"]
     assert trace["stage"] == "trace" and trace["type"] == "TracerBoolConversionError"
-    assert trace["frames"][-1]["function"] == "bad" and "if x.sum() > 0" in trace["frames"][-1]["code"]
+    assert (
+        trace["frames"][-1]["function"] == "bad" and "if x.sum() > 0" in trace["frames"][-1]["code"]
+    )
     assert "Trace failed" in report_of(out[1])["text/html"]
-    for i, needle in ((3, "unrecognized arguments: --platfrm"),
-                      (5, "Unknown lowering platform 'gpux'"), (7, "is not a call"),
-                      (9, "Evaluating 'missing(x)' failed: NameError")):
+    for i, needle in (
+        (3, "unrecognized arguments: --platfrm"),
+        (5, "Unknown lowering platform 'gpux'"),
+        (7, "is not a call"),
+        (9, "Evaluating 'missing(x)' failed: NameError"),
+    ):
         assert needle in usage_error(out[i]), i
     static = report_of(out[11])[MEDIA]["failure"]
     if jax_refuses_unhashable_static_arguments_when_tracing():
@@ -178,15 +204,22 @@ def test_errors_are_clear_and_the_kernel_stays_usable(tmp_path):
 
 
 def test_interactive_option_shows_the_inspector(tmp_path):
-    nb = execute(notebook(
-        "import olympus.numpy as jnp\n%load_ext olympus_jupyter\n"
-        "def f(x):\n    return jnp.sin(x)\nx = jnp.ones(3)",
-        "%olympus_lower --interactive --name w f(x)",
-        "w.editors[0].value = 'f32[5]'\nprint(w.report.stage_text('olympuspr'))",
-        "%olympus_lower --interactive --save r.html f(x)",
-    ), tmp_path, allow_errors=True)
-    views = [o for o in nb.cells[1].outputs
-             if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    nb = execute(
+        notebook(
+            "import olympus.numpy as jnp\n%load_ext olympus_jupyter\n"
+            "def f(x):\n    return jnp.sin(x)\nx = jnp.ones(3)",
+            "%olympus_lower --interactive --name w f(x)",
+            "w.editors[0].value = 'f32[5]'\nprint(w.report.stage_text('olympuspr'))",
+            "%olympus_lower --interactive --save r.html f(x)",
+        ),
+        tmp_path,
+        allow_errors=True,
+    )
+    views = [
+        o
+        for o in nb.cells[1].outputs
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
     assert len(views) == 1
     assert "f32[5]" in text(nb.cells[2])
     assert "leave it out with --interactive" in usage_error(nb.cells[3])

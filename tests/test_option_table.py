@@ -7,6 +7,7 @@ Inspector's keywords, the Inspector's controls, ``ReportOptions`` and the cache 
 are compared with it, both ways (every row appears, nothing appears that the table
 lacks); and a row registered at run time shows up in each of them.
 """
+
 import argparse
 import contextlib
 import html
@@ -19,11 +20,21 @@ import olympus.numpy as jnp
 from olympus_jupyter import Inspector
 from olympus_jupyter import inspect as olympus_inspect
 from olympus_jupyter.frontends import cli, inspection
-from olympus_jupyter.frontends.options import (Control, Option, OptionError, OptionTypeError,
-                                               ReportOptions, build_parser, check_option,
-                                               key_options, options, parse_options,
-                                               register_option, split_line,
-                                               unregister_option)
+from olympus_jupyter.frontends.options import (
+    Control,
+    Option,
+    OptionError,
+    OptionTypeError,
+    ReportOptions,
+    build_parser,
+    check_option,
+    key_options,
+    options,
+    parse_options,
+    register_option,
+    split_line,
+    unregister_option,
+)
 from olympus_jupyter.report.option_table import FRONTENDS, OPTIONS
 
 
@@ -38,9 +49,11 @@ def layer(w, x):
 
 def actions(parser: argparse.ArgumentParser, *, skip=()) -> dict[str, argparse.Action]:
     """The parser's options by destination (not its help, nor the names in ``skip``)."""
-    return {a.dest: a for a in parser._actions
-            if a.option_strings and not isinstance(a, argparse._HelpAction)
-            and a.dest not in skip}
+    return {
+        a.dest: a
+        for a in parser._actions
+        if a.option_strings and not isinstance(a, argparse._HelpAction) and a.dest not in skip
+    }
 
 
 def assert_declared_as_in_the_table(found: dict[str, argparse.Action], frontend: str):
@@ -62,11 +75,15 @@ def assert_declared_as_in_the_table(found: dict[str, argparse.Action], frontend:
 
 
 def keyword_parameters(function, *, skip) -> dict[str, object]:
-    return {p.name: p.default for p in pyinspect.signature(function).parameters.values()
-            if p.name not in skip and p.kind is not p.VAR_KEYWORD}
+    return {
+        p.name: p.default
+        for p in pyinspect.signature(function).parameters.values()
+        if p.name not in skip and p.kind is not p.VAR_KEYWORD
+    }
 
 
 # --- each frontend against the table --------------------------------------------------
+
 
 def test_the_magic_parser_is_the_table():
     assert_declared_as_in_the_table(actions(build_parser()), "magic")
@@ -77,14 +94,14 @@ def test_the_magic_parser_defaults_are_the_table_defaults():
 
 
 def cli_command(command: str) -> argparse.ArgumentParser:
-    return next(a for a in cli.build_parser()._actions
-                if isinstance(a, argparse._SubParsersAction)).choices[command]
+    return next(
+        a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    ).choices[command]
 
 
 @pytest.mark.parametrize("command", ["report", "demo"])
 def test_the_cli_parser_is_the_table(command):
-    assert_declared_as_in_the_table(actions(cli_command(command), skip=("arg",)),
-                                    f"cli {command}")
+    assert_declared_as_in_the_table(actions(cli_command(command), skip=("arg",)), f"cli {command}")
 
 
 def test_one_help_wording_per_option_in_the_magic_and_the_cli():
@@ -115,6 +132,7 @@ def widgets_of_the_form(widget, skip):
     """The controls under ``widget``: a row of checkboxes counts as one."""
     import ipywidgets as W
     from olympus_jupyter.frontends.inspector import Choices
+
     if widget in skip:
         return
     if isinstance(widget, (Choices, W.Text, W.Checkbox, W.ToggleButtons)):
@@ -126,6 +144,7 @@ def widgets_of_the_form(widget, skip):
 
 def test_the_inspector_shows_each_option_as_the_table_says_and_no_other():
     from olympus_jupyter.frontends.inspector import Choices
+
     ins = quietly(lambda: Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4))))
     shown = [row for row in options("inspector") if row.control is not None]
     assert set(ins.controls) == {row.name for row in shown}
@@ -136,8 +155,10 @@ def test_the_inspector_shows_each_option_as_the_table_says_and_no_other():
             assert row.control.label in widget.label.value, row.name
             assert f'title="{html.escape(row.control.tooltip)}"' in widget.label.value
         else:
-            assert (widget.description, widget.tooltip) == (row.control.label,
-                                                              row.control.tooltip), row.name
+            assert (widget.description, widget.tooltip) == (
+                row.control.label,
+                row.control.tooltip,
+            ), row.name
     # Beside the argument editors, the form holds the options' controls and the
     # StableHLO/HLO toggle (which of the stages' forms to show), nothing else.
     form = ins.children[0]
@@ -157,8 +178,7 @@ def test_report_options_hold_the_table_options_with_their_defaults():
 
 
 def test_the_cache_key_holds_the_options_the_table_marks():
-    assert list(key_options(ReportOptions())) == [row.name for row in options()
-                                                   if row.in_key]
+    assert list(key_options(ReportOptions())) == [row.name for row in options() if row.in_key]
 
 
 def test_every_option_is_described_and_refuses_with_what_it_takes():
@@ -170,31 +190,43 @@ def test_every_option_is_described_and_refuses_with_what_it_takes():
         value = object()
         with pytest.raises(OptionError) as raised:
             check_option(row.name, value)
-        assert str(raised.value) == (f"{row.keyword} must be {row.accepts_words()}; "
-                                     f"got {value!r} (object)."), row.name
+        assert str(raised.value) == (
+            f"{row.keyword} must be {row.accepts_words()}; got {value!r} (object)."
+        ), row.name
 
 
 def test_the_choices_an_option_offers_are_the_values_it_takes():
     for row in options():
-        for choice in (row.choices() if row.choices else ()):
+        for choice in row.choices() if row.choices else ():
             check_option(row.name, choice)
             check_option(row.name, choice, text=True)
 
 
 # --- a row added at run time -----------------------------------------------------------
 
+
 def _loud(value, text):
     if isinstance(value, bool):
         return value
     from olympus_jupyter.report.option_table import Rejected
+
     raise Rejected(type_error=True)
 
 
 @pytest.fixture
 def loud():
-    row = register_option(Option(
-        "loud", _loud, default=False, flags=("--loud",), takes="switch",
-        frontends=set(FRONTENDS), accepts="True or False", help="say it louder"))
+    row = register_option(
+        Option(
+            "loud",
+            _loud,
+            default=False,
+            flags=("--loud",),
+            takes="switch",
+            frontends=set(FRONTENDS),
+            accepts="True or False",
+            help="say it louder",
+        )
+    )
     yield row
     unregister_option("loud")
 
@@ -222,42 +254,82 @@ def test_a_registered_option_is_gone_when_unregistered(loud):
         register_option(loud)
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(name="stages"), "its name 'stages' is taken by option 'stages'"),
-    (dict(name="plat", keyword="platform"), "its keyword 'platform' is taken by option "
-                                            "'platforms'"),
-    (dict(name="new", flags=("--full",)), "its flag '--full' is taken by option 'full'"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(name="stages"), "its name 'stages' is taken by option 'stages'"),
+        (
+            dict(name="plat", keyword="platform"),
+            "its keyword 'platform' is taken by option 'platforms'",
+        ),
+        (dict(name="new", flags=("--full",)), "its flag '--full' is taken by option 'full'"),
+    ],
+)
 def test_a_row_that_clashes_is_refused(changes, message):
-    row = Option(**{**dict(name="x", check=_loud, default=False, flags=("--x",),
-                           takes="switch", frontends={"magic"}, accepts="True or False",
-                           help="x"), **changes})
+    row = Option(
+        **{
+            **dict(
+                name="x",
+                check=_loud,
+                default=False,
+                flags=("--x",),
+                takes="switch",
+                frontends={"magic"},
+                accepts="True or False",
+                help="x",
+            ),
+            **changes,
+        }
+    )
     with pytest.raises(OptionError, match=message):
         register_option(row)
     assert row.name not in OPTIONS or OPTIONS[row.name] is not row
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(frontends={"magic"}, flags=()), "needs its flags"),
-    (dict(frontends={"widget"}), "unknown frontend 'widget'"),
-    (dict(takes="many"), "takes='many'"),
-    (dict(name="not a name"), "must be Python identifiers"),
-    (dict(control=Control("x", "x", "x"), frontends={"magic"}), "add 'inspector'"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(frontends={"magic"}, flags=()), "needs its flags"),
+        (dict(frontends={"widget"}), "unknown frontend 'widget'"),
+        (dict(takes="many"), "takes='many'"),
+        (dict(name="not a name"), "must be Python identifiers"),
+        (dict(control=Control("x", "x", "x"), frontends={"magic"}), "add 'inspector'"),
+    ],
+)
 def test_a_row_that_cannot_be_used_is_refused_when_declared(changes, message):
-    fields = {**dict(name="x", check=_loud, flags=("--x",), frontends={"magic"},
-                     accepts="True or False", help="x"), **changes}
+    fields = {
+        **dict(
+            name="x",
+            check=_loud,
+            flags=("--x",),
+            frontends={"magic"},
+            accepts="True or False",
+            help="x",
+        ),
+        **changes,
+    }
     with pytest.raises(OptionError, match=message):
         Option(**fields)
 
 
 def test_a_control_the_inspector_does_not_draw_is_a_clear_error():
-    register_option(Option("glow", _loud, default=False, frontends={"inspector"},
-                           accepts="True or False", help="glow",
-                           control=Control("glow_box", "glow", "glow")))
+    register_option(
+        Option(
+            "glow",
+            _loud,
+            default=False,
+            frontends={"inspector"},
+            accepts="True or False",
+            help="glow",
+            control=Control("glow_box", "glow", "glow"),
+        )
+    )
     try:
-        with pytest.raises(OptionError, match="option 'glow' asks for the Inspector's "
-                                              "control 'glow_box', which it does not draw"):
+        with pytest.raises(
+            OptionError,
+            match="option 'glow' asks for the Inspector's "
+            "control 'glow_box', which it does not draw",
+        ):
             quietly(lambda: Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4))))
     finally:
         unregister_option("glow")

@@ -6,6 +6,7 @@ names the option, says what was given and what is taken, and comes before
 anything is staged. The frontends share one check
 (:mod:`olympus_jupyter.frontends.options`), so the tables read alike.
 """
+
 import contextlib
 import io
 import pathlib
@@ -16,8 +17,14 @@ import pytest
 import olympus.numpy as jnp
 from olympus_jupyter import ReportCache, inspect
 from olympus_jupyter.frontends import cli, inspection
-from olympus_jupyter.frontends.options import (OptionError, OptionTypeError, ReportOptions,
-                                               check_option, parse_options, split_line)
+from olympus_jupyter.frontends.options import (
+    OptionError,
+    OptionTypeError,
+    ReportOptions,
+    check_option,
+    parse_options,
+    split_line,
+)
 
 LEVEL = "xla_backend_optimization_level"
 
@@ -29,8 +36,10 @@ def g(x, n=2):
 @pytest.fixture
 def nothing_is_staged(monkeypatch):
     """Fails a test that gets as far as staging."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("an option error must come before any staging")
+
     monkeypatch.setattr(inspection, "run_stages", refuse)
 
 
@@ -41,16 +50,23 @@ def quietly(thunk):
 
 # --- the one check ---------------------------------------------------------------------
 
+
 def test_report_options_hold_one_canonical_form_whatever_was_written():
-    assert ReportOptions(platforms="cpu,tpu") == ReportOptions(platforms=["CPU", " tpu"]) \
+    assert (
+        ReportOptions(platforms="cpu,tpu")
+        == ReportOptions(platforms=["CPU", " tpu"])
         == ReportOptions(platforms=("cpu", "tpu"))
+    )
     assert ReportOptions(static_argnums=1).static_argnums == (1,)
     assert ReportOptions(static_argnums=np.int64(1)).static_argnums == (1,)
     assert ReportOptions(static_argnums=()).static_argnums is None
     assert ReportOptions(stages="hlo").stages == ReportOptions(stages=["hlo"]).stages == ("hlo",)
     assert ReportOptions(stages="hlo,olympuspr").stages == ("olympuspr", "hlo")  # registry order
-    assert ReportOptions(compiler_options={LEVEL: 0}).compiler_options \
-        == ReportOptions(compiler_options=f"{LEVEL}=0").compiler_options == ((LEVEL, 0),)
+    assert (
+        ReportOptions(compiler_options={LEVEL: 0}).compiler_options
+        == ReportOptions(compiler_options=f"{LEVEL}=0").compiler_options
+        == ((LEVEL, 0),)
+    )
     assert ReportOptions(debug_info=None).debug_info is True
     hash(ReportOptions(platforms="tpu", compiler_options={LEVEL: 0}))
 
@@ -59,11 +75,12 @@ def test_save_paths_are_str_or_pathlib_in_a_folder_that_exists(tmp_path):
     assert ReportOptions(save=tmp_path / "r.html").save == str(tmp_path / "r.html")
     assert ReportOptions(save=str(tmp_path / "r.htm")).save == str(tmp_path / "r.htm")
     for value, error, message in (
-            (tmp_path / "missing" / "r.html", OptionError, "does not exist"),
-            ("r.txt", OptionError, "the report is written as HTML"),
-            ("", OptionError, "save must be a path ending in .html"),
-            (3, OptionTypeError, "save must be a path ending in .html (a str or a pathlib.Path)"),
-            (True, OptionTypeError, "got True (bool)")):
+        (tmp_path / "missing" / "r.html", OptionError, "does not exist"),
+        ("r.txt", OptionError, "the report is written as HTML"),
+        ("", OptionError, "save must be a path ending in .html"),
+        (3, OptionTypeError, "save must be a path ending in .html (a str or a pathlib.Path)"),
+        (True, OptionTypeError, "got True (bool)"),
+    ):
         with pytest.raises(error) as raised:
             ReportOptions(save=value)
         assert message in str(raised.value), str(raised.value)
@@ -99,8 +116,9 @@ def _stable_id(value) -> str:
     return type(value).__name__ if " object at 0x" in text else text
 
 
-@pytest.mark.parametrize("option, value", [(o, v) for o, values in INSPECT_ACCEPTS
-                                           for v in values], ids=_stable_id)
+@pytest.mark.parametrize(
+    "option, value", [(o, v) for o, values in INSPECT_ACCEPTS for v in values], ids=_stable_id
+)
 def test_inspect_takes(option, value):
     static = option == "static_argnums" and value is not None and np.size(value) > 0
     args = (jnp.ones(3), 3) if static else (jnp.ones(3),)
@@ -128,12 +146,15 @@ def test_the_report_of_a_function_gone_is_freed_beside_the_next_compile():
     import gc
     import threading
     import weakref
+
     mine, freed_in = ReportCache(), []
 
     def f(x):
         return x * 5
-    old = weakref.ref(inspect(f, 1.0, cache=mine),
-                      lambda _: freed_in.append(threading.current_thread().name))
+
+    old = weakref.ref(
+        inspect(f, 1.0, cache=mine), lambda _: freed_in.append(threading.current_thread().name)
+    )
     del f  # as a cell that defines it again drops it
     gc.collect()
     assert old() is not None and len(mine) == 1  # still held: nothing was made since
@@ -193,14 +214,18 @@ def test_inspect_refuses(nothing_is_staged, option, value, error, message):
 
 # --- the magic -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def shell(tmp_path_factory):
     from IPython.core.interactiveshell import InteractiveShell
+
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "olympus_jupyter")
-    shell.run_cell("import olympus.numpy as jnp\nx = jnp.ones(3)\n"
-                   "def f(x, n=2):\n    return jnp.sin(x) * n\n"
-                   "def explode(*a):\n    raise AssertionError('the call was evaluated')\n")
+    shell.run_cell(
+        "import olympus.numpy as jnp\nx = jnp.ones(3)\n"
+        "def f(x, n=2):\n    return jnp.sin(x) * n\n"
+        "def explode(*a):\n    raise AssertionError('the call was evaluated')\n"
+    )
     shell.user_ns["folder"] = tmp_path_factory.mktemp("saved")
     return shell
 
@@ -276,6 +301,7 @@ MAGIC_REJECTS = [
 @pytest.mark.parametrize("flags, message", MAGIC_REJECTS, ids=repr)
 def test_the_magic_refuses(shell, flags, message):
     from IPython.core.error import UsageError
+
     with pytest.raises(OptionError) as raised:
         split_line(f"{flags} explode(x)")
     assert message in str(raised.value)
@@ -285,6 +311,7 @@ def test_the_magic_refuses(shell, flags, message):
 
 
 # --- the widgets ------------------------------------------------------------------------
+
 
 def layer(w, x):
     return jnp.tanh(x @ w)
@@ -300,8 +327,11 @@ INSPECTOR_ACCEPTS = [
     ("platform", "cpu,tpu", lambda ins: ins.platforms.value == ("cpu", "tpu")),
     ("platform", ["TPU", "cpu"], lambda ins: ins.platforms.value == ("cpu", "tpu")),
     ("stages", "olympuspr", lambda ins: ins.report.stages == ("olympuspr", "stablehlo")),
-    ("stages", ["olympuspr", "hlo"], lambda ins: ins.report.stages == ("olympuspr", "hlo")
-     and ins.dialect.value == "hlo"),
+    (
+        "stages",
+        ["olympuspr", "hlo"],
+        lambda ins: ins.report.stages == ("olympuspr", "hlo") and ins.dialect.value == "hlo",
+    ),
     ("stages", "all", lambda ins: "partitioned" in ins.stages.value),
     ("debug_info", False, lambda ins: ins.report.debug_info is False),
     ("debug_info", None, lambda ins: ins.report.debug_info is True),
@@ -312,20 +342,30 @@ INSPECTOR_ACCEPTS = [
 ]
 
 
-@pytest.mark.parametrize("option, value, holds", INSPECTOR_ACCEPTS,
-                         ids=lambda v: repr(v) if not callable(v) else "")
+@pytest.mark.parametrize(
+    "option, value, holds", INSPECTOR_ACCEPTS, ids=lambda v: repr(v) if not callable(v) else ""
+)
 def test_the_inspector_takes(option, value, holds):
     from olympus_jupyter import Inspector
-    ins = quietly(lambda: Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)),
-                                    **{option: value}))
+
+    ins = quietly(lambda: Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), **{option: value}))
     assert ins.report is not None and holds(ins)
 
 
-@pytest.mark.parametrize("static", [dict(static_argnums=1), dict(static_argnums=(1,)),
-                                    dict(static_argnums=[1]), dict(static_argnames="n"),
-                                    dict(static_argnames=("n",))], ids=repr)
+@pytest.mark.parametrize(
+    "static",
+    [
+        dict(static_argnums=1),
+        dict(static_argnums=(1,)),
+        dict(static_argnums=[1]),
+        dict(static_argnames="n"),
+        dict(static_argnames=("n",)),
+    ],
+    ids=repr,
+)
 def test_the_widgets_take_static_arguments_as_one_or_several(static):
     from olympus_jupyter import Inspector, Stepper
+
     ins = quietly(lambda: Inspector(scaled, jnp.ones(2), 3, **static))
     assert ins.editors[1].description == "n (static)" and ins.report.ok
     if "static_argnums" in static:
@@ -351,18 +391,24 @@ INSPECTOR_REJECTS = [
 def test_the_inspector_refuses(monkeypatch, option, value, message):
     from olympus_jupyter import Inspector
     from olympus_jupyter.staging.cache import StageCache
+
     monkeypatch.setattr(StageCache, "stage", lambda *a, **k: pytest.fail("staged"))
     with pytest.raises(OptionError) as raised:
         Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)), **{option: value})
     assert message in str(raised.value)
 
 
-@pytest.mark.parametrize("value, message", [
-    ("1", "static_argnums must be an argument position such as 1"),
-    (True, "got True (bool)"),
-], ids=repr)
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("1", "static_argnums must be an argument position such as 1"),
+        (True, "got True (bool)"),
+    ],
+    ids=repr,
+)
 def test_the_stepper_refuses(value, message):
     from olympus_jupyter import Stepper
+
     with pytest.raises(OptionError) as raised:
         Stepper(scaled, jnp.ones(2), 3, static_argnums=value)
     assert message in str(raised.value)
@@ -370,25 +416,44 @@ def test_the_stepper_refuses(value, message):
 
 # --- the command line -------------------------------------------------------------------
 
+
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     (tmp_path / "options_model.py").write_text(
-        "import olympus.numpy as jnp\n\ndef layer(w, x):\n    return jnp.tanh(x @ w)\n")
+        "import olympus.numpy as jnp\n\ndef layer(w, x):\n    return jnp.tanh(x @ w)\n"
+    )
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
 CLI_ACCEPTS = [
-    ["--platform", "cpu"], ["--platform", "CPU,tpu"], ["--platform=tpu"],
-    ["--stages", "hlo"], ["--stages", "olympuspr,hlo"], ["--stages", "all"],
-    ["--timeout", "30"], ["--timeout", "2.5"], ["--no-debug-info"],
+    ["--platform", "cpu"],
+    ["--platform", "CPU,tpu"],
+    ["--platform=tpu"],
+    ["--stages", "hlo"],
+    ["--stages", "olympuspr,hlo"],
+    ["--stages", "all"],
+    ["--timeout", "30"],
+    ["--timeout", "2.5"],
+    ["--no-debug-info"],
 ]
 
 
 @pytest.mark.parametrize("flags", CLI_ACCEPTS, ids=" ".join)
 def test_the_cli_takes(project, flags, capsys):
-    code = cli.main(["report", "options_model:layer", "--arg", "f32[4,4]", "--arg", "f32[2,4]",
-                     *flags, "-o", "r.html"])
+    code = cli.main(
+        [
+            "report",
+            "options_model:layer",
+            "--arg",
+            "f32[4,4]",
+            "--arg",
+            "f32[2,4]",
+            *flags,
+            "-o",
+            "r.html",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     assert (project / "r.html").exists()
 
@@ -405,8 +470,10 @@ CLI_REJECTS = [
     (["--platform", "gpux"], "argument --platform: Unknown lowering platform 'gpux'"),
     (["--platform", "cpu,3"], "argument --platform: Unknown lowering platform '3'"),
     (["--stages", "llvm"], "argument --stages: unknown stage 'llvm'; choose from source,"),
-    (["--timeout", "soon"], "argument --timeout: expected a positive number of seconds, "
-                            "got 'soon'"),
+    (
+        ["--timeout", "soon"],
+        "argument --timeout: expected a positive number of seconds, got 'soon'",
+    ),
     (["--timeout", "-1"], "expected a positive number of seconds, got '-1'"),
     (["-o", "r.txt"], "argument -o/--output: the report is written as HTML"),
     (["-o", "no/such/dir/r.html"], "does not exist"),

@@ -1,6 +1,7 @@
 """A report's display bundle stays under its size cap: long stages are cut to their
 first lines (and the ops on them), the cut is said in every form, the cut bundle
 is a valid report, and the report object keeps everything."""
+
 import json
 
 import pytest
@@ -29,7 +30,7 @@ LIMIT = 300_000
 
 
 def test_a_bundle_over_the_cap_is_cut_under_it(report):
-    assert output_size(report.forms()) > LIMIT        # the case is real
+    assert output_size(report.forms()) > LIMIT  # the case is real
     forms = capped_forms(report, limit=LIMIT)
     assert output_size(forms) <= LIMIT
 
@@ -45,7 +46,7 @@ def test_the_cut_is_said_in_every_form(report):
 def test_the_cut_bundle_is_a_valid_report_of_the_first_lines(report):
     data = json.loads(json.dumps(capped_forms(report, limit=LIMIT)[MEDIA_TYPE]))
     check_bundle(data)
-    cut = StageReport.from_json(data)                 # the provenance reader checks indices
+    cut = StageReport.from_json(data)  # the provenance reader checks indices
     for stage in stage_registry.program_stages():
         full_text, cut_text = report.stage_text(stage.name), cut.stage_text(stage.name)
         if full_text is None:
@@ -104,6 +105,7 @@ def test_a_line_of_megabytes_is_cut_short_not_the_whole_stage():
 
     def with_big_constant(x):
         return x + np.arange(400_000, dtype=np.float32).reshape(x.shape)
+
     report = inspect(with_big_constant, jnp.ones((400, 1000)), cache=None)
     assert max(map(len, report.stage_text("stablehlo").split("\n"))) > 1_000_000
     forms = capped_forms(report, limit=1_000_000)

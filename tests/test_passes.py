@@ -1,4 +1,5 @@
 """XLA's pass pipeline read from a private per-pass dump: the core of the passes stage."""
+
 import os
 import tempfile
 
@@ -60,8 +61,9 @@ def test_nothing_of_the_process_is_changed(lowered):
     pass_pipeline(lowered)
     assert os.environ.get("XLA_FLAGS") == flags
     # A compile after it dumps nothing anywhere: the options were that compile's own.
-    olympus.jit(mlp).trace(np.ones((8, 3), np.float32), np.ones((4, 8), np.float32)) \
-        .lower().compile()
+    olympus.jit(mlp).trace(
+        np.ones((8, 3), np.float32), np.ones((4, 8), np.float32)
+    ).lower().compile()
 
 
 def test_a_folder_without_dumps_is_refused_with_its_name(tmp_path):
@@ -77,6 +79,7 @@ def twice_the_sine(m):
 
 def test_a_line_journey_says_which_pass_fused_or_removed_its_ops():
     from olympus.passes import journey
+
     lowered = olympus.jit(twice_the_sine).trace(np.ones((4, 8), np.float32)).lower()
     pipeline = pass_pipeline(lowered)
     first = twice_the_sine.__code__.co_firstlineno
@@ -105,6 +108,7 @@ def test_a_filter_no_pass_matches_gives_the_module_and_no_steps(lowered):
 
 def test_journeys_of_many_lines_read_each_module_once_and_agree_with_one_at_a_time():
     from olympus.passes import journey, journeys
+
     lowered = olympus.jit(twice_the_sine).trace(np.ones((4, 8), np.float32)).lower()
     pipeline = pass_pipeline(lowered)
     here = twice_the_sine.__code__.co_filename

@@ -1,6 +1,7 @@
 """The ``passes`` stage of reports: XLA's pipeline pass by pass, and where each line's
 instructions went, on real programs with planted dead code, common subexpressions
 and fusions; in the data, the HTML, the text form, the options and the magic."""
+
 import json
 import os
 import tempfile
@@ -101,10 +102,14 @@ def test_the_data_round_trips_and_the_modules_read_back(report):
 
 def test_a_bundle_pointing_outside_itself_is_refused(report):
     data = json.loads(json.dumps(report.to_json()))
-    data["passes"]["journeys"][0]["events"].append(dict(
-        data["passes"]["journeys"][0]["events"][0] if data["passes"]["journeys"][0]["events"]
-        else {"pass": "p", "pipeline": "q", "kind": "removed", "labels": [], "detail": ""},
-        row=10**6))
+    data["passes"]["journeys"][0]["events"].append(
+        dict(
+            data["passes"]["journeys"][0]["events"][0]
+            if data["passes"]["journeys"][0]["events"]
+            else {"pass": "p", "pipeline": "q", "kind": "removed", "labels": [], "detail": ""},
+            row=10**6,
+        )
+    )
     with pytest.raises(ValueError, match="row"):
         StageReport.from_json(data)
 
@@ -144,6 +149,7 @@ def test_a_scan_and_an_attention_block_have_true_journeys():
         def body(c, x):
             c = jnp.sin(c) + x
             return c, c * 2.0
+
         return lax.scan(body, jnp.zeros(4), xs)
 
     def attention(q, k, v):
@@ -152,11 +158,15 @@ def test_a_scan_and_an_attention_block_have_true_journeys():
 
     r = inspect(scanned, np.ones((5, 4), np.float32), passes=True, cache=False)
     assert r.failure is None and r.passes["journeys"]
-    body_line = scanned.__code__.co_consts[1].co_firstlineno + 1 \
-        if hasattr(scanned.__code__.co_consts[1], "co_firstlineno") else None
+    body_line = (
+        scanned.__code__.co_consts[1].co_firstlineno + 1
+        if hasattr(scanned.__code__.co_consts[1], "co_firstlineno")
+        else None
+    )
     lines = {j["line"] for j in r.passes["journeys"]}
-    assert lines and all(scanned.__code__.co_firstlineno < n < _line(scanned, 6)
-                         for n in lines), lines
+    assert lines and all(scanned.__code__.co_firstlineno < n < _line(scanned, 6) for n in lines), (
+        lines
+    )
     assert body_line is None or body_line in lines
     q = np.ones((8, 16), np.float32)
     r = inspect(attention, q, q, q, passes=True, cache=False)
@@ -197,6 +207,7 @@ def test_the_options_take_what_users_write():
 
 def test_the_magic_takes_passes():
     from IPython.core.interactiveshell import InteractiveShell
+
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "olympus_jupyter")
     shell.user_ns.update(planted=planted, X=X, W=W)
@@ -223,8 +234,9 @@ def dead_behind_a_select(x, i):
 
 def test_a_planted_dead_op_is_removed_by_the_pass_that_removed_it():
     # `i > i` is false everywhere: XLA's simplifier picks `y`, and `dead` is left unused.
-    r = inspect(dead_behind_a_select, np.ones(8, np.float32), np.arange(8), passes=True,
-                cache=False)
+    r = inspect(
+        dead_behind_a_select, np.ones(8, np.float32), np.arange(8), passes=True, cache=False
+    )
     j = r.journey(_line(dead_behind_a_select, 1))
     assert [c["opcode"] for c in j["start"]] == ["sine"] and j["end"] == []
     removed = [e for e in j["events"] if e["kind"] == "removed"]
@@ -243,15 +255,16 @@ def test_a_planted_dead_op_is_removed_by_the_pass_that_removed_it():
 
 def test_the_inspector_shows_passes_with_a_filter_and_compiles_them_once():
     from olympus_jupyter.frontends.inspector import Inspector
+
     ins = Inspector(planted, X, W, passes="fusion|cse")
     assert ins.pass_filter.value == "fusion|cse" and "passes" in ins.stages.value
     assert ins.report.passes["pass_re"] == "fusion|cse"
     first = ins.report.passes
-    ins.debug_info.value = False          # the display only: the same passes data
+    ins.debug_info.value = False  # the display only: the same passes data
     assert ins.report.passes is first
     ins.pass_filter.value = "^cse$"
     assert {r["pass"] for r in ins.report.passes["rows"] if r["kind"] == "changed"} == {"cse"}
-    ins.pass_filter.value = "("           # refused next to the control, nothing re-staged
+    ins.pass_filter.value = "("  # refused next to the control, nothing re-staged
     assert "not a regular expression" in ins.options_error.value
     assert ins.report.passes["pass_re"] == "^cse$"
 
@@ -259,6 +272,7 @@ def test_the_inspector_shows_passes_with_a_filter_and_compiles_them_once():
 def test_the_static_diffs_are_capped_and_the_cap_said(report, monkeypatch):
     from olympus_jupyter.report import passes_html
     from olympus_jupyter.report.markup import concat
+
     monkeypatch.setattr(passes_html, "MAX_DIFF_LINES", 3)
     monkeypatch.setattr(passes_html, "MAX_DIFFS", 1)
     capped = str(concat(passes_html.passes_section(report, "ol1", full=False)))

@@ -1,4 +1,5 @@
 """Cross-platform lowering (seed 003): lower for any platform, never run the wrong code."""
+
 import numpy as np
 import pytest
 
@@ -9,8 +10,12 @@ from olympus.platforms import PlatformError, local_platform
 
 def per_platform(x):
     return olympus.lax.platform_dependent(
-        x, cpu=lambda x: x + 1, tpu=lambda x: x - 1, cuda=lambda x: x * 10,
-        default=lambda x: x * 100)
+        x,
+        cpu=lambda x: x + 1,
+        tpu=lambda x: x - 1,
+        cuda=lambda x: x * 10,
+        default=lambda x: x * 100,
+    )
 
 
 def expected(platform, x):
@@ -28,8 +33,9 @@ def traced():
     return olympus.jit(per_platform).trace(jnp.float32(1.0))
 
 
-@pytest.mark.parametrize("platforms", [ABSENT[:1], ABSENT[1:], (HERE, ABSENT[0]), ABSENT],
-                         ids=lambda p: "-".join(p))
+@pytest.mark.parametrize(
+    "platforms", [ABSENT[:1], ABSENT[1:], (HERE, ABSENT[0]), ABSENT], ids=lambda p: "-".join(p)
+)
 def test_lowering_for_absent_platforms_works(traced, platforms):
     lowered = traced.lower(lowering_platforms=platforms)
     assert lowered.platforms == platforms
@@ -40,8 +46,7 @@ def test_lowering_for_absent_platforms_works(traced, platforms):
         assert "stablehlo.case" in text and "olympus.global_constant" in text
 
 
-@pytest.mark.parametrize("platforms", [ABSENT[:1], ABSENT[1:], ABSENT],
-                         ids=lambda p: "-".join(p))
+@pytest.mark.parametrize("platforms", [ABSENT[:1], ABSENT[1:], ABSENT], ids=lambda p: "-".join(p))
 def test_compiling_without_the_local_platform_is_refused(traced, platforms):
     lowered = traced.lower(lowering_platforms=platforms)
     with pytest.raises(PlatformError) as info:
@@ -61,8 +66,9 @@ def test_lowering_that_includes_the_local_platform_runs_its_code(traced):
 
 def test_local_lowering_is_unchanged(traced):
     assert traced.lower().compile()(jnp.float32(1.0)) == expected(HERE, 1.0)
-    assert traced.lower(lowering_platforms=(HERE,)).compile()(
-        jnp.float32(1.0)) == expected(HERE, 1.0)
+    assert traced.lower(lowering_platforms=(HERE,)).compile()(jnp.float32(1.0)) == expected(
+        HERE, 1.0
+    )
 
 
 def test_only_names_that_are_not_strings_are_refused_as_in_jax(traced):
@@ -84,10 +90,10 @@ def test_platform_names_are_normalized(traced):
 def test_cross_lowering_a_real_model(traced):
     def model(w, x):
         return jnp.sum(jnp.tanh(x @ w) ** 2)
+
     w = np.ones((8, 8), np.float32)
     x = np.ones((4, 8), np.float32)
-    lowered = olympus.jit(olympus.grad(model)).trace(w, x).lower(
-        lowering_platforms=ABSENT[:1])
+    lowered = olympus.jit(olympus.grad(model)).trace(w, x).lower(lowering_platforms=ABSENT[:1])
     assert "stablehlo.dot_general" in lowered.as_text()
     with pytest.raises(PlatformError):
         lowered.compile()

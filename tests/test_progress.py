@@ -1,4 +1,5 @@
 """Progress of long staging: the step running and the time so far, shown only when slow."""
+
 import threading
 import time
 
@@ -18,8 +19,11 @@ def test_slow_staging_shows_the_step_running_and_the_time_so_far():
     lines, cleared = [], []
 
     def tracing_since(seconds):
-        return [line for line in lines if "tracing" in line
-                and float(line.split("… ")[1].split(" s")[0]) >= seconds]
+        return [
+            line
+            for line in lines
+            if "tracing" in line and float(line.split("… ")[1].split(" s")[0]) >= seconds
+        ]
 
     def slow_until_shown(x):
         slow_to_trace(x)
@@ -28,16 +32,14 @@ def test_slow_staging_shows_the_step_running_and_the_time_so_far():
         assert wait_until(lambda: tracing_since(0.3), 30), lines
         return x
 
-    with Progress(lines.append, lambda: cleared.append(True), delay=0.2,
-                  interval=0.1) as progress:
+    with Progress(lines.append, lambda: cleared.append(True), delay=0.2, interval=0.1) as progress:
         run = run_stages(slow_until_shown, (1.0,), progress=progress)
     assert run.failure is None and run.compiled is not None
     assert lines and all(line.startswith("Olympus: ") for line in lines)
     assert any("tracing the function…" in line for line in lines)
     assert "Interrupt the kernel" in lines[0]
     # The time so far grows from one line to the next while the step runs.
-    tracing = [float(line.split("… ")[1].split(" s")[0]) for line in lines
-               if "tracing" in line]
+    tracing = [float(line.split("… ")[1].split(" s")[0]) for line in lines if "tracing" in line]
     assert tracing == sorted(tracing) and tracing[-1] >= 0.3
     assert cleared == [True]
     assert set(progress.times) == {"trace", "lower", "compile"}
@@ -54,6 +56,7 @@ def test_quick_staging_shows_nothing():
 def test_a_frontend_that_fails_to_show_never_stops_the_work():
     def broken(text):
         raise RuntimeError("the display went away")
+
     with Progress(broken, delay=0.05, interval=0.05) as progress:
         run = run_stages(slow_to_trace, (1.0,), progress=progress)
     assert run.failure is None and run.compiled is not None
@@ -65,6 +68,7 @@ def test_a_frontend_that_fails_to_show_is_logged_once_with_its_reason(caplog):
     def broken(text):
         tried.set()
         raise RuntimeError("the display went away")
+
     with Progress(broken, delay=0.0, interval=0.01) as progress:
         progress.step("trace")
         assert tried.wait(timeout=60)
@@ -80,6 +84,7 @@ def test_interrupted_work_stops_its_progress_and_nothing_shows_after():
     def interrupted(x):
         assert wait_until(lambda: len(lines) >= 2, 30), lines  # some lines have shown
         raise KeyboardInterrupt
+
     try:
         with Progress(lines.append, delay=0.05, interval=0.02) as progress:
             run_stages(interrupted, (1.0,), progress=progress)

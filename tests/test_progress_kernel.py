@@ -1,5 +1,6 @@
 """Progress and interrupts in a real kernel: %olympus_lower says what runs while it
 runs, and the kernel's interrupt stops it without leaving a report in the cache."""
+
 import tempfile
 import time
 
@@ -27,8 +28,12 @@ def magic_cache():
 @pytest.fixture()
 def kernel():
     with tempfile.TemporaryDirectory(prefix="olympus-kernel-") as sockets:
-        km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel",
-                           connection_file=f"{sockets}/kernel.json")
+        km = KernelManager(
+            kernel_name="python3",
+            transport="ipc",
+            ip=f"{sockets}/kernel",
+            connection_file=f"{sockets}/kernel.json",
+        )
         km.start_kernel()
         kc = km.client()
         kc.start_channels()
@@ -63,13 +68,15 @@ def run(kc, code, *, interrupt_when=None, km=None, timeout=180):
 
 
 def texts(messages, kind):
-    return [m["content"]["data"].get("text/plain", "") for m in messages
-            if m["msg_type"] == kind]
+    return [m["content"]["data"].get("text/plain", "") for m in messages if m["msg_type"] == kind]
 
 
 def stdout(messages):
-    return "".join(m["content"]["text"] for m in messages
-                   if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
+    return "".join(
+        m["content"]["text"]
+        for m in messages
+        if m["msg_type"] == "stream" and m["content"]["name"] == "stdout"
+    )
 
 
 def test_a_slow_report_shows_its_progress_in_the_cell_then_clears_it(kernel):
@@ -82,8 +89,12 @@ def test_a_slow_report_shows_its_progress_in_the_cell_then_clears_it(kernel):
     assert "Interrupt the kernel" in progress[0]
     # The status line is emptied at the end, and the report follows it.
     assert texts(messages, "update_display_data")[-1] == ""
-    reports = [m for m in messages if m["msg_type"] == "display_data"
-               and "application/vnd.olympus.stages+json" in m["content"]["data"]]
+    reports = [
+        m
+        for m in messages
+        if m["msg_type"] == "display_data"
+        and "application/vnd.olympus.stages+json" in m["content"]["data"]
+    ]
     assert len(reports) == 1
 
 
@@ -99,18 +110,29 @@ def test_the_kernel_interrupt_stops_it_and_caches_nothing(kernel):
     km, kc = kernel
     run(kc, SETUP.replace("SECONDS", "30"))
     # Interrupted once the progress line shows (the trace has run a second).
-    messages = run(kc, "%olympus_lower slow(1.0)", km=km, timeout=25,
-                   interrupt_when=lambda messages: any(
-                       t.startswith("Olympus: tracing") for t in
-                       texts(messages, "display_data") + texts(messages, "update_display_data")))
+    messages = run(
+        kc,
+        "%olympus_lower slow(1.0)",
+        km=km,
+        timeout=25,
+        interrupt_when=lambda messages: any(
+            t.startswith("Olympus: tracing")
+            for t in texts(messages, "display_data") + texts(messages, "update_display_data")
+        ),
+    )
     errors = [m["content"] for m in messages if m["msg_type"] == "error"]
     assert errors and errors[0]["ename"] == "KeyboardInterrupt"
-    assert any(t.startswith("Olympus: tracing") for t in
-               texts(messages, "display_data") + texts(messages, "update_display_data"))
+    assert any(
+        t.startswith("Olympus: tracing")
+        for t in texts(messages, "display_data") + texts(messages, "update_display_data")
+    )
     # Nothing half-made is kept, and the kernel goes on: the same call, now quick,
     # is staged anew and cached.
-    after = run(kc, "print(len(magic_cache()))\nSECONDS = 0\n"
-                    "def slow(x):\n    return jnp.sin(x)\n"
-                    "%olympus_lower slow(1.0)\nprint(len(magic_cache()))")
+    after = run(
+        kc,
+        "print(len(magic_cache()))\nSECONDS = 0\n"
+        "def slow(x):\n    return jnp.sin(x)\n"
+        "%olympus_lower slow(1.0)\nprint(len(magic_cache()))",
+    )
     assert stdout(after).split() == ["0", "1"]
     assert not [m for m in after if m["msg_type"] == "error"]

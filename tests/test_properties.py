@@ -1,4 +1,5 @@
 """Property: a compiled function computes what the function computes eagerly."""
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
@@ -17,9 +18,11 @@ FUNCTIONS = {
 
 
 def arrays():
-    return st.sampled_from(DTYPES).flatmap(lambda dt: hnp.arrays(
-        dt, hnp.array_shapes(min_dims=0, max_dims=3, max_side=5),
-        elements=_elements(dt)))
+    return st.sampled_from(DTYPES).flatmap(
+        lambda dt: hnp.arrays(
+            dt, hnp.array_shapes(min_dims=0, max_dims=3, max_side=5), elements=_elements(dt)
+        )
+    )
 
 
 def _elements(dt):
@@ -29,8 +32,9 @@ def _elements(dt):
         info = np.iinfo(dt)
         return st.integers(max(info.min, -50), min(info.max, 50))
     if np.issubdtype(dt, np.complexfloating):
-        return st.complex_numbers(max_magnitude=100, allow_nan=False, allow_infinity=False,
-                                  width=64)
+        return st.complex_numbers(
+            max_magnitude=100, allow_nan=False, allow_infinity=False, width=64
+        )
     return st.floats(-100, 100, width=16 if dt == np.float16 else 32)
 
 
@@ -49,8 +53,7 @@ def test_compiled_equals_eager(x, name):
 
 
 @settings(max_examples=20, deadline=None)
-@given(shape=hnp.array_shapes(min_dims=1, max_dims=2, max_side=6),
-       seed=st.integers(0, 2**16))
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=2, max_side=6), seed=st.integers(0, 2**16))
 def test_compiled_gradients_equal_eager(shape, seed):
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     loss = lambda v: jnp.sum(jnp.tanh(v) ** 2)  # noqa: E731 - a short test function

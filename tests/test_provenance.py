@@ -1,4 +1,5 @@
 """The provenance model: every op of every stage tied to the source line that made it."""
+
 from __future__ import annotations
 
 import inspect
@@ -38,7 +39,7 @@ def names(model: Provenance, ids) -> list[str]:
 
 def text_lines(model: Provenance, stage: str, op) -> list[str]:
     lines = model.stages[stage].text.split("\n")
-    return lines[op.lines[0] - 1:op.lines[1]]
+    return lines[op.lines[0] - 1 : op.lines[1]]
 
 
 def spans_point_at_their_ops(model: Provenance) -> list[str]:
@@ -59,13 +60,16 @@ def spans_point_at_their_ops(model: Provenance) -> list[str]:
                 elided = parent is not None and parent.lines == op.lines
                 ok = printed_as.get(op.name, op.name) in lines[0] or elided
             else:
-                ok = len(lines) == 1 and f"%{op.label} = " in lines[0] and f" {op.name}(" in lines[0]
+                ok = (
+                    len(lines) == 1 and f"%{op.label} = " in lines[0] and f" {op.name}(" in lines[0]
+                )
             if not ok:
                 wrong.append(f"{op.id} {op.name}: {lines[0][:80]!r}")
     return wrong + [f"{s}: {n}" for s in model.stage_names for n in model.stages[s].notes]
 
 
 # -- programs ------------------------------------------------------------------
+
 
 def sin_times(x, y):
     return jnp.sin(x) * y
@@ -92,7 +96,7 @@ def control_flow(x):
 
 def loss(w, x):
     h = jnp.tanh(x @ w)
-    return (h ** 2).sum()
+    return (h**2).sum()
 
 
 @jax.custom_jvp
@@ -141,13 +145,19 @@ def grads():
 
 # -- what each stage holds ------------------------------------------------------
 
+
 def test_small_function_has_every_stage_with_its_ops(small):
     assert small.stage_names == ("olympuspr", "stablehlo", "compiled")
     assert small.function.name == "sin_times"
     assert small.platforms == (olympus.default_backend(),)
     assert [op.name for op in small.stages["olympuspr"].ops] == ["sin", "mul"]
     assert [op.name for op in small.stages["stablehlo"].ops] == [
-        "builtin.module", "func.func", "stablehlo.sine", "stablehlo.multiply", "func.return"]
+        "builtin.module",
+        "func.func",
+        "stablehlo.sine",
+        "stablehlo.multiply",
+        "func.return",
+    ]
     hlo = [(op.name, op.label) for op in small.stages["compiled"].ops]
     assert [n for n, _ in hlo].count("parameter") >= 2
     assert {"sine", "multiply", "fusion"} <= {n for n, _ in hlo}
@@ -202,14 +212,14 @@ def test_ops_with_regions_span_their_region(flow):
     stablehlo = flow.stages["stablehlo"]
     case = next(op for op in stablehlo.ops if op.name == "stablehlo.case")
     inner = [op for op in stablehlo.ops if op.parent == case.index]
-    assert inner and all(case.lines[0] < op.lines[0] <= op.lines[1] < case.lines[1]
-                         for op in inner)
+    assert inner and all(case.lines[0] < op.lines[0] <= op.lines[1] < case.lines[1] for op in inner)
     assert text_lines(flow, "stablehlo", case)[-1].lstrip().startswith("})")
     module = stablehlo.ops[0]
     assert module.lines == (1, len(stablehlo.text.rstrip("\n").split("\n")))
 
 
 # -- source lines, across stages -----------------------------------------------
+
 
 def test_source_line_maps_to_ops_of_every_stage(lines_model):
     model = lines_model
@@ -224,7 +234,9 @@ def test_source_line_maps_to_ops_of_every_stage(lines_model):
 
     exp_line = line_of(three_lines, "return jnp.exp(z)")
     assert names(model, model.ops_for_line(__file__, exp_line)["olympuspr"]) == ["exp"]
-    assert "stablehlo.exponential" in names(model, model.ops_for_line(__file__, exp_line)["stablehlo"])
+    assert "stablehlo.exponential" in names(
+        model, model.ops_for_line(__file__, exp_line)["stablehlo"]
+    )
 
 
 def test_op_knows_its_source_lines_and_call_stack(lines_model):
@@ -268,14 +280,17 @@ def test_source_of_user_files_is_kept(lines_model):
     model = lines_model
     fn = model.function
     assert model.files[fn.file].path == __file__
-    assert (fn.first_line, fn.last_line) == (line_of(three_lines, "def three_lines"),
-                                             line_of(three_lines, "return jnp.exp(z)"))
+    assert (fn.first_line, fn.last_line) == (
+        line_of(three_lines, "def three_lines"),
+        line_of(three_lines, "return jnp.exp(z)"),
+    )
     assert model.source_line(__file__, fn.first_line).startswith("def three_lines")
     assert not any(os.sep + "olympus" + os.sep + "provenance" in f.path for f in model.files)
     assert not any("site-packages" + os.sep + "jax" in f.path for f in model.files)
 
 
 # -- nested programs --------------------------------------------------------------
+
 
 def test_control_flow_equations_are_nested_in_their_parents(flow):
     ops = flow.stages["olympuspr"].ops
@@ -286,9 +301,9 @@ def test_control_flow_equations_are_nested_in_their_parents(flow):
 
     assert children("cond") == [["neg", "mul"]]
     scans_and_whiles = children("scan") + children("while")
-    assert ["add", "sin", "add"] in scans_and_whiles          # fori_loop body
-    assert any("lt" in body for body in scans_and_whiles)     # while_loop cond
-    assert any("mul" in body for body in scans_and_whiles)    # while_loop / scan bodies
+    assert ["add", "sin", "add"] in scans_and_whiles  # fori_loop body
+    assert any("lt" in body for body in scans_and_whiles)  # while_loop cond
+    assert any("mul" in body for body in scans_and_whiles)  # while_loop / scan bodies
     for op in ops:
         if op.parent is not None and ops[op.parent].name != "jit":
             lo, hi = ops[op.parent].lines
@@ -315,8 +330,9 @@ def test_nested_stablehlo_and_hlo_ops_know_their_parent(flow):
     hlo = flow.stages["compiled"]
     loops = [op for op in hlo.ops if op.name == "while"]
     assert loops
-    bodies = [c for c in hlo.computations if c.caller is not None
-              and hlo.ops[c.caller].name == "while"]
+    bodies = [
+        c for c in hlo.computations if c.caller is not None and hlo.ops[c.caller].name == "while"
+    ]
     assert bodies and all(hlo.ops[c.caller] in loops for c in bodies)
     entry = [c for c in hlo.computations if c.entry]
     assert len(entry) == 1 and entry[0].caller is None
@@ -326,8 +342,8 @@ def test_gradient_equations_map_to_the_forward_source_line(grads):
     tanh_line = line_of(loss, "jnp.tanh(x @ w)")
     on_line = names(grads, grads.ops_for_line(__file__, tanh_line)["olympuspr"])
     assert "tanh" in on_line
-    assert on_line.count("dot_general") >= 2          # forward and transposed
-    assert {"mul", "sub"} & set(on_line)              # tanh's derivative
+    assert on_line.count("dot_general") >= 2  # forward and transposed
+    assert {"mul", "sub"} & set(on_line)  # tanh's derivative
     hlo_on_line = names(grads, grads.ops_for_line(__file__, tanh_line)["compiled"])
     assert "dot" in hlo_on_line or "fusion" in hlo_on_line
 
@@ -336,23 +352,31 @@ def test_custom_rules_have_their_nested_equations():
     traced = provenance.build(olympus.jit(custom_rules).trace(F32_4))
     ops = traced.stages["olympuspr"].ops
     nested = {(ops[op.parent].name, op.name) for op in ops if op.parent is not None}
-    assert {("custom_jvp_call", "exp"), ("custom_jvp_call", "log1p"),
-            ("custom_vjp_call", "mul")} <= nested
+    assert {
+        ("custom_jvp_call", "exp"),
+        ("custom_jvp_call", "log1p"),
+        ("custom_vjp_call", "mul"),
+    } <= nested
     softplus_body = line_of(softplus, "jnp.log1p")
     assert names(traced, traced.ops_for_line(__file__, softplus_body)["olympuspr"]) == [
-        "exp", "log1p"]
+        "exp",
+        "log1p",
+    ]
 
     grad = provenance.build(olympus.jit(olympus.grad(custom_rules)), F32_4)
     rule_line = line_of(_softplus_jvp, "sigmoid")
     # The derivative comes from the line of the custom rule that computes it.
     assert "logistic" in names(grad, grad.ops_for_line(__file__, rule_line)["olympuspr"])
-    assert "stablehlo.exponential" in names(grad, grad.ops_for_line(__file__, rule_line)["stablehlo"])
+    assert "stablehlo.exponential" in names(
+        grad, grad.ops_for_line(__file__, rule_line)["stablehlo"]
+    )
 
 
 def test_shard_map_body_is_nested():
     mesh = jax.make_mesh((1,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
-    fn = jax.shard_map(lambda v: jnp.sin(v) * 2, mesh=mesh, in_specs=jax.P("i"),
-                       out_specs=jax.P("i"))
+    fn = jax.shard_map(
+        lambda v: jnp.sin(v) * 2, mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P("i")
+    )
     model = provenance.build(olympus.jit(fn).trace(F32_4))
     ops = model.stages["olympuspr"].ops
     (sm,) = [op for op in ops if op.name == "shard_map"]
@@ -362,6 +386,7 @@ def test_shard_map_body_is_nested():
 
 # -- build from any stage ---------------------------------------------------------
 
+
 def test_build_gives_the_stages_it_can_reach():
     traced = olympus.jit(sin_times).trace(F32_4, F32_4)
     lowered = traced.lower()
@@ -370,7 +395,10 @@ def test_build_gives_the_stages_it_can_reach():
     assert provenance.build(lowered).stage_names == ("olympuspr", "stablehlo")
     assert provenance.build(lowered.compile()).stage_names == ("olympuspr", "stablehlo", "compiled")
     assert provenance.build(sin_times, F32_4, F32_4).stage_names == (
-        "olympuspr", "stablehlo", "compiled")
+        "olympuspr",
+        "stablehlo",
+        "compiled",
+    )
 
 
 def test_build_reads_jax_stages_too():
@@ -411,8 +439,10 @@ def test_stablehlo_falls_back_on_jax_text_when_renaming_fails(monkeypatch):
 
     monkeypatch.setattr(olympus.stages.Lowered, "as_text", cannot_rename)
     stablehlo = provenance.build(lowered).stages["stablehlo"]
-    assert stablehlo.notes == ("StableHLO as JAX prints it: Olympus could not rename it "
-                               "(TypeError: cannot read this attribute)",)
+    assert stablehlo.notes == (
+        "StableHLO as JAX prints it: Olympus could not rename it "
+        "(TypeError: cannot read this attribute)",
+    )
     assert "jax.result_info" in stablehlo.text
     assert "stablehlo.sine" in [op.name for op in stablehlo.ops]
 
@@ -429,6 +459,7 @@ def test_lookups_say_what_went_wrong(small):
 
 
 # -- JSON ---------------------------------------------------------------------------
+
 
 def test_json_round_trips(flow):
     data = flow.to_json()
@@ -447,8 +478,11 @@ def test_json_stays_small(flow):
     assert size - texts - sources < texts
     # Frames are held once: ops refer to call stacks by index.
     assert len(data["frames"]) == len({tuple(f) for f in data["frames"]})
-    assert all(isinstance(op.location, int) for op in Provenance.from_json(data).stages["compiled"].ops
-               if op.location is not None)
+    assert all(
+        isinstance(op.location, int)
+        for op in Provenance.from_json(data).stages["compiled"].ops
+        if op.location is not None
+    )
     # Columns are compact strings, not one JSON value per op.
     ops = data["stages"]["compiled"]["ops"]
     assert isinstance(ops["location"], str) and isinstance(ops["lines"], str)
@@ -457,8 +491,14 @@ def test_json_stays_small(flow):
 
 
 def test_json_columns_decode():
-    from olympus.provenance.serialize import (_decode_dict, _encode_dict, _encode_spans,
-                                              decode_indices, encode_indices)
+    from olympus.provenance.serialize import (
+        _decode_dict,
+        _encode_dict,
+        _encode_spans,
+        decode_indices,
+        encode_indices,
+    )
+
     assert encode_indices([0, 1, 2, 3, 4, 7, 9, 10]) == "0-4,7,9-10"
     assert decode_indices("0-4,7,9-10") == (0, 1, 2, 3, 4, 7, 9, 10)
     assert encode_indices([5, 3]) == "5,3" and decode_indices("") == ()
@@ -524,8 +564,20 @@ def test_hlo_reader_reads_instructions_and_tables():
     table = SourceTable(exclude=())
     stage = hlo_stage(HLO_TEXT, table)
     ops = {op.label: op for op in stage.ops}
-    assert list(ops) == ["a", "b", "sum", "p", "zero", "r", "x", "fusion", "ar-start",
-                         "ar-done", "ps", "t"]
+    assert list(ops) == [
+        "a",
+        "b",
+        "sum",
+        "p",
+        "zero",
+        "r",
+        "x",
+        "fusion",
+        "ar-start",
+        "ar-done",
+        "ps",
+        "t",
+    ]
     assert ops["sum"].name_stack == 'jit(f)/re"duce'
     assert ops["t"].types == ("(f32[8]{0:T(8,128)}, f32[])",)
     assert ops["t"].sharding == "{{replicated}, {maximal device=0}}"
@@ -546,6 +598,7 @@ def test_hlo_reader_reads_instructions_and_tables():
 
 def test_mlir_locations_decode_to_op_name_and_call_stack():
     from jax._src.lib.mlir import ir
+
     with ir.Context():
         inner = ir.Location.name("layer", childLoc=ir.Location.file("/src/m.py", 12, 8))
         outer = ir.Location.name("main", childLoc=ir.Location.file("/src/m.py", 30, 4))
@@ -595,8 +648,10 @@ SHARDED = textwrap.dedent("""
 def test_sharded_program_keeps_shardings_and_lists_inserted_collectives():
     facts = run_on_8_devices(SHARDED, timeout=180)
     assert facts["devices"] == 8
-    assert facts["stablehlo_args"] == ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>',
-                                       '#sdy.sharding<@mesh, [{"y"}, {}]>']
+    assert facts["stablehlo_args"] == [
+        '#sdy.sharding<@mesh, [{"x"}, {"y"}]>',
+        '#sdy.sharding<@mesh, [{"y"}, {}]>',
+    ]
     assert facts["stablehlo_results"] == ['#sdy.sharding<@mesh, [{"x"}, {}]>']
     assert facts["hlo_args"][0] == "{devices=[4,2]<=[8]}"
     # Contracting the dimension sharded over "y" needs an all-reduce the compiler adds,

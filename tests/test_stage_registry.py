@@ -1,5 +1,6 @@
 """One registry of stages, read by every consumer; a stage added through it alone
 (``partitioned``: the HLO after SPMD partitioning) shows in every form."""
+
 import json
 import re
 import os
@@ -41,6 +42,7 @@ def test_the_table_is_consistent():
 
 def test_every_linked_stage_and_no_other_has_a_provenance_reader():
     from olympus.provenance import readers
+
     linked = [s.name for s in stage_registry.provenance_stages()]
     assert list(readers.READERS) == linked
     for name in linked:
@@ -60,8 +62,7 @@ def test_consumers_take_their_stage_lists_from_the_registry():
     assert report.stages == stage_registry.default_names()
     table = report.to_json()["stage_table"]
     assert [row["name"] for row in table] == list(report.stages)
-    assert [row["title"] for row in table] == [stage_registry.stage(s).title
-                                                for s in report.stages]
+    assert [row["title"] for row in table] == [stage_registry.stage(s).title for s in report.stages]
 
 
 def test_the_cli_takes_stages(tmp_path, capsys):
@@ -90,6 +91,7 @@ def test_a_stage_that_fails_is_a_failure_not_an_absence(monkeypatch):
         if dialect == "hlo":
             raise RuntimeError("the HLO printer broke")
         return original(self, dialect, **kwargs)
+
     original = olympus.stages.Lowered.as_text
     monkeypatch.setattr(olympus.stages.Lowered, "as_text", broken)
     report = inspect(lambda x: x * 2, jnp.ones(4), cache=None)
@@ -164,13 +166,16 @@ def as_version_1(data: dict) -> dict:
     old["version"] = 1
     # It called the cost analysis cost.
     old["stages"] = ["cost" if s == "cost_analysis" else s for s in data["stages"]]
-    old["unavailable"] = {("cost" if k == "cost_analysis" else k): v
-                          for k, v in data["unavailable"].items()}
+    old["unavailable"] = {
+        ("cost" if k == "cost_analysis" else k): v for k, v in data["unavailable"].items()
+    }
     old["hlo_text"] = data["texts"].get("hlo")
     prov = dict(data["provenance"], version=1)
     prov["stages"] = {("hlo" if k == "compiled" else k): v for k, v in prov["stages"].items()}
-    prov["lines"] = [dict(e, ops={("hlo" if k == "compiled" else k): v
-                                  for k, v in e["ops"].items()}) for e in prov["lines"]]
+    prov["lines"] = [
+        dict(e, ops={("hlo" if k == "compiled" else k): v for k, v in e["ops"].items()})
+        for e in prov["lines"]
+    ]
     prov.pop("unavailable", None)
     old["provenance"] = prov
     return old
@@ -180,6 +185,7 @@ def test_a_bundle_saved_by_the_previous_release_still_renders():
     def f(x):
         y = jnp.sin(x)
         return y * 2
+
     report = inspect(f, jnp.ones(3), cache=None)
     old = as_version_1(report.to_json())
     again = StageReport.from_json(old)
@@ -195,16 +201,21 @@ def test_a_bundle_saved_by_the_previous_release_still_renders():
 def _raiser(message):
     def broken(*args, **kwargs):
         raise RuntimeError(message)
+
     return broken
 
 
-@pytest.mark.parametrize("target, attribute, stage", [
-    (olympus.stages.Compiled, "cost_analysis", "cost_analysis"),
-    (olympus.stages.Lowered, "cost_analysis", "cost_analysis"),
-    (olympus.stages.Compiled, "memory_analysis", "memory"),
-    (olympus.stages.Compiled, "as_text", "provenance"),
-    (olympus.stages.Traced, "olympuspr", "provenance"),
-], ids=["compiled-cost", "lowered-cost", "memory", "compiled-text", "olympuspr"])
+@pytest.mark.parametrize(
+    "target, attribute, stage",
+    [
+        (olympus.stages.Compiled, "cost_analysis", "cost_analysis"),
+        (olympus.stages.Lowered, "cost_analysis", "cost_analysis"),
+        (olympus.stages.Compiled, "memory_analysis", "memory"),
+        (olympus.stages.Compiled, "as_text", "provenance"),
+        (olympus.stages.Traced, "olympuspr", "provenance"),
+    ],
+    ids=["compiled-cost", "lowered-cost", "memory", "compiled-text", "olympuspr"],
+)
 def test_every_failure_while_making_a_report_is_shown(monkeypatch, target, attribute, stage):
     message = f"injected failure in {attribute}"
     if isinstance(getattr(target, attribute), property):

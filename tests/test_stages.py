@@ -1,4 +1,5 @@
 """The staged API: olympus.jit(f).trace(...) → .lower() → .compile() → call."""
+
 import re
 
 import numpy as np
@@ -22,6 +23,7 @@ def mlp(params, x):
 
 # --- Wrapped -----------------------------------------------------------------
 
+
 def test_jit_calls_and_keeps_the_function_identity():
     wf = olympus.jit(f)
     assert isinstance(wf, stages.Wrapped)
@@ -32,7 +34,8 @@ def test_jit_calls_and_keeps_the_function_identity():
 def test_jit_as_decorator_with_options():
     @olympus.jit(static_argnames="n")
     def power(x, n):
-        return x ** n
+        return x**n
+
     assert power(2.0, n=3) == 8.0
     assert power.options["static_argnames"] == "n"
 
@@ -54,6 +57,7 @@ def test_lower_is_trace_then_lower():
 
 
 # --- Traced ------------------------------------------------------------------
+
 
 def test_traced_exposes_the_olympuspr_and_signature():
     traced = olympus.jit(f).trace(3, 4.0)
@@ -102,6 +106,7 @@ def test_unhashable_static_argument_is_treated_as_jax_treats_it():
         except Exception as e:  # noqa: BLE001 - the error is compared below
             return type(e), str(e).splitlines()[0]
         return None
+
     # JAX 0.10 on refuses it when tracing ("Non-hashable static arguments..."); 0.9
     # only when calling. Olympus does what the installed JAX does.
     assert attempt(olympus) == attempt(jax)
@@ -114,6 +119,7 @@ def test_donated_arguments_show_in_args_info():
 
 
 # --- Lowered -----------------------------------------------------------------
+
 
 def test_lowered_text_reads_olympus_not_jax():
     lowered = olympus.jit(lambda x: {"a": x, "b": x * 2}).trace(1.0).lower()
@@ -156,20 +162,25 @@ def test_compile_with_compiler_options():
     lowered = olympus.jit(f).trace(3, 4).lower()
     compiled = lowered.compile({"xla_backend_optimization_level": 0})
     assert compiled(3, 4) == 10 and compiled.compiler_options == {
-        "xla_backend_optimization_level": 0}
+        "xla_backend_optimization_level": 0
+    }
 
 
-@pytest.mark.parametrize("options, error, message", [
-    ({"xla_no_such_option": 1}, jax.errors.JaxRuntimeError, "xla_no_such_option"),
-    ([("a", 1)], TypeError, "must be a dict"),
-    ({"xla_backend_optimization_level": [0]}, TypeError, "must be a str, bool, int or float"),
-])
+@pytest.mark.parametrize(
+    "options, error, message",
+    [
+        ({"xla_no_such_option": 1}, jax.errors.JaxRuntimeError, "xla_no_such_option"),
+        ([("a", 1)], TypeError, "must be a dict"),
+        ({"xla_backend_optimization_level": [0]}, TypeError, "must be a str, bool, int or float"),
+    ],
+)
 def test_bad_compiler_options_are_clear_errors(options, error, message):
     with pytest.raises(error, match=message):
         olympus.jit(f).trace(3, 4).lower().compile(options)
 
 
 # --- Compiled ----------------------------------------------------------------
+
 
 def test_compiled_analyses_and_text():
     compiled = olympus.jit(f).trace(3, 4).lower().compile()
@@ -197,24 +208,28 @@ def test_wrong_argument_types_list_each_argument_by_name():
         "Argument types differ from the types for which this computation was compiled. "
         "The mismatches are:\n"
         "Argument 'x' compiled with int32[] and called with int32[3]\n"
-        "Argument 'y' compiled with int32[] and called with float32[]")
+        "Argument 'y' compiled with int32[] and called with float32[]"
+    )
 
 
-@pytest.mark.parametrize("transform", [
-    lambda c: olympus.vmap(c)(jnp.ones((2, 3))),
-    lambda c: olympus.grad(lambda x: c(x).sum())(jnp.ones(3)),
-    lambda c: olympus.jvp(c, (jnp.ones(3),), (jnp.ones(3),)),
-    lambda c: olympus.jit(c)(jnp.ones(3)),
-    lambda c: olympus.value_and_grad(lambda x: c(x).sum())(jnp.ones(3)),
-], ids=["vmap", "grad", "jvp", "jit", "value_and_grad"])
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda c: olympus.vmap(c)(jnp.ones((2, 3))),
+        lambda c: olympus.grad(lambda x: c(x).sum())(jnp.ones(3)),
+        lambda c: olympus.jvp(c, (jnp.ones(3),), (jnp.ones(3),)),
+        lambda c: olympus.jit(c)(jnp.ones(3)),
+        lambda c: olympus.value_and_grad(lambda x: c(x).sum())(jnp.ones(3)),
+    ],
+    ids=["vmap", "grad", "jvp", "jit", "value_and_grad"],
+)
 def test_compiled_functions_refuse_every_transformation(transform):
     compiled = olympus.jit(jnp.sin).trace(jnp.ones(3)).lower().compile()
     with pytest.raises(TypeError, match="Cannot apply OLYMPUS transformations") as info:
         transform(compiled)
     # JAX's words are renamed; the tracer's class keeps its real, importable path.
     assert "JAX" not in str(info.value)
-    assert re.search(r"Tracer type <class 'jax\._src\.interpreters\.\w+\.\w+'>",
-                     str(info.value))
+    assert re.search(r"Tracer type <class 'jax\._src\.interpreters\.\w+\.\w+'>", str(info.value))
     # The compiled function still works afterwards.
     np.testing.assert_allclose(compiled(jnp.ones(3)), np.sin(np.ones(3)), rtol=1e-6)
 
@@ -224,6 +239,7 @@ def test_errors_in_the_users_function_read_as_theirs():
         if x > 0:
             return x
         return -x
+
     with pytest.raises(Exception) as info:
         olympus.jit(g).trace(1.0)
     assert type(info.value).__name__ == "TracerBoolConversionError"
@@ -231,6 +247,7 @@ def test_errors_in_the_users_function_read_as_theirs():
 
 
 # --- pmap ----------------------------------------------------------------------
+
 
 def test_pmap_has_the_aot_path():
     p = olympus.pmap(lambda x: x * 2)
@@ -245,10 +262,30 @@ def test_pmap_has_the_aot_path():
 
 # --- the user-facing surface ---------------------------------------------------
 
-@pytest.mark.parametrize("name", [
-    "numpy", "lax", "random", "vmap", "grad", "value_and_grad", "jvp", "make_olympuspr",
-    "devices", "device_put", "sharding", "Array", "ShapeDtypeStruct", "stages", "export",
-    "provenance", "jit", "pmap"])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "numpy",
+        "lax",
+        "random",
+        "vmap",
+        "grad",
+        "value_and_grad",
+        "jvp",
+        "make_olympuspr",
+        "devices",
+        "device_put",
+        "sharding",
+        "Array",
+        "ShapeDtypeStruct",
+        "stages",
+        "export",
+        "provenance",
+        "jit",
+        "pmap",
+    ],
+)
 def test_public_surface(name):
     assert hasattr(olympus, name)
 
@@ -258,6 +295,7 @@ def test_stage_types_and_submodules():
         assert isinstance(getattr(stages, t), type)
     import olympus.lax
     import olympus.random
+
     assert olympus.lax.add(1, 2) == 3
     key = olympus.random.key(0)
     assert olympus.random.normal(key, (2,)).shape == (2,)
@@ -275,9 +313,11 @@ def test_make_olympuspr():
 
 # --- JAX's own stage objects ---------------------------------------------------
 
+
 def test_jax_stages_become_olympus_stages():
     import jax
     from olympus.platforms import PlatformError
+
     wrapped = stages.from_jax(jax.jit(f))
     assert isinstance(wrapped, stages.Wrapped) and wrapped.fun is f
     traced = stages.from_jax(jax.jit(f).trace(1, 2))

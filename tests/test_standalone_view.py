@@ -6,6 +6,7 @@ the extension's own view (``olympus_jupyter/static/viewer.js``) where scripts ru
 These tests read the HTML as a browser's parser would; the browser tests
 (``tests/browser/test_view_outside_lab.py``) run it.
 """
+
 from __future__ import annotations
 
 import html.parser
@@ -23,7 +24,8 @@ from olympus_jupyter.report.output_cap import capped_forms, output_size
 
 pytestmark = pytest.mark.skipif(
     interactive.viewer() is None,
-    reason="the view is not built (jlpm build:standalone; the package build makes it)")
+    reason="the view is not built (jlpm build:standalone; the package build makes it)",
+)
 
 #: Text that would end a script element, open a comment in one, or start a new one.
 BREAKOUT = "</script><script>window.__pwned=1</script><!--<script>"
@@ -101,6 +103,7 @@ def island_and_loader(page: str):
 
 # -- the display form ------------------------------------------------------------------
 
+
 def test_the_html_form_is_the_static_html_then_the_data_and_the_view(report):
     form = report._repr_mimebundle_()["text/html"]
     # What shows where no script runs: the static HTML, its texts uncoloured (the
@@ -111,7 +114,7 @@ def test_the_html_form_is_the_static_html_then_the_data_and_the_view(report):
     assert "<script" not in static
     data, loader = island_and_loader(form)
     assert data == report._repr_mimebundle_()[MEDIA_TYPE]  # the data the extension reads
-    assert interactive.viewer().packed in loader          # the view, carried in the output
+    assert interactive.viewer().packed in loader  # the view, carried in the output
     assert "DecompressionStream" in loader
 
 
@@ -138,8 +141,10 @@ def test_the_static_html_reads_line_by_line_with_no_style_sheet(report):
     assert re.match(r"\s*\d+  ", source[0]) and "olympuspr: " in source[0]
     sine = [line for line in lines if re.search(r"= stablehlo\.sine ", line)]
     assert sine and all(re.match(r"\s*\d+  ", line) for line in sine)
-    assert all(f"test_standalone_view.py:{poly.__code__.co_firstlineno + 2} (poly)" in line
-               for line in sine)
+    assert all(
+        f"test_standalone_view.py:{poly.__code__.co_firstlineno + 2} (poly)" in line
+        for line in sine
+    )
 
 
 def test_report_data_cannot_end_the_island_or_run(hostile_report):
@@ -150,10 +155,10 @@ def test_report_data_cannot_end_the_island_or_run(hostile_report):
     page = Page(form)
     assert page.tags.count("script") == 2
     assert BREAKOUT in page.text
-    island = form[len(static):].split("</script>", 1)[0]
-    assert "<" not in island.split(">", 1)[1]            # "<" is written \u003c
+    island = form[len(static) :].split("</script>", 1)[0]
+    assert "<" not in island.split(">", 1)[1]  # "<" is written \u003c
     data, _ = island_and_loader(form)
-    assert data["name"] == BREAKOUT                        # and reads back as it was
+    assert data["name"] == BREAKOUT  # and reads back as it was
     source = "".join(c[1] for f in data["provenance"]["files"] for c in f["chunks"])
     assert 'label = "</script><script>window.__pwned=1</script>"' in source
 
@@ -186,7 +191,9 @@ def test_the_data_is_serialized_once_for_the_cap_and_the_island(monkeypatch):
             if isinstance(obj, dict) and obj.get("schema") == "olympus.stages":
                 calls.append(1)
             return real(obj, *args, **kwargs)
+
         return dumps
+
     report = inspect(poly, jnp.ones(3), cache=None)
     for module in (json, orjson):  # orjson writes it; json where orjson cannot
         monkeypatch.setattr(module, "dumps", counting(module.dumps))
@@ -196,6 +203,7 @@ def test_the_data_is_serialized_once_for_the_cap_and_the_island(monkeypatch):
 
 
 # -- the output cap -----------------------------------------------------------------------
+
 
 def long_program(x):
     for _ in range(300):
@@ -212,7 +220,7 @@ def test_a_capped_output_embeds_the_capped_data_and_the_view():
     data, _ = island_and_loader(forms["text/html"])
     assert data == json.loads(json.dumps(forms[MEDIA_TYPE]))  # the capped data, the same
     assert "capped at 1.2 MB" in data["notes"][-1]
-    StageReport.from_json(data)                              # a valid report
+    StageReport.from_json(data)  # a valid report
 
 
 def test_a_cap_too_small_for_the_view_keeps_the_static_html():
@@ -224,14 +232,15 @@ def test_a_cap_too_small_for_the_view_keeps_the_static_html():
 
 # -- the standalone page ------------------------------------------------------------------
 
+
 def test_the_saved_page_is_interactive_and_offline(report, tmp_path):
     page = open(report.save(tmp_path / "r.html"), encoding="utf-8").read()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</script></body></html>")
     data, _ = island_and_loader(page)
-    assert data == report.to_json()                          # everything, uncapped
+    assert data == report.to_json()  # everything, uncapped
     parsed = Page(page)
     urls = re.findall(r'(?:src|href)="([^"]*)"', page)
-    assert all(u.startswith("#") for u in urls), urls       # in-page links only
+    assert all(u.startswith("#") for u in urls), urls  # in-page links only
     assert not set(parsed.tags) & {"link", "iframe", "img", "object", "embed"}
     static = open(report.save(tmp_path / "s.html", interactive=False), encoding="utf-8").read()
     assert "<script" not in static
@@ -241,7 +250,7 @@ def test_html_standalone_is_the_saved_page(report):
     page = report.html(standalone=True)
     assert "data-olympus-loader" in page and "<body>" in page
     assert "<script" not in report.html(standalone=True, interactive=False)
-    assert "<script" not in report.html()                     # the fragment stays static
+    assert "<script" not in report.html()  # the fragment stays static
     assert "data-olympus-loader" in report.html(interactive=True)
 
 

@@ -1,6 +1,7 @@
 """The student's copy of the course that ``./run.sh`` opens (olympus_jupyter.teaching.student):
 stubs in place of the solutions, as nbgrader makes them, each solution behind a fold
 after its check, and the student's own work never written over."""
+
 import pathlib
 
 import nbformat
@@ -8,8 +9,13 @@ import pytest
 
 from notebook_outputs import errors, text
 from notebook_runner import run_notebook
-from olympus_jupyter.teaching.student import (STUB, main, student_notebook, without_solution,
-                                              write_course)
+from olympus_jupyter.teaching.student import (
+    STUB,
+    main,
+    student_notebook,
+    without_solution,
+    write_course,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -22,6 +28,7 @@ def grading(cell):
 
 def test_the_stub_is_the_one_nbgrader_is_given():
     from traitlets.config.loader import PyFileConfigLoader
+
     config = PyFileConfigLoader("nbgrader_config.py", path=str(NOTEBOOKS)).load_config()
     assert config.ClearSolutions.code_stub == {"python": STUB}
 
@@ -30,8 +37,7 @@ def test_the_stub_is_the_one_nbgrader_is_given():
 def test_each_solution_is_a_stub_with_its_solution_folded_after_its_check(lesson):
     source = nbformat.read(NOTEBOOKS / lesson, as_version=4)
     copy = student_notebook(source)
-    solutions = [c for c in source.cells if grading(c).get("solution")
-                 and c.cell_type == "code"]
+    solutions = [c for c in source.cells if grading(c).get("solution") and c.cell_type == "code"]
     assert solutions
     for cell in solutions:
         name = grading(cell)["grade_id"]
@@ -46,8 +52,12 @@ def test_each_solution_is_a_stub_with_its_solution_folded_after_its_check(lesson
         body = cell.source.replace("### BEGIN SOLUTION\n", "").replace("### END SOLUTION", "")
         assert all(line.strip() in fold.source for line in body.split("\n") if line.strip())
     # Everything else is as it was.
-    rest = [c.source for c in copy.cells if not grading(c).get("solution")
-            and not c.source.startswith("<details><summary>Show a solution")]
+    rest = [
+        c.source
+        for c in copy.cells
+        if not grading(c).get("solution")
+        and not c.source.startswith("<details><summary>Show a solution")
+    ]
     assert rest == [c.source for c in source.cells if not grading(c).get("solution")]
     assert source.cells == nbformat.read(NOTEBOOKS / lesson, as_version=4).cells  # untouched
 

@@ -1,6 +1,7 @@
 """A function that hangs while it is traced is stopped at the time limit the user
 set: the report says where, nothing is cached, and the process's own signal
 handler and timer are as they were."""
+
 import math
 import signal
 import subprocess
@@ -64,12 +65,12 @@ def test_the_signal_handler_and_timer_are_put_back():
         signal.setitimer(signal.ITIMER_REAL, 2.0)
         inspect(hangs, 1.0, timeout=0.2, cache=None)
         delay, _ = signal.getitimer(signal.ITIMER_REAL)
-        assert 0 < delay < 2.0                    # the user's timer goes on
+        assert 0 < delay < 2.0  # the user's timer goes on
         assert signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL
         deadline = time.monotonic() + 5
         while not fired and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert fired == [1]                        # ... and fires its own handler
+        assert fired == [1]  # ... and fires its own handler
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -99,6 +100,7 @@ def test_outside_the_main_thread_a_limit_is_refused():
             inspect(lambda x: x, 1.0, timeout=1, cache=None)
         except StagingError as e:
             errors.append(str(e))
+
     thread = threading.Thread(target=work)
     thread.start()
     thread.join()
@@ -114,16 +116,34 @@ def test_the_magic_takes_a_timeout():
 
 
 def test_the_cli_takes_a_timeout(tmp_path):
-    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+    (tmp_path / "slow.py").write_text(
+        textwrap.dedent("""
         import time
 
         def forever(x):
             while True:
                 time.sleep(0.01)
-    """))
-    proc = subprocess.run([sys.executable, "-m", "olympus_jupyter", "report", "slow:forever",
-                           "--arg", "f32[2]", "--timeout", "0.5", "-o", "out.html"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    """)
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "olympus_jupyter",
+            "report",
+            "slow:forever",
+            "--arg",
+            "f32[2]",
+            "--timeout",
+            "0.5",
+            "-o",
+            "out.html",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1
     assert "StageTimeout" in proc.stdout and "slow.py" in proc.stdout
     assert (tmp_path / "out.html").exists()

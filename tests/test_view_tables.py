@@ -14,6 +14,7 @@ from one place, and where each language must compute it, both compute the same.
   ``formatFlops``, ``formatShare``, ``formatMs``, ``braceFoldEnds``) are run here,
   compiled from ``src/`` by esbuild, on the same inputs as Python's.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,8 @@ def test_the_generated_typescript_is_up_to_date():
     ts = (ROOT / view_tables.TS_PATH).read_text(encoding="utf-8")
     assert ts == view_tables.typescript_module(), (
         f"{view_tables.TS_PATH} differs from olympus_jupyter/report/view_tables.py: run "
-        "`python -m olympus_jupyter.report.view_tables` from the repository's root")
+        "`python -m olympus_jupyter.report.view_tables` from the repository's root"
+    )
 
 
 def test_the_generated_palette_is_up_to_date():
@@ -46,7 +48,8 @@ def test_the_generated_palette_is_up_to_date():
     assert css.count(view_tables.CSS_BEGIN) == 1 and css.count(view_tables.CSS_END) == 1
     assert view_tables.with_palette(css) == css, (
         f"the palette of {view_tables.CSS_PATH} differs from olympus_jupyter/report/"
-        "view_tables.py: run `python -m olympus_jupyter.report.view_tables` from the root")
+        "view_tables.py: run `python -m olympus_jupyter.report.view_tables` from the root"
+    )
 
 
 def test_a_changed_table_is_written_where_it_is_used(tmp_path, monkeypatch):
@@ -67,6 +70,7 @@ def test_a_changed_table_is_written_where_it_is_used(tmp_path, monkeypatch):
 
 def test_the_static_html_and_the_text_use_the_shared_palette():
     from olympus_jupyter.report import html
+
     assert html.PALETTE_SIZE == view_tables.PALETTE_SIZE
     page = html.render_html(inspect(lambda x: jnp.sin(x) * 2, 1.0))
     for k, hue in enumerate(view_tables.PALETTE_HUES):
@@ -129,14 +133,80 @@ const noCheck = {
 })().catch(e => { console.error(e); process.exit(1); });
 """
 
-VALUES = [0, 1, 2, 2.5, 12, 192, 272.0, 999, 1000, 1023, 1024, 1536, 14336, 65536, 999_999,
-          1e6, 1_234_567, 2 ** 20 + 1, 3 << 30, 5e9, 2.5e12, 5e15, 1e18, 1 << 40, 0.5, 0.25,
-          0.125, 123.25, 3.2e-6, 7.5e-4, 0.001, 0.0015, 2e-9, 1.5e-3, -1, -1536, -2.5,
-          1280, 2560, 0.375, 1.125, 9.995, 99950, 0.00012345, 1e-5, 12345.5, 1 << 60,
-          -0.04, float("inf"), float("nan")]
+VALUES = [
+    0,
+    1,
+    2,
+    2.5,
+    12,
+    192,
+    272.0,
+    999,
+    1000,
+    1023,
+    1024,
+    1536,
+    14336,
+    65536,
+    999_999,
+    1e6,
+    1_234_567,
+    2**20 + 1,
+    3 << 30,
+    5e9,
+    2.5e12,
+    5e15,
+    1e18,
+    1 << 40,
+    0.5,
+    0.25,
+    0.125,
+    123.25,
+    3.2e-6,
+    7.5e-4,
+    0.001,
+    0.0015,
+    2e-9,
+    1.5e-3,
+    -1,
+    -1536,
+    -2.5,
+    1280,
+    2560,
+    0.375,
+    1.125,
+    9.995,
+    99950,
+    0.00012345,
+    1e-5,
+    12345.5,
+    1 << 60,
+    -0.04,
+    float("inf"),
+    float("nan"),
+]
 UNITS = ["", "flops", "ops", "bytes", "seconds"]
-SHARES = [0, 1e-9, 0.001, 0.004, 0.005, 0.007, 0.0099, 0.01, 0.125, 0.125000001, 0.25, 0.5,
-          0.835, 0.985, 0.99, 0.995, 0.9999, 1, 1.5]
+SHARES = [
+    0,
+    1e-9,
+    0.001,
+    0.004,
+    0.005,
+    0.007,
+    0.0099,
+    0.01,
+    0.125,
+    0.125000001,
+    0.25,
+    0.5,
+    0.835,
+    0.985,
+    0.99,
+    0.995,
+    0.9999,
+    1,
+    1.5,
+]
 
 HLO_LIKE = """HloModule m, entry_computation_layout={(f32[3])->f32[3]}
 
@@ -164,10 +234,21 @@ ENTRY main {
   ROOT p = f32[] parameter(0)
 }
 """
-FOLD_TEXTS = [HLO_LIKE, "", "{\n}", "}\n{", "a {\n  b {\n  }\n  } else {\n  }\n}\n",
-              "x {  \n\t}\n", "a {\nb\n", "{\n{\n}\n", "f(\n  {\n  }\n)",
-              'FileNames\n1 "a.py"\nother', "FileNames\n\n",
-              "x\n  FileNames  \nFunctionNames\n2 x\n", HLO_TABLES]
+FOLD_TEXTS = [
+    HLO_LIKE,
+    "",
+    "{\n}",
+    "}\n{",
+    "a {\n  b {\n  }\n  } else {\n  }\n}\n",
+    "x {  \n\t}\n",
+    "a {\nb\n",
+    "{\n{\n}\n",
+    "f(\n  {\n  }\n)",
+    'FileNames\n1 "a.py"\nother',
+    "FileNames\n\n",
+    "x\n  FileNames  \nFunctionNames\n2 x\n",
+    HLO_TABLES,
+]
 
 
 def _caller(fun, *args):
@@ -184,10 +265,15 @@ def _twice(x):
 
 def _reports():
     """Bundles whose functions are called from lines outside them (this test's)."""
+
     def wrapped(x):
         return jnp.cos(_twice(x))
-    return [bundle.to_json(_caller(_twice, 1.0)), bundle.to_json(_caller(wrapped, 2.0)),
-            bundle.to_json(inspect(_nested, 3.0, cache=None))]
+
+    return [
+        bundle.to_json(_caller(_twice, 1.0)),
+        bundle.to_json(_caller(wrapped, 2.0)),
+        bundle.to_json(inspect(_nested, 3.0, cache=None)),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -198,27 +284,44 @@ def view_answers():
         pytest.skip("needs Node.js and the JavaScript packages (jlpm install)")
     reports = _reports()
     old = [{k: v for k, v in data.items() if k != "callers"} for data in reports]
-    cases = {"cost": [[v, u] for v in VALUES for u in UNITS],
-             "number": VALUES[:-2], "bytes": VALUES[:-2], "folds": FOLD_TEXTS,
-             "flops": [[v, u] for v in VALUES for u in ("FLOP", "ops")], "share": SHARES,
-             "callers": reports, "old_callers": old}
-    run = subprocess.run([node, "-e", _RUNNER, str(ROOT)], input=_json(cases),
-                         capture_output=True, text=True, timeout=deadline(120), check=False)
+    cases = {
+        "cost": [[v, u] for v in VALUES for u in UNITS],
+        "number": VALUES[:-2],
+        "bytes": VALUES[:-2],
+        "folds": FOLD_TEXTS,
+        "flops": [[v, u] for v in VALUES for u in ("FLOP", "ops")],
+        "share": SHARES,
+        "callers": reports,
+        "old_callers": old,
+    }
+    run = subprocess.run(
+        [node, "-e", _RUNNER, str(ROOT)],
+        input=_json(cases),
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout), cases, reports
 
 
 def _json(cases) -> str:
     """``cases`` as JSON, with infinities and NaN as the runner reads them."""
+
     def number(v):
         if isinstance(v, float) and not math.isfinite(v):
             return {"number": repr(v).replace("inf", "Infinity").replace("nan", "NaN")}
         if isinstance(v, list):
             return [number(x) for x in v]
         return v
-    return json.dumps({k: number(v) if k in ("cost", "number", "bytes", "flops", "share")
-                       else v
-                       for k, v in cases.items()})
+
+    return json.dumps(
+        {
+            k: number(v) if k in ("cost", "number", "bytes", "flops", "share") else v
+            for k, v in cases.items()
+        }
+    )
 
 
 def _differences(pairs):
@@ -238,16 +341,16 @@ def test_the_view_writes_figures_as_python_does(view_answers):
     python = [cost_names.format_share(v) for v in cases["share"]]
     d5 = _differences(zip(cases["share"], python, answers["share"]))
     python = [cost_names.format_ms(v) for v in cases["number"]]
-    differences = d1 + d2 + d3 + d4 + d5 + _differences(zip(cases["number"], python,
-                                                            answers["ms"]))
+    differences = d1 + d2 + d3 + d4 + d5 + _differences(zip(cases["number"], python, answers["ms"]))
     assert not differences, "\n".join(differences)
 
 
 def test_the_view_folds_braces_as_python_does(view_answers):
     answers, cases, _ = view_answers
-    python = [[[f.start, f.end] for f in sorted(brace_folds(t.split("\n")),
-                                                key=lambda f: f.start)]
-              for t in cases["folds"]]
+    python = [
+        [[f.start, f.end] for f in sorted(brace_folds(t.split("\n")), key=lambda f: f.start)]
+        for t in cases["folds"]
+    ]
     assert not _differences(zip(cases["folds"], python, answers["folds"]))
     assert answers["folds"][0] == [[3, 6], [8, 11]]  # the HLO's two computations
     # The source tables at the top of a compiled HLO text, which start folded.
@@ -261,10 +364,13 @@ def test_the_view_takes_the_caller_lines_from_the_bundle(view_answers):
     answers, _, reports = view_answers
     for data, view, old_view in zip(reports, answers["callers"], answers["old_callers"]):
         from olympus.provenance import Provenance
-        python = sorted(f"{f}:{line}" for f, line in
-                        caller_lines(Provenance.from_json(data["provenance"])))
+
+        python = sorted(
+            f"{f}:{line}" for f, line in caller_lines(Provenance.from_json(data["provenance"]))
+        )
         assert python and data["callers"] == sorted(
-            [f, line] for f, line in caller_lines(Provenance.from_json(data["provenance"])))
+            [f, line] for f, line in caller_lines(Provenance.from_json(data["provenance"]))
+        )
         assert view == python
         # A bundle from before reports carried them: the view's own copy finds the same.
         assert old_view == python
@@ -274,10 +380,23 @@ def test_the_view_uses_the_callers_it_is_given(view_answers):
     """The view applies no rule of its own to a bundle that carries ``callers``."""
     node = shutil.which("node")
     data = dict(view_answers[2][0], callers=[[0, 1]])
-    cases = {"cost": [], "number": [], "bytes": [], "flops": [], "share": [], "folds": [],
-             "callers": [data],
-             "old_callers": []}
-    run = subprocess.run([node, "-e", _RUNNER, str(ROOT)], input=_json(cases),
-                         capture_output=True, text=True, timeout=deadline(120), check=False)
+    cases = {
+        "cost": [],
+        "number": [],
+        "bytes": [],
+        "flops": [],
+        "share": [],
+        "folds": [],
+        "callers": [data],
+        "old_callers": [],
+    }
+    run = subprocess.run(
+        [node, "-e", _RUNNER, str(ROOT)],
+        input=_json(cases),
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert json.loads(run.stdout)["callers"] == [["0:1"]]

@@ -30,24 +30,50 @@ The package holds one module per job, each importing only those listed before it
 - :mod:`~olympus.export.exported`: :class:`Exported`, :func:`export` and
   :func:`deserialize`.
 """
-from olympus.export.blob_format import (FORMAT_VERSION, HEADER_SIZE, MAGIC,
-                                        DeserializationError,
-                                        maximum_supported_calling_convention_version,
-                                        minimum_supported_calling_convention_version)
+
+from olympus.export.blob_format import (
+    FORMAT_VERSION,
+    HEADER_SIZE,
+    MAGIC,
+    DeserializationError,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+)
 from olympus.export.error_words import in_olympus_words as _in_olympus_words  # noqa: F401
-from olympus.export.exported import (DisabledSafetyCheck, Exported, default_export_platform,
-                                     deserialize, export)
-from olympus.export.pytree_serialization import (register_namedtuple_serialization,
-                                                 register_pytree_node_serialization)
-from olympus.export.symbolic_shapes import (SymbolicScope, is_symbolic_dim,
-                                            symbolic_args_specs, symbolic_shape)
+from olympus.export.exported import (
+    DisabledSafetyCheck,
+    Exported,
+    default_export_platform,
+    deserialize,
+    export,
+)
+from olympus.export.pytree_serialization import (
+    register_namedtuple_serialization,
+    register_pytree_node_serialization,
+)
+from olympus.export.symbolic_shapes import (
+    SymbolicScope,
+    is_symbolic_dim,
+    symbolic_args_specs,
+    symbolic_shape,
+)
 
 __all__ = [
-    "export", "Exported", "deserialize", "DeserializationError",
-    "symbolic_shape", "symbolic_args_specs", "SymbolicScope", "is_symbolic_dim",
-    "DisabledSafetyCheck", "default_export_platform",
+    "export",
+    "Exported",
+    "deserialize",
+    "DeserializationError",
+    "symbolic_shape",
+    "symbolic_args_specs",
+    "SymbolicScope",
+    "is_symbolic_dim",
+    "DisabledSafetyCheck",
+    "default_export_platform",
     "minimum_supported_calling_convention_version",
     "maximum_supported_calling_convention_version",
-    "register_pytree_node_serialization", "register_namedtuple_serialization",
-    "MAGIC", "FORMAT_VERSION", "HEADER_SIZE",
+    "register_pytree_node_serialization",
+    "register_namedtuple_serialization",
+    "MAGIC",
+    "FORMAT_VERSION",
+    "HEADER_SIZE",
 ]

@@ -19,6 +19,7 @@ read in steps, each bounded, so that corrupted or crafted bytes raise
 Traceback (most recent call last):
 olympus.export.blob_checks.Invalid: it has only 4 bytes, too few for an export
 """
+
 from __future__ import annotations
 
 import os
@@ -31,12 +32,22 @@ from jax.extend.mlir import ir
 
 from olympus import jax_compat
 from olympus.errors import strip_jax_notes
-from olympus.export.blob_format import (maximum_supported_calling_convention_version,
-                                        minimum_supported_calling_convention_version)
+from olympus.export.blob_format import (
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+)
 from olympus.export.error_words import add_note, brief, short_aval
 
-__all__ = ["Invalid", "Unregistered", "read_payload", "check_table_of_contents",
-           "check_registered", "check_exported", "RAW_CHECK_TIMEOUT_S", "MAX_VJP_DEPTH"]
+__all__ = [
+    "Invalid",
+    "Unregistered",
+    "read_payload",
+    "check_table_of_contents",
+    "check_registered",
+    "check_exported",
+    "RAW_CHECK_TIMEOUT_S",
+    "MAX_VJP_DEPTH",
+]
 
 # A blob without the envelope has no checksum, so its StableHLO bytecode is
 # first read in a separate process: the bytecode reader can crash or hang on
@@ -129,27 +140,33 @@ def check_registered(names: set[str]) -> None:
             f"olympus.export.register_pytree_node_serialization(T, "
             f"serialized_name={missing[0]!r}, ...) or "
             f"olympus.export.register_namedtuple_serialization(T, "
-            f"serialized_name={missing[0]!r})")
+            f"serialized_name={missing[0]!r})"
+        )
 
 
 def reraise_if_from_pytree_functions(e: BaseException) -> None:
     """Re-raises ``e``, with a note, if a function registered for a custom pytree
     node raised it: the user's code failed, not the blob."""
-    registered = {getattr(f, "__code__", None)
-                  for _, *functions in jax_compat.pytree_deserialization_registry().values()
-                  for f in functions}
+    registered = {
+        getattr(f, "__code__", None)
+        for _, *functions in jax_compat.pytree_deserialization_registry().values()
+        for f in functions
+    }
     tb = e.__traceback__
     while tb is not None and tb.tb_frame.f_code not in registered:
         tb = tb.tb_next
     if tb is None:
         return
     strip_jax_notes(e)
-    add_note(e, "Olympus: deserialize rebuilds the blob's argument and result structure "
-                "with the functions registered for its custom pytree nodes "
-                "(deserialize_auxdata, then from_children or the node's unflatten), "
-                "passing placeholders for the arrays, and one of them raised this. Make "
-                "them accept any leaf (some JAX versions pass 0.0), and register each type "
-                "as the exporting process did.")
+    add_note(
+        e,
+        "Olympus: deserialize rebuilds the blob's argument and result structure "
+        "with the functions registered for its custom pytree nodes "
+        "(deserialize_auxdata, then from_children or the node's unflatten), "
+        "passing placeholders for the arrays, and one of them raised this. Make "
+        "them accept any leaf (some JAX versions pass 0.0), and register each type "
+        "as the exporting process did.",
+    )
     raise e
 
 
@@ -160,12 +177,16 @@ def check_exported(jexp, *, isolated: bool, depth: int) -> None:
     if not tuple(jexp.platforms):
         raise Invalid(f"{what} names no platform")
     version = jexp.calling_convention_version
-    if not (minimum_supported_calling_convention_version <= version
-            <= maximum_supported_calling_convention_version):
+    if not (
+        minimum_supported_calling_convention_version
+        <= version
+        <= maximum_supported_calling_convention_version
+    ):
         raise Invalid(
             f"{what} uses calling convention version {version}; this Olympus supports "
             f"versions {minimum_supported_calling_convention_version} to "
-            f"{maximum_supported_calling_convention_version}")
+            f"{maximum_supported_calling_convention_version}"
+        )
     if jexp.nr_devices < 1:
         raise Invalid(f"{what} is for {jexp.nr_devices} devices")
     n_in, n_out = len(jexp.in_avals), len(jexp.out_avals)
@@ -173,13 +194,18 @@ def check_exported(jexp, *, isolated: bool, depth: int) -> None:
     if list(kept) != sorted(set(kept)) or any(not 0 <= i < n_in for i in kept):
         raise Invalid(f"{what} lists impossible kept arguments {kept!r} for {n_in} inputs")
     try:
-        ok_tree = (is_args_kwargs(jexp.in_tree) and jexp.in_tree.num_leaves == n_in
-                   and jexp.out_tree.num_leaves == n_out)
+        ok_tree = (
+            is_args_kwargs(jexp.in_tree)
+            and jexp.in_tree.num_leaves == n_in
+            and jexp.out_tree.num_leaves == n_out
+        )
     except Exception as e:  # noqa: BLE001 - any error reading untrusted bytes: corrupt
         raise Invalid(f"{what} has an unreadable argument structure ({brief(e)})") from None
     if not ok_tree:
-        raise Invalid(f"{what} has argument or result structures that do not match its "
-                      f"{n_in} inputs and {n_out} outputs")
+        raise Invalid(
+            f"{what} has argument or result structures that do not match its "
+            f"{n_in} inputs and {n_out} outputs"
+        )
     module_bytes = jexp.mlir_module_serialized
     if isolated:
         check_bytecode_in_subprocess(module_bytes)
@@ -191,8 +217,7 @@ def check_exported(jexp, *, isolated: bool, depth: int) -> None:
     except Invalid as e:
         raise Invalid(f"{what} {e}") from None
     except Exception as e:  # noqa: BLE001 - any error parsing untrusted MLIR: corrupt
-        raise Invalid(f"{what} has a StableHLO module that cannot be read "
-                      f"({brief(e)})") from None
+        raise Invalid(f"{what} has a StableHLO module that cannot be read ({brief(e)})") from None
     if jexp.has_vjp():
         if depth + 1 >= MAX_VJP_DEPTH:
             raise Invalid(f"it nests more than {MAX_VJP_DEPTH} levels of VJP")
@@ -233,8 +258,11 @@ def check_signature(module: ir.Module, jexp) -> None:
     main = None
     for view in module.body.operations:
         op = view.operation
-        if op.name == "func.func" and "sym_name" in op.attributes and \
-                ir.StringAttr(op.attributes["sym_name"]).value == "main":
+        if (
+            op.name == "func.func"
+            and "sym_name" in op.attributes
+            and ir.StringAttr(op.attributes["sym_name"]).value == "main"
+        ):
             main = op
             break
     if main is None:
@@ -245,27 +273,34 @@ def check_signature(module: ir.Module, jexp) -> None:
     prefix = (1 if len(jexp.platforms) > 1 else 0) + n_tokens
     kept = [jexp.in_avals[i] for i in jexp.module_kept_var_idx]
     if len(inputs) != prefix + len(kept):
-        raise Invalid(f"has a module whose 'main' takes {len(inputs)} arguments, but "
-                      f"{prefix + len(kept)} are recorded")
+        raise Invalid(
+            f"has a module whose 'main' takes {len(inputs)} arguments, but "
+            f"{prefix + len(kept)} are recorded"
+        )
     if len(results) != n_tokens + len(jexp.out_avals):
-        raise Invalid(f"has a module whose 'main' returns {len(results)} results, but "
-                      f"{n_tokens + len(jexp.out_avals)} are recorded")
+        raise Invalid(
+            f"has a module whose 'main' returns {len(results)} results, but "
+            f"{n_tokens + len(jexp.out_avals)} are recorded"
+        )
     for k, (aval, t) in enumerate(zip(kept, inputs[prefix:])):
         _check_type(aval, t, f"takes argument {jexp.module_kept_var_idx[k]}")
     for k, (aval, t) in enumerate(zip(jexp.out_avals, results[n_tokens:])):
         _check_type(aval, t, f"returns result {k}")
     attr = module.operation.attributes
     if "mhlo.num_partitions" in attr and "mhlo.num_replicas" in attr:
-        n = (ir.IntegerAttr(attr["mhlo.num_partitions"]).value
-             * ir.IntegerAttr(attr["mhlo.num_replicas"]).value)
+        n = (
+            ir.IntegerAttr(attr["mhlo.num_partitions"]).value
+            * ir.IntegerAttr(attr["mhlo.num_replicas"]).value
+        )
         if n != jexp.nr_devices:
-            raise Invalid(f"has a module for {n} devices, but {jexp.nr_devices} are "
-                          f"recorded")
+            raise Invalid(f"has a module for {n} devices, but {jexp.nr_devices} are recorded")
     if "jax.uses_shape_polymorphism" in attr:
         uses = ir.BoolAttr(attr["jax.uses_shape_polymorphism"]).value
         if uses != bool(jexp.uses_global_constants):
-            raise Invalid("records uses_global_constants="
-                          f"{jexp.uses_global_constants} but its module says {uses}")
+            raise Invalid(
+                "records uses_global_constants="
+                f"{jexp.uses_global_constants} but its module says {uses}"
+            )
 
 
 def _check_type(aval, ir_type: ir.Type, what: str) -> None:
@@ -282,18 +317,21 @@ def _check_type(aval, ir_type: ir.Type, what: str) -> None:
     try:
         tensor = ir.RankedTensorType(ir_type)
     except Exception:  # noqa: BLE001 - any error reading an untrusted type: a mismatch
-        raise Invalid(f"has a module whose 'main' {what} as {ir_type}, but "
-                      f"{short_aval(aval)} is recorded") from None
+        raise Invalid(
+            f"has a module whose 'main' {what} as {ir_type}, but {short_aval(aval)} is recorded"
+        ) from None
     ok = tensor.rank == len(shape) and tensor.element_type == expected
     if ok:
         for i, d in enumerate(shape):
-            if jax_compat.is_constant_dim(d) and (tensor.is_dynamic_dim(i)
-                                             or tensor.get_dim_size(i) != d):
+            if jax_compat.is_constant_dim(d) and (
+                tensor.is_dynamic_dim(i) or tensor.get_dim_size(i) != d
+            ):
                 ok = False
                 break
     if not ok:
-        raise Invalid(f"has a module whose 'main' {what} as {ir_type}, but "
-                      f"{short_aval(aval)} is recorded")
+        raise Invalid(
+            f"has a module whose 'main' {what} as {ir_type}, but {short_aval(aval)} is recorded"
+        )
 
 
 def check_bytecode_in_subprocess(module_bytes: bytes) -> None:
@@ -302,20 +340,33 @@ def check_bytecode_in_subprocess(module_bytes: bytes) -> None:
     timeout = RAW_CHECK_TIMEOUT_S + len(module_bytes) / 1e6
     env = dict(os.environ, PYTHONSAFEPATH="1")
     try:
-        proc = subprocess.run([sys.executable, "-c", jax_compat.PORTABLE_ARTIFACT_CHECK_SCRIPT],
-                              input=module_bytes, capture_output=True, timeout=timeout,
-                              env=env)
+        proc = subprocess.run(
+            [sys.executable, "-c", jax_compat.PORTABLE_ARTIFACT_CHECK_SCRIPT],
+            input=module_bytes,
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+        )
     except subprocess.TimeoutExpired:
-        raise Invalid(f"has a StableHLO module whose reading did not finish in "
-                      f"{timeout:.0f} s (the bytecode is corrupted)") from None
+        raise Invalid(
+            f"has a StableHLO module whose reading did not finish in "
+            f"{timeout:.0f} s (the bytecode is corrupted)"
+        ) from None
     except OSError as e:
-        raise Invalid(f"could not be checked in a separate process ({e}); wrap it with "
-                      f"the Olympus envelope to read it without one") from None
+        raise Invalid(
+            f"could not be checked in a separate process ({e}); wrap it with "
+            f"the Olympus envelope to read it without one"
+        ) from None
     if proc.returncode != 0:
-        how = (f"signal {-proc.returncode}" if proc.returncode < 0
-               else f"exit status {proc.returncode}")
-        raise Invalid(f"has a StableHLO module that crashed the bytecode reader ({how}); "
-                      f"the bytecode is corrupted")
+        how = (
+            f"signal {-proc.returncode}"
+            if proc.returncode < 0
+            else f"exit status {proc.returncode}"
+        )
+        raise Invalid(
+            f"has a StableHLO module that crashed the bytecode reader ({how}); "
+            f"the bytecode is corrupted"
+        )
     reply = proc.stdout.decode("utf-8", "replace")
     if reply.startswith("OK"):
         return

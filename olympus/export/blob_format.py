@@ -26,6 +26,7 @@ b'payload'
 Traceback (most recent call last):
 olympus.export.DeserializationError: The blob is truncated: ...
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +35,12 @@ import struct
 from jax import export as _jax_export
 
 __all__ = [
-    "MAGIC", "FORMAT_VERSION", "HEADER_SIZE", "DeserializationError", "seal", "open_envelope",
+    "MAGIC",
+    "FORMAT_VERSION",
+    "HEADER_SIZE",
+    "DeserializationError",
+    "seal",
+    "open_envelope",
     "minimum_supported_calling_convention_version",
     "maximum_supported_calling_convention_version",
 ]
@@ -46,9 +52,11 @@ HEADER_SIZE = _HEADER.size  # 52
 
 #: Calling convention versions this Olympus can call (and ``deserialize`` accepts).
 minimum_supported_calling_convention_version: int = (
-    _jax_export.minimum_supported_calling_convention_version)
+    _jax_export.minimum_supported_calling_convention_version
+)
 maximum_supported_calling_convention_version: int = (
-    _jax_export.maximum_supported_calling_convention_version)
+    _jax_export.maximum_supported_calling_convention_version
+)
 
 
 class DeserializationError(ValueError):
@@ -65,8 +73,7 @@ DeserializationError.__module__ = "olympus.export"
 
 def seal(payload: bytes) -> bytes:
     """``payload`` inside the envelope: the header, then the payload."""
-    header = _HEADER.pack(MAGIC, FORMAT_VERSION, 0, len(payload),
-                          hashlib.sha256(payload).digest())
+    header = _HEADER.pack(MAGIC, FORMAT_VERSION, 0, len(payload), hashlib.sha256(payload).digest())
     return header + payload
 
 
@@ -77,33 +84,39 @@ def open_envelope(data: bytes) -> bytes:
         raise DeserializationError(
             f"The blob is truncated: it has {len(data)} bytes, fewer than the "
             f"{HEADER_SIZE}-byte Olympus export header. The file was cut short while "
-            f"writing or copying; use an intact copy or export the function again.")
+            f"writing or copying; use an intact copy or export the function again."
+        )
     magic, version, flags, length, digest = _HEADER.unpack_from(data)
     if version != FORMAT_VERSION:
         raise DeserializationError(
             f"The blob uses Olympus export format version {version}; this Olympus reads "
             f"version {FORMAT_VERSION}. Deserialize it with the Olympus version that wrote "
-            f"it, or export the function again with this one.")
+            f"it, or export the function again with this one."
+        )
     if flags != 0:
         raise DeserializationError(
             f"The blob's header is corrupted: its reserved field is {flags:#06x}, "
-            f"expected 0. Use an intact copy or export the function again.")
+            f"expected 0. Use an intact copy or export the function again."
+        )
     actual = len(data) - HEADER_SIZE
     if actual < length:
         raise DeserializationError(
             f"The blob is truncated: its header announces a payload of {length} bytes "
             f"but only {actual} follow. The file was cut short while writing or copying; "
-            f"use an intact copy or export the function again.")
+            f"use an intact copy or export the function again."
+        )
     if actual > length:
-        if hashlib.sha256(data[HEADER_SIZE:HEADER_SIZE + length]).digest() == digest:
+        if hashlib.sha256(data[HEADER_SIZE : HEADER_SIZE + length]).digest() == digest:
             raise DeserializationError(
                 f"The blob has {actual - length} unexpected bytes after its {length}-byte "
                 f"payload: several blobs were concatenated or the file was appended to. "
-                f"Pass exactly the bytes that Exported.serialize() returned.")
+                f"Pass exactly the bytes that Exported.serialize() returned."
+            )
         raise DeserializationError(
             f"The blob is corrupted: it is {actual - length} bytes longer than its header "
             f"announces and its payload does not match the checksum in its header. "
-            f"Use an intact copy or export the function again.")
+            f"Use an intact copy or export the function again."
+        )
     payload = data[HEADER_SIZE:]
     found = hashlib.sha256(payload).digest()
     if found != digest:
@@ -111,5 +124,6 @@ def open_envelope(data: bytes) -> bytes:
             f"The blob is corrupted: the SHA-256 of its payload ({found.hex()[:16]}...) "
             f"does not match the checksum in its header ({digest.hex()[:16]}...). Some "
             f"bytes changed after it was written; use an intact copy or export the "
-            f"function again.")
+            f"function again."
+        )
     return payload

@@ -12,6 +12,7 @@ replaces the few engine errors of ``Exported.call`` that need more than rewordin
 >>> brief(ValueError("jax.jit failed\\nsecond line"))
 'ValueError: olympus.jit failed'
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,14 @@ from olympus import jax_compat, naming
 from olympus import platforms as _platforms
 from olympus.errors import strip_jax_notes
 
-__all__ = ["in_olympus_words", "raised_by_user_code", "add_note", "translate_call_error",
-           "brief", "short_aval"]
+__all__ = [
+    "in_olympus_words",
+    "raised_by_user_code",
+    "add_note",
+    "translate_call_error",
+    "brief",
+    "short_aval",
+]
 
 
 def in_olympus_words(e: BaseException, *, failed: str = "") -> BaseException:
@@ -45,8 +52,7 @@ def in_olympus_words(e: BaseException, *, failed: str = "") -> BaseException:
     strip_jax_notes(e)
     if raised_by_user_code(e):
         if failed:
-            add_note(e, f"Olympus: {failed}: the error above was raised by the "
-                        f"program's own code.")
+            add_note(e, f"Olympus: {failed}: the error above was raised by the program's own code.")
         return e
     message = str(e)
     reworded = (f"{failed}: " if failed else "") + naming.olympus_message(message)
@@ -82,11 +88,13 @@ def add_note(e: BaseException, note: str) -> None:
 
 
 _PLATFORM_MISMATCH = re.compile(
-    r"was exported for platforms '(\(.*?\))' but it is used on '(\(.*?\))'")
+    r"was exported for platforms '(\(.*?\))' but it is used on '(\(.*?\))'"
+)
 
 
-def translate_call_error(fun_name: str, platforms: tuple[str, ...],
-                         e: Exception) -> Exception | None:
+def translate_call_error(
+    fun_name: str, platforms: tuple[str, ...], e: Exception
+) -> Exception | None:
     """An Olympus error (of ``e``'s type) saying what to do, for the engine errors
     of calling the export of ``fun_name`` (made for ``platforms``) that need more
     than rewording; None for others."""
@@ -104,14 +112,16 @@ def translate_call_error(fun_name: str, platforms: tuple[str, ...],
             f"{_describe(exported_for)}, but this call runs on {_describe(used_on)}. "
             f"Call it on a machine with {_describe(exported_for)} devices, or export it "
             f"again for this platform too: olympus.export.export(olympus.jit(f), "
-            f"platforms={both!r})(*args).")
+            f"platforms={both!r})(*args)."
+        )
     if isinstance(e, NotImplementedError) and "Batching rule for 'call_exported'" in message:
         return NotImplementedError(
             f"Cannot vmap the export of '{fun_name}': an exported function has a fixed "
             f"calling convention and no batching rule. Export the batched function instead, "
             f"olympus.export.export(olympus.jit(olympus.vmap(f)))(*batched_args), export it "
             f"with a symbolic batch dimension (olympus.export.symbolic_shape('b, ...')), or "
-            f"loop with olympus.lax.map(exp.call, xs).")
+            f"loop with olympus.lax.map(exp.call, xs)."
+        )
     return None
 
 

@@ -12,6 +12,7 @@ envelope (:mod:`olympus.export.blob_format`) and the checks
 >>> deserialize(exp.serialize()).call(np.float32(2))
 Array(3., dtype=float32)
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,11 +26,15 @@ from olympus import platforms as _platforms
 from olympus.errors import boundary
 from olympus.export.blob_checks import Invalid, Unregistered, read_payload
 from olympus.export.blob_format import MAGIC, DeserializationError, open_envelope, seal
-from olympus.export.error_words import (add_note, in_olympus_words, raised_by_user_code,
-                                        short_aval, translate_call_error)
+from olympus.export.error_words import (
+    add_note,
+    in_olympus_words,
+    raised_by_user_code,
+    short_aval,
+    translate_call_error,
+)
 
-__all__ = ["Exported", "export", "deserialize", "DisabledSafetyCheck",
-           "default_export_platform"]
+__all__ = ["Exported", "export", "deserialize", "DisabledSafetyCheck", "default_export_platform"]
 
 # Taken unchanged: it describes safety checks, not Olympus objects.
 DisabledSafetyCheck = _jax_export.DisabledSafetyCheck
@@ -51,6 +56,7 @@ class Exported:
     >>> exp.call(np.arange(3, dtype=np.float32))
     Array([0., 2., 4.], dtype=float32)
     """
+
     __slots__ = ("_jax", "_callee", "__weakref__")
 
     def __init__(self, jax_exported):
@@ -59,12 +65,19 @@ class Exported:
                 f"Exported wraps the engine's exported function; got "
                 f"{type(jax_exported).__name__}. Make one with "
                 f"olympus.export.export(olympus.jit(f))(*args) or "
-                f"olympus.export.deserialize(blob).")
+                f"olympus.export.deserialize(blob)."
+            )
         self._jax = jax_exported
         # What `call` runs: without a VJP, differentiating it says how to get one.
-        self._callee = jax_exported if jax_exported.has_vjp() else (
-            jax_compat.exported_with_get_vjp(
-                jax_exported, functools.partial(_missing_vjp, jax_exported.fun_name)))
+        self._callee = (
+            jax_exported
+            if jax_exported.has_vjp()
+            else (
+                jax_compat.exported_with_get_vjp(
+                    jax_exported, functools.partial(_missing_vjp, jax_exported.fun_name)
+                )
+            )
+        )
 
     # What the program is and how to call it -------------------------------
     @property
@@ -173,8 +186,7 @@ class Exported:
         }
         """
         with jax_compat.make_ir_context():
-            module = jax_compat.read_portable_artifact(
-                self._jax.mlir_module_serialized)
+            module = jax_compat.read_portable_artifact(self._jax.mlir_module_serialized)
             text = naming.module_text(naming.olympus_operation(module), debug_info=debug_info)
         return _rename_symbols(text)
 
@@ -236,10 +248,13 @@ class Exported:
         def avals(xs):
             items = [short_aval(a) for a in xs]
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
         extra = "" if self.nr_devices == 1 else f", nr_devices={self.nr_devices}"
-        return (f"Exported(fun_name={self.fun_name!r}, in_avals={avals(self.in_avals)}, "
-                f"out_avals={avals(self.out_avals)}, platforms={self.platforms!r}, "
-                f"calling_convention_version={self.calling_convention_version}{extra})")
+        return (
+            f"Exported(fun_name={self.fun_name!r}, in_avals={avals(self.in_avals)}, "
+            f"out_avals={avals(self.out_avals)}, platforms={self.platforms!r}, "
+            f"calling_convention_version={self.calling_convention_version}{extra})"
+        )
 
     __str__ = __repr__
 
@@ -248,7 +263,8 @@ def _missing_vjp(fun_name: str, _exported=None):
     raise ValueError(
         f"Cannot differentiate the export of '{fun_name}': it was deserialized from a "
         f"blob without its VJP. Serialize it with exp.serialize(vjp_order=1) (one order "
-        f"per derivative to take) and deserialize that blob instead.")
+        f"per derivative to take) and deserialize that blob instead."
+    )
 
 
 def _rename_symbols(text: str) -> str:
@@ -260,8 +276,14 @@ def _rename_symbols(text: str) -> str:
 # export
 # --------------------------------------------------------------------------
 
-def export(fun_jit, /, *, platforms: Sequence[str] | str | None = None,
-           disabled_checks: Sequence[DisabledSafetyCheck] = ()) -> Callable[..., Exported]:
+
+def export(
+    fun_jit,
+    /,
+    *,
+    platforms: Sequence[str] | str | None = None,
+    disabled_checks: Sequence[DisabledSafetyCheck] = (),
+) -> Callable[..., Exported]:
     """Returns a function that exports ``fun_jit`` for example arguments.
 
     ``fun_jit`` is an ``olympus.jit`` function. The returned function takes what
@@ -324,7 +346,8 @@ def _jitted_of(fun):
                 f"olympus.export.export cannot export an olympus.{fun.kind} function "
                 f"({fun!r}): only olympus.jit functions can be exported. Export the "
                 f"function under olympus.jit instead, with shardings for several devices: "
-                f"olympus.export.export(olympus.jit(f, in_shardings=...))(*args).")
+                f"olympus.export.export(olympus.jit(f, in_shardings=...))(*args)."
+            )
         return fun._jax
     if isinstance(fun, (stages.Traced, stages.Lowered, stages.Compiled)):
         name = type(fun).__name__
@@ -332,12 +355,14 @@ def _jitted_of(fun):
             f"olympus.export.export expects a function wrapped by olympus.jit, got an "
             f"olympus.stages.{name} of {fun.fun_name!r}. Export works from the function "
             f"and example arguments, not from a stage: "
-            f"olympus.export.export(olympus.jit(f))(*args).")
+            f"olympus.export.export(olympus.jit(f))(*args)."
+        )
     if isinstance(fun, Exported):
         raise TypeError(
             f"olympus.export.export expects a function wrapped by olympus.jit, got an "
             f"Exported of {fun.fun_name!r}, which is already exported: call "
-            f"exp.serialize() to get its bytes, or exp.call(*args) to run it.")
+            f"exp.serialize() to get its bytes, or exp.call(*args) to run it."
+        )
     if isinstance(fun, jax.stages.Wrapped):  # the engine's own jit function
         return fun
     if callable(fun):
@@ -346,11 +371,13 @@ def _jitted_of(fun):
         raise TypeError(
             f"olympus.export.export expects a function wrapped by olympus.jit, got the "
             f"plain function {name!r}. Wrap it: "
-            f"olympus.export.export(olympus.jit({shown}))(*args).")
+            f"olympus.export.export(olympus.jit({shown}))(*args)."
+        )
     raise TypeError(
         f"olympus.export.export expects a function wrapped by olympus.jit, got "
         f"{type(fun).__name__} {fun!r:.80}. Pass the function, e.g. "
-        f"olympus.export.export(olympus.jit(f))(*args).")
+        f"olympus.export.export(olympus.jit(f))(*args)."
+    )
 
 
 def _check_disabled_checks(checks) -> tuple:
@@ -361,19 +388,22 @@ def _check_disabled_checks(checks) -> tuple:
     except TypeError:
         raise TypeError(
             f"disabled_checks must be a sequence of olympus.export.DisabledSafetyCheck, "
-            f"got {checks!r}.") from None
+            f"got {checks!r}."
+        ) from None
     for c in items:
         if not isinstance(c, DisabledSafetyCheck):
             raise TypeError(
                 f"disabled_checks entries must be olympus.export.DisabledSafetyCheck values "
                 f"such as DisabledSafetyCheck.platform() or "
-                f"DisabledSafetyCheck.custom_call('name'), got {c!r}.")
+                f"DisabledSafetyCheck.custom_call('name'), got {c!r}."
+            )
     return items
 
 
 # --------------------------------------------------------------------------
 # deserialize
 # --------------------------------------------------------------------------
+
 
 @boundary
 def deserialize(blob: bytes | bytearray | memoryview, *, trusted: bool = False) -> Exported:
@@ -414,7 +444,8 @@ def deserialize(blob: bytes | bytearray | memoryview, *, trusted: bool = False) 
         raise DeserializationError(
             "Cannot deserialize an empty blob: expected the bytes that "
             "Exported.serialize() returned. Check that the file was written "
-            "completely and read in binary mode (open(path, 'rb').read()).")
+            "completely and read in binary mode (open(path, 'rb').read())."
+        )
     if data.startswith(MAGIC) or (len(data) < len(MAGIC) and MAGIC.startswith(data)):
         payload = open_envelope(data)
         try:
@@ -425,7 +456,8 @@ def deserialize(blob: bytes | bytearray | memoryview, *, trusted: bool = False) 
             raise DeserializationError(
                 f"The blob passed its checksum but cannot be read: {e}. It was probably "
                 f"written by an incompatible version of Olympus; export the function "
-                f"again with this version.") from None
+                f"again with this version."
+            ) from None
     try:
         return Exported(read_payload(data, isolated=not trusted, checksummed=False))
     except Invalid as e:
@@ -435,7 +467,8 @@ def deserialize(blob: bytes | bytearray | memoryview, *, trusted: bool = False) 
             f"from Exported.serialize() start with that header: if this one came from "
             f"there, its header is damaged; otherwise it is corrupted or was written by "
             f"an incompatible version. Use an intact copy or export the function "
-            f"again.") from None
+            f"again."
+        ) from None
 
 
 def _as_bytes(blob) -> bytes:
@@ -446,7 +479,9 @@ def _as_bytes(blob) -> bytes:
     if isinstance(blob, str):
         raise TypeError(
             "olympus.export.deserialize expects bytes (what Exported.serialize() returns), "
-            "got a str. Read the file in binary mode: open(path, 'rb').read().")
+            "got a str. Read the file in binary mode: open(path, 'rb').read()."
+        )
     raise TypeError(
         f"olympus.export.deserialize expects bytes (what Exported.serialize() returns), "
-        f"got {type(blob).__name__} {blob!r:.60}.")
+        f"got {type(blob).__name__} {blob!r:.60}."
+    )

@@ -12,6 +12,7 @@ process that deserializes such blobs registers the same type under the same name
 >>> olympus.export.deserialize(exp.serialize()).in_tree
 PyTreeDef(((CustomNode(namedtuple[Pair], [*, *]),), {}))
 """
+
 from __future__ import annotations
 
 from jax import export as _jax_export
@@ -19,9 +20,9 @@ from jax import export as _jax_export
 __all__ = ["register_pytree_node_serialization", "register_namedtuple_serialization"]
 
 
-def register_pytree_node_serialization(nodetype, *, serialized_name: str,
-                                       serialize_auxdata, deserialize_auxdata,
-                                       from_children=None):
+def register_pytree_node_serialization(
+    nodetype, *, serialized_name: str, serialize_auxdata, deserialize_auxdata, from_children=None
+):
     """Lets exports whose arguments or results contain ``nodetype`` be serialized.
 
     ``nodetype`` must be a registered pytree node; ``serialized_name`` names it
@@ -33,11 +34,14 @@ def register_pytree_node_serialization(nodetype, *, serialized_name: str,
     unflatten function, must accept them.
     """
     return _jax_export.register_pytree_node_serialization(
-        nodetype, serialized_name=serialized_name, serialize_auxdata=serialize_auxdata,
-        deserialize_auxdata=deserialize_auxdata, from_children=from_children)
+        nodetype,
+        serialized_name=serialized_name,
+        serialize_auxdata=serialize_auxdata,
+        deserialize_auxdata=deserialize_auxdata,
+        from_children=from_children,
+    )
 
 
 def register_namedtuple_serialization(nodetype, *, serialized_name: str):
     """Lets exports whose arguments or results contain the namedtuple ``nodetype`` be serialized."""
-    return _jax_export.register_namedtuple_serialization(
-        nodetype, serialized_name=serialized_name)
+    return _jax_export.register_namedtuple_serialization(nodetype, serialized_name=serialized_name)

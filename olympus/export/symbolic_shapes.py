@@ -13,6 +13,7 @@ engine's, unchanged.
 >>> [is_symbolic_dim(d) for d in spec.shape]
 [True, False]
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -30,9 +31,13 @@ symbolic_args_specs = _jax_export.symbolic_args_specs
 
 
 @boundary
-def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
-                   scope: SymbolicScope | None = None,
-                   like: Sequence[int | None] | None = None) -> tuple:
+def symbolic_shape(
+    shape_spec: str | None,
+    *,
+    constraints: Sequence[str] = (),
+    scope: SymbolicScope | None = None,
+    like: Sequence[int | None] | None = None,
+) -> tuple:
     """A shape with symbolic dimensions, parsed from text such as ``"b, 4"``.
 
     Use it in ``olympus.ShapeDtypeStruct`` to export one program for every size
@@ -47,6 +52,8 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
     if shape_spec is not None and not isinstance(shape_spec, str):
         raise TypeError(
             f"symbolic_shape expects a string such as 'b, 4', got "
-            f"{type(shape_spec).__name__} {shape_spec!r:.60}.")
-    return tuple(_jax_export.symbolic_shape(shape_spec, constraints=constraints,
-                                            scope=scope, like=like))
+            f"{type(shape_spec).__name__} {shape_spec!r:.60}."
+        )
+    return tuple(
+        _jax_export.symbolic_shape(shape_spec, constraints=constraints, scope=scope, like=like)
+    )

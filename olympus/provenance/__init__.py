@@ -16,12 +16,37 @@ stores it (schema ``olympus.provenance``, see ``docs/provenance.md``).
 >>> [model.op(i).name for i in links['olympuspr']], [model.op(i).name for i in links['stablehlo']]
 (['sin'], ['stablehlo.sine'])
 """
+
 from olympus.provenance.build import build
 from olympus.provenance.model import STAGES, Provenance
-from olympus.provenance.parts import (Computation, Frame, FunctionInfo, Location, Op,
-                                      SourceFile, SourceLine, Stage, op_id, parse_op_id)
+from olympus.provenance.parts import (
+    Computation,
+    Frame,
+    FunctionInfo,
+    Location,
+    Op,
+    SourceFile,
+    SourceLine,
+    Stage,
+    op_id,
+    parse_op_id,
+)
 from olympus.provenance.serialize import SCHEMA, VERSION
 
-__all__ = ["build", "Provenance", "Stage", "Op", "Computation", "Frame", "Location",
-           "SourceFile", "SourceLine", "FunctionInfo", "STAGES", "SCHEMA", "VERSION",
-           "op_id", "parse_op_id"]
+__all__ = [
+    "build",
+    "Provenance",
+    "Stage",
+    "Op",
+    "Computation",
+    "Frame",
+    "Location",
+    "SourceFile",
+    "SourceLine",
+    "FunctionInfo",
+    "STAGES",
+    "SCHEMA",
+    "VERSION",
+    "op_id",
+    "parse_op_id",
+]

@@ -11,6 +11,7 @@ each gives its own stage only.
 >>> model.stage_names
 ('olympuspr', 'stablehlo', 'compiled')
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,10 +34,11 @@ __all__ = ["build", "Reading", "read_before_compile"]
 @dataclasses.dataclass
 class _Chain:
     """The stage objects found for one function (any may be missing)."""
-    closed: Any = None            # ClosedJaxpr
-    lowered: Any = None           # olympus.stages.Lowered
-    compiled: Any = None          # olympus.stages.Compiled
-    fun: Any = None               # the Python function, when known
+
+    closed: Any = None  # ClosedJaxpr
+    lowered: Any = None  # olympus.stages.Lowered
+    compiled: Any = None  # olympus.stages.Compiled
+    fun: Any = None  # the Python function, when known
     name: str | None = None
     platforms: tuple[str, ...] = ()
 
@@ -77,26 +79,32 @@ def _function_info(chain: _Chain, table: SourceTable) -> tuple[FunctionInfo, dic
     return FunctionInfo(name), {}
 
 
-_STAGE_TYPES = (ostages.Compiled, ostages.Lowered, ostages.Traced, ostages.Olympuspr,
-                jax_compat.ClosedJaxpr)
+_STAGE_TYPES = (
+    ostages.Compiled,
+    ostages.Lowered,
+    ostages.Traced,
+    ostages.Olympuspr,
+    jax_compat.ClosedJaxpr,
+)
 _JAX_STAGE_TYPES = (jax_stages.Traced, jax_stages.Lowered, jax_stages.Compiled)
 
 
 def _chain(stage, args, kwargs) -> _Chain:
     if isinstance(stage, _JAX_STAGE_TYPES):
-        stage = ostages.from_jax(stage)   # Olympus's names in every text
+        stage = ostages.from_jax(stage)  # Olympus's names in every text
     if isinstance(stage, _STAGE_TYPES):
         if args or kwargs:
             raise TypeError(
                 f"build({type(stage).__name__}, ...) takes no example arguments: the "
                 f"stage already fixes them. Pass arguments only with a function, e.g. "
-                f"build(olympus.jit(f), x).")
+                f"build(olympus.jit(f), x)."
+            )
         return _chain_of_stage(stage)
     if not isinstance(stage, ostages.Wrapped) and callable(stage):
         if isinstance(stage, jax_stages.Wrapped) and hasattr(stage, "trace"):
-            stage = ostages.from_jax(stage)   # a jax.jit function
+            stage = ostages.from_jax(stage)  # a jax.jit function
         else:
-            stage = ostages.jitted(stage)   # as olympus.jit(f) wraps it
+            stage = ostages.jitted(stage)  # as olympus.jit(f) wraps it
     if isinstance(stage, ostages.Wrapped):
         chain = _chain_of_stage(stage.trace(*args, **kwargs).lower().compile())
         chain.fun = stage.fun
@@ -104,7 +112,8 @@ def _chain(stage, args, kwargs) -> _Chain:
     raise TypeError(
         f"build() takes an Olympus stage (Traced, Lowered, Compiled, Olympuspr), a JAX "
         f"stage, or a function (olympus.jit(f), jax.jit(f) or f) followed by example "
-        f"arguments; got {type(stage).__name__}.")
+        f"arguments; got {type(stage).__name__}."
+    )
 
 
 def _chain_of_stage(stage) -> _Chain:
@@ -134,6 +143,7 @@ class Reading:
     :func:`read_before_compile` reads those of a ``Lowered`` before it is
     compiled, and ``build(compiled, start=reading)`` reads the rest.
     """
+
     lowered: Any
     #: The stages asked for (None: the default ones).
     stages: tuple[str, ...] | None = None
@@ -147,8 +157,7 @@ class Reading:
         for spec in stage_registry.provenance_stages():
             wanted = spec.default if self.stages is None else spec.name in self.stages
             obj = objects.get(spec.step)  # type: ignore[arg-type]  # linked: has a step
-            if not wanted or obj is None or spec.name in self.made \
-                    or spec.name in self.unavailable:
+            if not wanted or obj is None or spec.name in self.made or spec.name in self.unavailable:
                 continue
             try:
                 self.made[spec.name] = reader(spec.name)(obj, self.table, spec.name)
@@ -174,8 +183,7 @@ def read_before_compile(lowered, stages: Sequence[str] | None = None):
     chain = _chain_of_stage(lowered)
     # Olympus's copy of the module, cloned before the compile starts (and renamed
     # with the rest of the reading).
-    make_module = lowered._module_later() if stages is None or "stablehlo" in stages \
-        else None
+    make_module = lowered._module_later() if stages is None or "stablehlo" in stages else None
     objects = {"trace": chain.closed, "lower": chain.lowered}
     stages = None if stages is None else tuple(stages)
 
@@ -183,11 +191,13 @@ def read_before_compile(lowered, stages: Sequence[str] | None = None):
         if make_module is not None:
             make_module()
         return Reading(lowered, stages).read(objects)
+
     return read
 
 
-def build(stage, *args, stages: Sequence[str] | None = None, start: Reading | None = None,
-          **kwargs) -> Provenance:
+def build(
+    stage, *args, stages: Sequence[str] | None = None, start: Reading | None = None, **kwargs
+) -> Provenance:
     """The provenance model of a staged function: every stage's ops tied to their source.
 
     ``stage`` is an Olympus ``Compiled`` (all three stages), ``Lowered`` (olympuspr
@@ -209,9 +219,14 @@ def build(stage, *args, stages: Sequence[str] | None = None, start: Reading | No
     """
     chain = _chain(stage, args, kwargs)
     stages = None if stages is None else tuple(stages)
-    reading = start if start is not None and start.lowered is chain.lowered \
-        and start.lowered is not None and start.stages == stages \
+    reading = (
+        start
+        if start is not None
+        and start.lowered is chain.lowered
+        and start.lowered is not None
+        and start.stages == stages
         else Reading(chain.lowered, stages)
+    )
     table = reading.table
     objects = {"trace": chain.closed, "lower": chain.lowered, "compile": chain.compiled}
     reading.read(objects)
@@ -219,8 +234,11 @@ def build(stage, *args, stages: Sequence[str] | None = None, start: Reading | No
     platforms = chain.platforms
     if not platforms and chain.compiled is not None:
         platforms = (_platforms.local_platform(),)
-    made = {spec.name: reading.made[spec.name] for spec in stage_registry.provenance_stages()
-            if spec.name in reading.made}
+    made = {
+        spec.name: reading.made[spec.name]
+        for spec in stage_registry.provenance_stages()
+        if spec.name in reading.made
+    }
     frames = tuple(table.frames)
     locations = tuple(table.locations)
     return Provenance(

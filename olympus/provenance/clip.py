@@ -20,6 +20,7 @@ of megabytes) ends with how much was left out; line numbers are unchanged.
 >>> [op.name for op in short.stage("olympuspr").ops]
 ['mul']
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,12 +49,15 @@ def clip_text(text: str, max_lines: int, max_chars: int | None = None) -> str:
         if end < 0:
             end = len(text)
             break
-    text = text[:max(end, 0)]
+    text = text[: max(end, 0)]
     if max_chars is None or len(text) <= max_chars:
         return text
-    return "\n".join(line if len(line) <= max_chars else
-                     f"{line[:max_chars]} … ({len(line) - max_chars:,} more characters)"
-                     for line in text.split("\n"))
+    return "\n".join(
+        line
+        if len(line) <= max_chars
+        else f"{line[:max_chars]} … ({len(line) - max_chars:,} more characters)"
+        for line in text.split("\n")
+    )
 
 
 def longest_line(text: str) -> int:
@@ -77,32 +81,61 @@ def clip_stage(stage: Stage, max_lines: int, max_chars: int | None = None) -> St
         if op.lines is not None and op.lines[0] > max_lines:
             count = op.index
             break
-    ops = tuple(Op(stage.name, op.index, op.name, op.types,
-                   None if op.lines is None else (op.lines[0], min(op.lines[1], max_lines)),
-                   op.location, op.name_stack, _kept(op.parent, count), op.sharding,
-                   op.label, op.computation, _kept(op.fusion, count), op.collective)
-                for op in stage.ops[:count])
+    ops = tuple(
+        Op(
+            stage.name,
+            op.index,
+            op.name,
+            op.types,
+            None if op.lines is None else (op.lines[0], min(op.lines[1], max_lines)),
+            op.location,
+            op.name_stack,
+            _kept(op.parent, count),
+            op.sharding,
+            op.label,
+            op.computation,
+            _kept(op.fusion, count),
+            op.collective,
+        )
+        for op in stage.ops[:count]
+    )
     computations = tuple(
-        Computation(c.name, (c.lines[0], min(c.lines[1], max_lines)), c.entry,
-                    _kept(c.caller, count), _kept(c.fusion, count))
-        for c in stage.computations if c.lines[0] <= max_lines)
-    ops = tuple(op if op.computation is None or op.computation < len(computations)
-                else dataclasses.replace(op, computation=None) for op in ops)
+        Computation(
+            c.name,
+            (c.lines[0], min(c.lines[1], max_lines)),
+            c.entry,
+            _kept(c.caller, count),
+            _kept(c.fusion, count),
+        )
+        for c in stage.computations
+        if c.lines[0] <= max_lines
+    )
+    ops = tuple(
+        op
+        if op.computation is None or op.computation < len(computations)
+        else dataclasses.replace(op, computation=None)
+        for op in ops
+    )
     return dataclasses.replace(
-        stage, text=clip_text(stage.text, max_lines, max_chars), ops=ops, computations=computations,
-        collectives=tuple(k for k in stage.collectives if k < count))
+        stage,
+        text=clip_text(stage.text, max_lines, max_chars),
+        ops=ops,
+        computations=computations,
+        collectives=tuple(k for k in stage.collectives if k < count),
+    )
 
 
 def clip(model, max_lines: int, max_chars: int | None = None):
     """``model`` with every stage clipped to its first ``max_lines`` lines, each
     ``max_chars`` characters at most."""
-    stages = {name: clip_stage(stage, max_lines, max_chars)
-              for name, stage in model.stages.items()}
+    stages = {name: clip_stage(stage, max_lines, max_chars) for name, stage in model.stages.items()}
     counts = {name: len(stage.ops) for name, stage in stages.items()}
     lines = []
     for line in model.lines:
-        ops = {name: tuple(k for k in indices if k < counts.get(name, 0))
-               for name, indices in line.ops.items()}
+        ops = {
+            name: tuple(k for k in indices if k < counts.get(name, 0))
+            for name, indices in line.ops.items()
+        }
         ops = {name: indices for name, indices in ops.items() if indices}
         if ops or not line.ops:
             lines.append(SourceLine(line.file, line.line, ops))

@@ -29,6 +29,7 @@ for one (``psum``...), else ``"inserted"``: the partitioner added it.
 >>> [(op.label, op.name, op.types, op.lines) for op in stage.ops]
 [('x', 'parameter', ('f32[2]{0}',), (4, 4)), ('sine', 'sine', ('f32[2]{0}',), (5, 5))]
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,22 +40,48 @@ from olympus.provenance.sources import SourceTable
 
 __all__ = ["hlo_stage", "COLLECTIVE_OPCODES"]
 
-_BASE_COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute",
-                     "all-to-all", "collective-broadcast", "ragged-all-to-all")
+_BASE_COLLECTIVES = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "collective-permute",
+    "all-to-all",
+    "collective-broadcast",
+    "ragged-all-to-all",
+)
 #: HLO opcodes of collectives, with their asynchronous halves.
 COLLECTIVE_OPCODES = frozenset(
-    op + suffix for op in _BASE_COLLECTIVES for suffix in ("", "-start", "-done"))
+    op + suffix for op in _BASE_COLLECTIVES for suffix in ("", "-start", "-done")
+)
 # Primitives with which a program asks for a collective itself.
-_REQUESTED = frozenset({
-    "psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "ppermute", "pshuffle",
-    "psum_scatter", "reduce_scatter", "pbroadcast", "all_gather_invariant",
-    "psum_invariant", "ragged_all_to_all", "pgather", "axis_index", "pswapaxes"})
+_REQUESTED = frozenset(
+    {
+        "psum",
+        "pmax",
+        "pmin",
+        "pmean",
+        "all_gather",
+        "all_to_all",
+        "ppermute",
+        "pshuffle",
+        "psum_scatter",
+        "reduce_scatter",
+        "pbroadcast",
+        "all_gather_invariant",
+        "psum_invariant",
+        "ragged_all_to_all",
+        "pgather",
+        "axis_index",
+        "pswapaxes",
+    }
+)
 
 # An instruction line up to the opening parenthesis of its operands. A tuple
 # shape nests parentheses (tiled layouts too: ``{1,0:T(8,128)}``), three deep here.
 _INSTR = re.compile(
     r"\s+(ROOT )?%?([^\s=]+) = "
-    r"(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+) ([a-z][\w\-]*)\(")
+    r"(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+) ([a-z][\w\-]*)\("
+)
 _COMPUTATION = re.compile(r"(ENTRY )?%?([^\s(]+) ")
 # ``{...}`` with braces nested three deep (tuple shardings).
 _SHARDING = re.compile(r", sharding=(\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})")
@@ -109,10 +136,14 @@ class _Frames:
         self._table = table
         self.files = {k: _unquote(v) for k, v in tables.get("FileNames", {}).items()}
         self.functions = {k: _unquote(v) for k, v in tables.get("FunctionNames", {}).items()}
-        self.file_locations = {k: dict((a, int(b)) for a, b in _KV.findall(v))
-                               for k, v in tables.get("FileLocations", {}).items()}
-        self.stack_frames = {k: dict((a, int(b)) for a, b in _KV.findall(v))
-                             for k, v in tables.get("StackFrames", {}).items()}
+        self.file_locations = {
+            k: dict((a, int(b)) for a, b in _KV.findall(v))
+            for k, v in tables.get("FileLocations", {}).items()
+        }
+        self.stack_frames = {
+            k: dict((a, int(b)) for a, b in _KV.findall(v))
+            for k, v in tables.get("StackFrames", {}).items()
+        }
         self._locations: dict[int, int | None] = {}
 
     def _raw(self, frame_id: int):
@@ -121,9 +152,14 @@ class _Frames:
             return None
         line = fl.get("line", 0)
         col = fl.get("column", 0)
-        return (self.files.get(fl.get("file_name_id", 0), ""), line, col,
-                fl.get("end_line", line), fl.get("end_column", col),
-                self.functions.get(fl.get("function_name_id", 0), ""))
+        return (
+            self.files.get(fl.get("file_name_id", 0), ""),
+            line,
+            col,
+            fl.get("end_line", line),
+            fl.get("end_column", col),
+            self.functions.get(fl.get("function_name_id", 0), ""),
+        )
 
     def location(self, frame_id: int) -> int | None:
         if frame_id in self._locations:
@@ -174,6 +210,7 @@ class _Computation:
     """A computation as read: its name, its header line and closing line (1-based),
     and whether it is the entry. ``last`` is the header line until the closing
     brace is read."""
+
     name: str
     first: int
     last: int
@@ -188,13 +225,14 @@ class _Module:
     one record per instruction, not two); the fields that need the whole module
     (``parent``, ``fusion``, ``collective``) are filled in before the stage is made.
     """
+
     ops: list[Op] = dataclasses.field(default_factory=list)
     # Instruction index -> (attribute, computation name) of the computations it calls.
     calls: dict[int, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
     computations: list[_Computation] = dataclasses.field(default_factory=list)
     computation_index: dict[str, int] = dataclasses.field(default_factory=dict)
     params: list[tuple[int, str | None]] = dataclasses.field(default_factory=list)
-    root_sharding: str | None = None        # of the entry's ROOT (its params: above)
+    root_sharding: str | None = None  # of the entry's ROOT (its params: above)
 
 
 def hlo_stage(text: str, table: SourceTable, *, name: str = "hlo") -> Stage:
@@ -217,13 +255,25 @@ def hlo_stage(text: str, table: SourceTable, *, name: str = "hlo") -> Stage:
     _set_parents(module.ops, caller, fusion)
     collectives = _mark_collectives(module.ops)
     computations = tuple(
-        Computation(name=c.name, lines=(c.first, c.last), entry=c.entry, caller=caller[ci],
-                    fusion=fusion[ci])
-        for ci, c in enumerate(module.computations))
+        Computation(
+            name=c.name,
+            lines=(c.first, c.last),
+            entry=c.entry,
+            caller=caller[ci],
+            fusion=fusion[ci],
+        )
+        for ci, c in enumerate(module.computations)
+    )
     arg_shardings, result_shardings = _entry_shardings(module)
-    return Stage(name, text, tuple(module.ops), computations=computations,
-                 arg_shardings=arg_shardings, result_shardings=result_shardings,
-                 collectives=collectives)
+    return Stage(
+        name,
+        text,
+        tuple(module.ops),
+        computations=computations,
+        arg_shardings=arg_shardings,
+        result_shardings=result_shardings,
+        collectives=collectives,
+    )
 
 
 def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _Module:
@@ -262,7 +312,7 @@ def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _
         if comps[current].entry:
             if op.name == "parameter":
                 after = m.end()  # "parameter(" ends the match: the number follows
-                number = line[after:line.find(")", after)]
+                number = line[after : line.find(")", after)]
                 if number.isdigit():
                     module.params.append((int(number), op.sharding))
             elif m.group(1):  # "ROOT "
@@ -270,9 +320,9 @@ def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _
     return module
 
 
-def _read_instruction(line: str, m: re.Match, stage: str, index: int, lineno: int,
-                      computation: int, frames: _Frames
-                      ) -> tuple[Op, list[tuple[str, str]] | None]:
+def _read_instruction(
+    line: str, m: re.Match, stage: str, index: int, lineno: int, computation: int, frames: _Frames
+) -> tuple[Op, list[tuple[str, str]] | None]:
     """The op of the instruction on ``line`` (which :data:`_INSTR` matched as ``m``),
     without its parent, fusion and collective kind; and what it calls."""
     _, label, shape, opcode = m.groups()
@@ -287,13 +337,32 @@ def _read_instruction(line: str, m: re.Match, stage: str, index: int, lineno: in
         head = line
     # Most instructions have neither: cheap tests first.
     sharding = _sharding(head, after) if ", sharding={" in head else None
-    calls = _calls(head, after) if ("calls=" in head or "to_apply=" in head or "body=" in head
-                                    or "condition=" in head or "computations=" in head) \
+    calls = (
+        _calls(head, after)
+        if (
+            "calls=" in head
+            or "to_apply=" in head
+            or "body=" in head
+            or "condition=" in head
+            or "computations=" in head
+        )
         else None
+    )
     # Positional, as keywords take twice as long: stage, index, name, types, lines,
     # location, name_stack, parent, sharding, label, computation.
-    op = Op(stage, index, opcode, (shape,), (lineno, lineno), location, op_name, None,
-            sharding, label, computation)
+    op = Op(
+        stage,
+        index,
+        opcode,
+        (shape,),
+        (lineno, lineno),
+        location,
+        op_name,
+        None,
+        sharding,
+        label,
+        computation,
+    )
     return op, calls
 
 
@@ -316,17 +385,16 @@ def _read_metadata(line: str, p: int, frames: _Frames) -> tuple[str, int | None]
         if "\\" in op_name:
             op_name = _unquote('"' + op_name + '"')
         p = e + 1
-    rest = line[p:line.find("}", p)]
+    rest = line[p : line.find("}", p)]
     f = rest.find("stack_frame_id=")
     if f >= 0:
-        digits = rest[f + 15:].split(" ", 1)[0]
+        digits = rest[f + 15 :].split(" ", 1)[0]
         return op_name, frames.location(int(digits)) if digits.isdigit() else None
     # Without source tables, XLA prints the innermost position only.
     if "source_file=" in rest:
         sm = _SOURCE.search(rest)
         if sm:
-            return op_name, frames.file_line(_unquote('"' + sm.group(1) + '"'),
-                                             int(sm.group(2)))
+            return op_name, frames.file_line(_unquote('"' + sm.group(1) + '"'), int(sm.group(2)))
     return op_name, None
 
 
@@ -337,7 +405,7 @@ def _sharding(head: str, after: int) -> str | None:
         return sh.group(1)
     # Braces nested deeper than the pattern reaches.
     at = head.find(", sharding={", after) + 11
-    return head[at:closing_bracket(head, at, "{", "}")]
+    return head[at : closing_bracket(head, at, "{", "}")]
 
 
 def _calls(head: str, after: int) -> list[tuple[str, str]] | None:
@@ -373,8 +441,7 @@ def _callers(module: _Module) -> tuple[list[int | None], list[bool]]:
     return caller, via_fusion
 
 
-def _fusions(module: _Module, caller: list[int | None],
-             via_fusion: list[bool]) -> list[int | None]:
+def _fusions(module: _Module, caller: list[int | None], via_fusion: list[bool]) -> list[int | None]:
     """Per computation: the ``fusion`` instruction that holds it, directly or
     through the computation its caller is in; else ``None``."""
     n = len(module.computations)
@@ -388,8 +455,7 @@ def _fusions(module: _Module, caller: list[int | None],
         resolved[ci] = True  # guards against cycles
         k = caller[ci]
         if k is not None:
-            fusion[ci] = k if via_fusion[ci] else resolve(
-                ops[k].computation)  # type: ignore[arg-type]
+            fusion[ci] = k if via_fusion[ci] else resolve(ops[k].computation)  # type: ignore[arg-type]
         return fusion[ci]
 
     for ci in range(n):

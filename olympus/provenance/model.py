@@ -13,6 +13,7 @@ to source through a shared table: ``frames`` (file, line, column, function),
 >>> model.op('olympuspr:0').name
 'mul'
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,16 +23,39 @@ from typing import Any
 
 from olympus import stage_registry
 from olympus.provenance import serialize
-from olympus.provenance.parts import (Computation, Frame, FunctionInfo, Location, Op,
-                                      SourceFile, SourceLine, Stage, op_id, parse_op_id)
+from olympus.provenance.parts import (
+    Computation,
+    Frame,
+    FunctionInfo,
+    Location,
+    Op,
+    SourceFile,
+    SourceLine,
+    Stage,
+    op_id,
+    parse_op_id,
+)
 from olympus.provenance.sources import SourceTables
 
 #: The stages a model may hold, in compilation order: the registry's linked stages.
 STAGES = tuple(s.name for s in stage_registry.provenance_stages())
 
-__all__ = ["STAGES", "Op", "Computation", "Stage", "Frame", "Location", "SourceFile",
-           "SourceLine", "FunctionInfo", "Provenance", "op_id", "parse_op_id",
-           "group_ops_by_line"]
+__all__ = [
+    "STAGES",
+    "Op",
+    "Computation",
+    "Stage",
+    "Frame",
+    "Location",
+    "SourceFile",
+    "SourceLine",
+    "FunctionInfo",
+    "Provenance",
+    "op_id",
+    "parse_op_id",
+    "group_ops_by_line",
+]
+
 
 @dataclasses.dataclass(frozen=True)
 class Provenance:
@@ -51,6 +75,7 @@ class Provenance:
     >>> model.linked_ops('olympuspr:0')['stablehlo'] == ids['stablehlo']
     True
     """
+
     function: FunctionInfo
     platforms: tuple[str, ...]
     stages: Mapping[str, Stage]
@@ -76,7 +101,8 @@ class Provenance:
             raise KeyError(
                 f"This model has no {name!r} stage; it holds "
                 f"{', '.join(self.stage_names) or 'no stage'}. Build it from a later "
-                f"stage (e.g. build(compiled)) to get more stages.") from None
+                f"stage (e.g. build(compiled)) to get more stages."
+            ) from None
 
     def source_tables(self) -> SourceTables:
         """The files (their paths), frames and call stacks the ops' locations index, as
@@ -115,8 +141,11 @@ class Provenance:
             for i, f in enumerate(self.files):
                 if f.path == norm:
                     return i
-        tail = [i for i, f in enumerate(self.files)
-                if f.path.endswith(os.sep + path) or f.path.endswith("/" + path)]
+        tail = [
+            i
+            for i, f in enumerate(self.files)
+            if f.path.endswith(os.sep + path) or f.path.endswith("/" + path)
+        ]
         return tail[0] if len(tail) == 1 else None
 
     def frames_of(self, ident: str) -> tuple[Frame, ...]:
@@ -143,8 +172,9 @@ class Provenance:
                 out.append(key)
         return out
 
-    def ops_for_line(self, file: str | int, line: int, *,
-                     callers: bool = False) -> dict[str, list[str]]:
+    def ops_for_line(
+        self, file: str | int, line: int, *, callers: bool = False
+    ) -> dict[str, list[str]]:
         """Ids of the ops of each stage made by source line ``line`` of ``file``.
 
         ``file`` is a path, a file index or a unique base name. An op is made by
@@ -162,9 +192,11 @@ class Provenance:
                     for stage, idx in entry.ops.items():
                         out[stage] = [op_id(stage, i) for i in idx]
             return out
-        hits = {i for i, loc in enumerate(self.locations)
-                if any(self.frames[f].file == fi and self.frames[f].line == line
-                       for f in loc.frames)}
+        hits = {
+            i
+            for i, loc in enumerate(self.locations)
+            if any(self.frames[f].file == fi and self.frames[f].line == line for f in loc.frames)
+        }
         for stage in self.stage_names:
             out[stage] = [op.id for op in self.stages[stage].ops if op.location in hits]
         return out
@@ -218,20 +250,22 @@ class Provenance:
     def summary(self) -> str:
         """A few lines saying what the model holds."""
         parts = [f"{s} {len(self.stages[s].ops)} ops" for s in self.stage_names]
-        lines = [f"Provenance of {self.function.name!r} for {', '.join(self.platforms) or '?'}: "
-                 f"{', '.join(parts) or 'no stage'}; {len(self.lines)} source lines"]
+        lines = [
+            f"Provenance of {self.function.name!r} for {', '.join(self.platforms) or '?'}: "
+            f"{', '.join(parts) or 'no stage'}; {len(self.lines)} source lines"
+        ]
         coll = self.collectives()
         if coll:
-            lines.append("collectives: " + ", ".join(
-                f"{op.name} ({op.collective})" for op in coll))
+            lines.append("collectives: " + ", ".join(f"{op.name} ({op.collective})" for op in coll))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"<{self.summary().splitlines()[0]}>"
 
 
-def group_ops_by_line(frames: tuple[Frame, ...], locations: tuple[Location, ...],
-                      stages: Iterable[Stage]) -> tuple[SourceLine, ...]:
+def group_ops_by_line(
+    frames: tuple[Frame, ...], locations: tuple[Location, ...], stages: Iterable[Stage]
+) -> tuple[SourceLine, ...]:
     """The ``lines`` table: each source line that is some op's innermost user frame,
     with those ops per stage; sorted by file and line."""
     table: dict[tuple[int, int], dict[str, list[int]]] = {}
@@ -245,5 +279,6 @@ def group_ops_by_line(frames: tuple[Frame, ...], locations: tuple[Location, ...]
                 continue
             per_stage = table.setdefault((fr.file, fr.line), {})
             per_stage.setdefault(stage.name, []).append(op.index)
-    return tuple(SourceLine(f, ln, {s: tuple(v) for s, v in table[f, ln].items()})
-                 for f, ln in sorted(table))
+    return tuple(
+        SourceLine(f, ln, {s: tuple(v) for s, v in table[f, ln].items()}) for f, ln in sorted(table)
+    )

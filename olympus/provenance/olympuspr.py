@@ -17,6 +17,7 @@ variables, same shared sub-programs), so the spans fit ``Olympuspr.pretty_print(
 >>> [(op.name, op.lines) for op in stage.ops]
 [('sin', (2, 2)), ('cos', (3, 3)), ('mul', (4, 4))]
 """
+
 from __future__ import annotations
 
 from olympus import jax_compat
@@ -39,10 +40,10 @@ class _Walk:
     """Visits every equation once (pre-order) and builds the marked copy."""
 
     def __init__(self):
-        self.eqns: list = []          # original equations, by op index
-        self.parents: list = []       # parent op index, by op index
-        self._memo: dict = {}        # id of a visited program -> its marked copy
-        self._keep: list = []         # keeps visited jaxprs alive while ids are keys
+        self.eqns: list = []  # original equations, by op index
+        self.parents: list = []  # parent op index, by op index
+        self._memo: dict = {}  # id of a visited program -> its marked copy
+        self._keep: list = []  # keeps visited jaxprs alive while ids are keys
 
     def jaxpr(self, jaxpr: _Jaxpr, parent: int | None) -> _Jaxpr:
         key = id(jaxpr)
@@ -65,9 +66,11 @@ class _Walk:
                     new_params[name] = new_value
             # The traceback slot carries the marker: it is what the printer's
             # source map reports for the equation's text.
-            new_eqns.append(eqn.replace(
-                params=new_params,
-                source_info=jax_compat.marked_source_info(eqn.source_info, k)))
+            new_eqns.append(
+                eqn.replace(
+                    params=new_params, source_info=jax_compat.marked_source_info(eqn.source_info, k)
+                )
+            )
         new = jaxpr.replace(eqns=new_eqns)
         self._memo[key] = new
         return new
@@ -83,13 +86,16 @@ class _Walk:
             done = self._memo.get(key)
             if done is None:
                 self._keep.append(value)
-                done = self._memo[key] = _Closed(self.jaxpr(value.jaxpr, parent),
-                                                 value.consts)
+                done = self._memo[key] = _Closed(self.jaxpr(value.jaxpr, parent), value.consts)
             return done
-        if isinstance(value, tuple) and value and any(
-                isinstance(v, (_Closed, _Jaxpr)) for v in value):
-            return tuple(self.param(v, parent) if isinstance(v, (_Closed, _Jaxpr)) else v
-                         for v in value)
+        if (
+            isinstance(value, tuple)
+            and value
+            and any(isinstance(v, (_Closed, _Jaxpr)) for v in value)
+        ):
+            return tuple(
+                self.param(v, parent) if isinstance(v, (_Closed, _Jaxpr)) else v for v in value
+            )
         return value
 
 
@@ -113,8 +119,13 @@ def print_with_spans(closed) -> tuple[str, _Walk, list[tuple[int, int] | None]]:
     walk = _Walk()
     marked = walk.jaxpr(jaxpr, None)
     text, source_map = jax_compat.pp_with_source_map(
-        marked, source_info=False, print_shapes=True, custom_pp_eqn_rules=True,
-        name_stack=False, print_effects=False)
+        marked,
+        source_info=False,
+        print_shapes=True,
+        custom_pp_eqn_rules=True,
+        name_stack=False,
+        print_effects=False,
+    )
     return naming.rename_param_names(text), walk, _spans(source_map, len(walk.eqns))
 
 
@@ -122,7 +133,7 @@ def _short_type(aval, known: dict) -> str:
     """:func:`olympus.jax_compat.aval_short_text`, made once per distinct aval."""
     try:
         text = known.get(aval)
-    except TypeError:   # an aval that cannot be hashed
+    except TypeError:  # an aval that cannot be hashed
         return jax_compat.aval_short_text(aval)
     if text is None:
         text = known[aval] = jax_compat.aval_short_text(aval)
@@ -134,9 +145,9 @@ def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> S
     with primitive, output types, line span, source location and name stack."""
     text, walk, spans = print_with_spans(closed)
     own_frames: dict[int, tuple] = {}
-    stacks: list[tuple] = []    # each equation's full user call stack
-    interned: dict[int, int | None] = {}    # id of a stack -> its index in the table
-    types: dict = {}                         # aval -> its short text
+    stacks: list[tuple] = []  # each equation's full user call stack
+    interned: dict[int, int | None] = {}  # id of a stack -> its index in the table
+    types: dict = {}  # aval -> its short text
     ops = []
     for k, eqn in enumerate(walk.eqns):
         info = eqn.source_info
@@ -154,10 +165,18 @@ def olympuspr_stage(closed, table: SourceTable, *, name: str = "olympuspr") -> S
         loc = interned.get(id(stack), -1)
         if loc == -1:
             loc = interned[id(stack)] = table.intern(stack)
-        ops.append(Op(
-            name, k, eqn.primitive.name,
-            tuple(_short_type(v.aval, types) for v in eqn.outvars),
-            spans[k], loc, jax_compat.name_stack_text(info), parent))
+        ops.append(
+            Op(
+                name,
+                k,
+                eqn.primitive.name,
+                tuple(_short_type(v.aval, types) for v in eqn.outvars),
+                spans[k],
+                loc,
+                jax_compat.name_stack_text(info),
+                parent,
+            )
+        )
     notes: tuple[str, ...] = ()
     if any(s is None for s in spans):
         notes = ("some equations were not found in the printed text",)

@@ -8,13 +8,25 @@ stages (:func:`olympus.stage_registry.provenance_stages`).
 >>> parse_op_id('compiled:3')
 ('compiled', 3)
 """
+
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
 
-__all__ = ["Op", "Computation", "Stage", "Frame", "Location", "SourceFile",
-           "SourceLine", "FunctionInfo", "op_id", "parse_op_id"]
+__all__ = [
+    "Op",
+    "Computation",
+    "Stage",
+    "Frame",
+    "Location",
+    "SourceFile",
+    "SourceLine",
+    "FunctionInfo",
+    "op_id",
+    "parse_op_id",
+]
+
 
 def op_id(stage: str, index: int) -> str:
     """The id of op ``index`` of ``stage``: ``op_id('compiled', 3) == 'compiled:3'``."""
@@ -30,8 +42,8 @@ def parse_op_id(ident: str) -> tuple[str, int]:
     stage, sep, index = str(ident).rpartition(":")
     if not sep or not stage.isidentifier() or not index.isdigit():
         raise ValueError(
-            f"{ident!r} is not an op id: op ids read '<stage>:<index>', e.g. "
-            f"'stablehlo:3'.")
+            f"{ident!r} is not an op id: op ids read '<stage>:<index>', e.g. 'stablehlo:3'."
+        )
     return stage, int(index)
 
 
@@ -50,6 +62,7 @@ class Op:
     around an operation, the ``fusion`` or ``while`` calling an HLO computation).
     The last four fields are for HLO only.
     """
+
     stage: str
     index: int
     name: str
@@ -77,6 +90,7 @@ class Computation:
     ``fusion`` is the index of the ``fusion`` instruction whose fused computation
     this is (directly or through a computation that one calls), else ``None``.
     """
+
     name: str
     lines: tuple[int, int]
     entry: bool = False
@@ -93,6 +107,7 @@ class Stage:
     indices of collective ops (HLO); ``computations`` the HLO computations;
     ``notes`` says what could not be worked out, if anything.
     """
+
     name: str
     text: str
     ops: tuple[Op, ...]
@@ -104,8 +119,11 @@ class Stage:
 
     def ops_on_line(self, line: int) -> tuple[int, ...]:
         """Indices of the ops whose line span holds text line ``line`` (1-based)."""
-        return tuple(op.index for op in self.ops
-                     if op.lines is not None and op.lines[0] <= line <= op.lines[1])
+        return tuple(
+            op.index
+            for op in self.ops
+            if op.lines is not None and op.lines[0] <= line <= op.lines[1]
+        )
 
     def __repr__(self) -> str:
         return f"<Stage {self.name}: {len(self.ops)} ops, {self.text.count(chr(10))} lines>"
@@ -115,6 +133,7 @@ class Stage:
 class Frame:
     """A source position: file (index into :attr:`Provenance.files`), line (1-based),
     column (0-based, as Python reports it), end line and end column, and function."""
+
     file: int
     line: int
     column: int
@@ -126,6 +145,7 @@ class Frame:
 @dataclasses.dataclass(frozen=True)
 class Location:
     """A user call stack: indices into :attr:`Provenance.frames`, innermost first."""
+
     frames: tuple[int, ...]
 
 
@@ -140,6 +160,7 @@ class SourceFile:
     >>> SourceFile("m.py", ((1, "a = 1\nb = 2\n"),), complete=True).line(2)
     'b = 2'
     """
+
     path: str
     chunks: tuple[tuple[int, str], ...] = ()
     complete: bool = False
@@ -158,6 +179,7 @@ class SourceFile:
 class SourceLine:
     """A source line (file index, line) and the ops of each stage it is the
     innermost user frame of: ``{stage: (op index, ...)}``."""
+
     file: int
     line: int
     ops: Mapping[str, tuple[int, ...]]
@@ -166,6 +188,7 @@ class SourceLine:
 @dataclasses.dataclass(frozen=True)
 class FunctionInfo:
     """The staged function: its name, and where it is defined (file index, lines)."""
+
     name: str
     file: int | None = None
     first_line: int | None = None

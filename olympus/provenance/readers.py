@@ -12,6 +12,7 @@ registry (:mod:`olympus.stage_registry`) is plain data and says which stages are
 >>> [op.name for op in reader("stablehlo")(lowered, SourceTable(), "stablehlo").ops][2:]
 ['stablehlo.constant', 'stablehlo.add', 'func.return']
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,8 +31,16 @@ from olympus.provenance.olympuspr import olympuspr_stage
 from olympus.provenance.sources import SourceTable
 from olympus.provenance.stablehlo import stablehlo_stage
 
-__all__ = ["read_olympuspr", "read_stablehlo", "read_compiled_hlo", "read_hlo_text",
-           "read_partitioned_hlo", "READERS", "reader", "Reader"]
+__all__ = [
+    "read_olympuspr",
+    "read_stablehlo",
+    "read_compiled_hlo",
+    "read_hlo_text",
+    "read_partitioned_hlo",
+    "READERS",
+    "reader",
+    "Reader",
+]
 
 #: A provenance reader: ``reader(stage_object, table, name)`` -> the stage's ops.
 Reader = Callable[[Any, SourceTable, str], Stage]
@@ -63,11 +72,14 @@ def read_stablehlo(lowered, table: SourceTable, name: str) -> Stage:
         module = lowered._module()
     except Exception as e:  # noqa: BLE001 - fall back on JAX's own text
         reason = (str(e).strip().splitlines() or [""])[-1]
-        note = (f"StableHLO as JAX prints it: Olympus could not rename it "
-                f"({type(e).__name__}: {reason})")
+        note = (
+            f"StableHLO as JAX prints it: Olympus could not rename it "
+            f"({type(e).__name__}: {reason})"
+        )
         jax_lowered = lowered._jax
-        stage = stablehlo_stage(jax_lowered.compiler_ir("stablehlo"), jax_lowered.as_text(),
-                                table, name=name)
+        stage = stablehlo_stage(
+            jax_lowered.compiler_ir("stablehlo"), jax_lowered.as_text(), table, name=name
+        )
         return dataclasses.replace(stage, notes=stage.notes + (note,))
     return stablehlo_stage(module, text, table, name=name)
 
@@ -85,24 +97,32 @@ def _with_entry_shardings(hlo: Stage, compiled) -> Stage:
         out_avals = jax.tree.leaves(compiled.out_info)
     except Exception:  # noqa: BLE001 - an executable that cannot say
         return hlo
-    if len(ins) != len(in_avals) or len(outs) != len(out_avals) or all(
-            s.num_devices == 1 for s in ins + outs):
+    if (
+        len(ins) != len(in_avals)
+        or len(outs) != len(out_avals)
+        or all(s.num_devices == 1 for s in ins + outs)
+    ):
         return hlo
     return dataclasses.replace(
         hlo,
-        arg_shardings=tuple(jax_compat.hlo_sharding_text(s, len(a.shape))
-                            for s, a in zip(ins, in_avals)),
-        result_shardings=tuple(jax_compat.hlo_sharding_text(s, len(a.shape))
-                               for s, a in zip(outs, out_avals)))
+        arg_shardings=tuple(
+            jax_compat.hlo_sharding_text(s, len(a.shape)) for s, a in zip(ins, in_avals)
+        ),
+        result_shardings=tuple(
+            jax_compat.hlo_sharding_text(s, len(a.shape)) for s, a in zip(outs, out_avals)
+        ),
+    )
 
 
 #: The reader of each linked stage of the registry, by stage name (read-only).
-READERS: Mapping[str, Reader] = types.MappingProxyType({
-    "olympuspr": read_olympuspr,
-    "stablehlo": read_stablehlo,
-    "compiled": read_compiled_hlo,
-    "partitioned": read_partitioned_hlo,
-})
+READERS: Mapping[str, Reader] = types.MappingProxyType(
+    {
+        "olympuspr": read_olympuspr,
+        "stablehlo": read_stablehlo,
+        "compiled": read_compiled_hlo,
+        "partitioned": read_partitioned_hlo,
+    }
+)
 
 
 def reader(name: str) -> Reader:
@@ -121,11 +141,14 @@ def reader(name: str) -> Reader:
     spec = stage_registry.stage(name)
     if not spec.linked:
         linked = ", ".join(s.name for s in stage_registry.provenance_stages())
-        raise LookupError(f"Stage {name!r} is not linked to source: it has no provenance "
-                          f"reader. The linked stages are {linked}.")
+        raise LookupError(
+            f"Stage {name!r} is not linked to source: it has no provenance "
+            f"reader. The linked stages are {linked}."
+        )
     try:
         return READERS[name]
     except KeyError:
         raise LookupError(
             f"Stage {name!r} is linked to source in olympus/stage_registry.py but has no "
-            f"reader: add one to READERS in olympus/provenance/readers.py.") from None
+            f"reader: add one to READERS in olympus/provenance/readers.py."
+        ) from None

@@ -15,6 +15,7 @@ full schema is in ``docs/provenance.md``.
 >>> type(model)(**fields_from_json(data)) == model
 True
 """
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from olympus import stage_registry
-from olympus.provenance.parts import (Computation, Frame, FunctionInfo, Location, Op,
-                                      SourceFile, SourceLine, Stage)
+from olympus.provenance.parts import (
+    Computation,
+    Frame,
+    FunctionInfo,
+    Location,
+    Op,
+    SourceFile,
+    SourceLine,
+    Stage,
+)
 
-__all__ = ["SCHEMA", "VERSION", "to_json", "fields_from_json", "dumps", "encode_indices",
-           "decode_indices"]
+__all__ = [
+    "SCHEMA",
+    "VERSION",
+    "to_json",
+    "fields_from_json",
+    "dumps",
+    "encode_indices",
+    "decode_indices",
+]
 
 SCHEMA = "olympus.provenance"
 VERSION = 2
@@ -36,11 +52,28 @@ _V1_STAGE_NAMES = {"hlo": "compiled"}
 
 # Op columns, by how they are encoded: dictionary-encoded strings (``types``: a
 # tuple of strings per op), integers, and line spans.
-_DICT_COLUMNS = (("name", None), ("types", ()), ("name_stack", ""), ("sharding", None),
-                 ("label", None), ("collective", None))
+_DICT_COLUMNS = (
+    ("name", None),
+    ("types", ()),
+    ("name_stack", ""),
+    ("sharding", None),
+    ("label", None),
+    ("collective", None),
+)
 _INT_COLUMNS = ("location", "parent", "computation", "fusion")
-_FIELDS = ("name", "types", "lines", "location", "name_stack", "parent", "sharding",
-           "label", "computation", "fusion", "collective")
+_FIELDS = (
+    "name",
+    "types",
+    "lines",
+    "location",
+    "name_stack",
+    "parent",
+    "sharding",
+    "label",
+    "computation",
+    "fusion",
+    "collective",
+)
 _DEFAULTS = {**dict(_DICT_COLUMNS), **{f: None for f in _INT_COLUMNS}, "lines": None}
 _GETTERS = {f: operator.attrgetter(f) for f in _FIELDS}
 
@@ -49,8 +82,10 @@ def _encode_dict(values: list[Any], default: Any) -> dict[str, Any]:
     table: dict[Any, int] = {}
     code = table.setdefault  # a value's code: its place in the table, given when first seen
     codes = ["" if v == default else str(code(v, len(table))) for v in values]
-    return {"values": [list(v) if isinstance(v, tuple) else v for v in table],
-            "codes": ",".join(codes)}
+    return {
+        "values": [list(v) if isinstance(v, tuple) else v for v in table],
+        "codes": ",".join(codes),
+    }
 
 
 def _decode_dict(col: Mapping[str, Any], default: Any, tuples: bool) -> list[Any]:
@@ -67,8 +102,9 @@ def _decode_ints(text: str) -> list[int | None]:
 
 
 def _encode_spans(values: list[tuple[int, int] | None]) -> str:
-    return ",".join(["" if v is None else str(v[0]) if v[0] == v[1] else f"{v[0]}:{v[1]}"
-                     for v in values])
+    return ",".join(
+        ["" if v is None else str(v[0]) if v[0] == v[1] else f"{v[0]}:{v[1]}" for v in values]
+    )
 
 
 def _decode_span(item: str) -> tuple[int, int] | None:
@@ -142,8 +178,9 @@ def _ops_from_json(stage: str, data: Mapping[str, Any]) -> tuple[Op, ...]:
     n = int(data["count"])
     names = data.get("name", {}).get("codes", "") if n else ""
     if n < 0 or (n and names.count(",") + 1 != n):
-        raise ValueError(f"Stage {stage!r}: it claims {n} ops but names "
-                         f"{names.count(',') + 1 if names else 0}.")
+        raise ValueError(
+            f"Stage {stage!r}: it claims {n} ops but names {names.count(',') + 1 if names else 0}."
+        )
     columns: dict[str, list[Any]] = {}
     for field in _FIELDS:
         default = _DEFAULTS[field]
@@ -158,19 +195,26 @@ def _ops_from_json(stage: str, data: Mapping[str, Any]) -> tuple[Op, ...]:
         else:
             values = _decode_dict(col, default, tuples=field == "types")
         if len(values) != n:
-            raise ValueError(f"Stage {stage!r}: column {field!r} has {len(values)} "
-                             f"entries for {n} ops.")
+            raise ValueError(
+                f"Stage {stage!r}: column {field!r} has {len(values)} entries for {n} ops."
+            )
         columns[field] = values
-    return tuple(Op(stage=stage, index=k, **{f: columns[f][k] for f in columns})
-                 for k in range(n))
+    return tuple(Op(stage=stage, index=k, **{f: columns[f][k] for f in columns}) for k in range(n))
 
 
 def _stage_to_json(stage: Stage) -> dict[str, Any]:
     out: dict[str, Any] = {"text": stage.text, "ops": _ops_to_json(stage.ops)}
     if stage.computations:
         out["computations"] = [
-            {"name": c.name, "lines": [c.lines[0], c.lines[1]], "entry": c.entry,
-             "caller": c.caller, "fusion": c.fusion} for c in stage.computations]
+            {
+                "name": c.name,
+                "lines": [c.lines[0], c.lines[1]],
+                "entry": c.entry,
+                "caller": c.caller,
+                "fusion": c.fusion,
+            }
+            for c in stage.computations
+        ]
     for field in ("arg_shardings", "result_shardings", "collectives", "notes"):
         value = getattr(stage, field)
         if value:
@@ -179,16 +223,26 @@ def _stage_to_json(stage: Stage) -> dict[str, Any]:
 
 
 def _stage_from_json(name: str, data: Mapping[str, Any]) -> Stage:
-    comps = tuple(Computation(name=c["name"], lines=(int(c["lines"][0]), int(c["lines"][1])),
-                              entry=bool(c.get("entry", False)), caller=c.get("caller"),
-                              fusion=c.get("fusion"))
-                  for c in data.get("computations", ()))
-    return Stage(name=name, text=data["text"], ops=_ops_from_json(name, data["ops"]),
-                 computations=comps,
-                 arg_shardings=tuple(data.get("arg_shardings", ())),
-                 result_shardings=tuple(data.get("result_shardings", ())),
-                 collectives=tuple(data.get("collectives", ())),
-                 notes=tuple(data.get("notes", ())))
+    comps = tuple(
+        Computation(
+            name=c["name"],
+            lines=(int(c["lines"][0]), int(c["lines"][1])),
+            entry=bool(c.get("entry", False)),
+            caller=c.get("caller"),
+            fusion=c.get("fusion"),
+        )
+        for c in data.get("computations", ())
+    )
+    return Stage(
+        name=name,
+        text=data["text"],
+        ops=_ops_from_json(name, data["ops"]),
+        computations=comps,
+        arg_shardings=tuple(data.get("arg_shardings", ())),
+        result_shardings=tuple(data.get("result_shardings", ())),
+        collectives=tuple(data.get("collectives", ())),
+        notes=tuple(data.get("notes", ())),
+    )
 
 
 def to_json(model) -> dict[str, Any]:
@@ -198,20 +252,35 @@ def to_json(model) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "version": VERSION,
-        "function": {"name": fn.name, "file": fn.file, "first_line": fn.first_line,
-                     "last_line": fn.last_line},
+        "function": {
+            "name": fn.name,
+            "file": fn.file,
+            "first_line": fn.first_line,
+            "last_line": fn.last_line,
+        },
         "platforms": list(model.platforms),
-        "files": [{"path": f.path, "complete": f.complete,
-                   "chunks": [[first, text] for first, text in f.chunks]}
-                  for f in model.files],
-        "frames": [[f.file, f.line, f.column, f.end_line, f.end_column, f.function]
-                   for f in model.frames],
+        "files": [
+            {
+                "path": f.path,
+                "complete": f.complete,
+                "chunks": [[first, text] for first, text in f.chunks],
+            }
+            for f in model.files
+        ],
+        "frames": [
+            [f.file, f.line, f.column, f.end_line, f.end_column, f.function] for f in model.frames
+        ],
         "locations": [list(loc.frames) for loc in model.locations],
         "stages": {name: _stage_to_json(model.stages[name]) for name in model.stage_names},
         "unavailable": dict(model.unavailable),
-        "lines": [{"file": e.file, "line": e.line,
-                   "ops": {s: encode_indices(v) for s, v in e.ops.items()}}
-                  for e in model.lines],
+        "lines": [
+            {
+                "file": e.file,
+                "line": e.line,
+                "ops": {s: encode_indices(v) for s, v in e.ops.items()},
+            }
+            for e in model.lines
+        ],
     }
 
 
@@ -226,38 +295,57 @@ def fields_from_json(data: Mapping[str, Any] | str) -> dict[str, Any]:
         data = json.loads(data)
     if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
-        raise ValueError(f"Not an Olympus provenance document: expected schema {SCHEMA!r}, "
-                         f"got {got!r}.")
+        raise ValueError(
+            f"Not an Olympus provenance document: expected schema {SCHEMA!r}, got {got!r}."
+        )
     version = data.get("version")
     if version not in (1, VERSION):
-        raise ValueError(f"Provenance document version {version!r} is not readable here: "
-                         f"this Olympus reads versions 1 to {VERSION}. Rebuild the model with "
-                         f"olympus.provenance.build, or upgrade Olympus.")
+        raise ValueError(
+            f"Provenance document version {version!r} is not readable here: "
+            f"this Olympus reads versions 1 to {VERSION}. Rebuild the model with "
+            f"olympus.provenance.build, or upgrade Olympus."
+        )
     renamed = _V1_STAGE_NAMES if version == 1 else {}
     fn = data["function"]
     # Stages this version does not know are skipped.
     stages = {renamed.get(name, name): value for name, value in data.get("stages", {}).items()}
-    made = {s.name: _stage_from_json(s.name, stages[s.name])
-            for s in stage_registry.provenance_stages() if s.name in stages}
+    made = {
+        s.name: _stage_from_json(s.name, stages[s.name])
+        for s in stage_registry.provenance_stages()
+        if s.name in stages
+    }
     return dict(
-        function=FunctionInfo(fn["name"], fn.get("file"), fn.get("first_line"),
-                              fn.get("last_line")),
+        function=FunctionInfo(
+            fn["name"], fn.get("file"), fn.get("first_line"), fn.get("last_line")
+        ),
         platforms=tuple(data.get("platforms", ())),
         stages=made,
         unavailable=dict(data.get("unavailable", {})),
-        files=tuple(SourceFile(f["path"],
-                               tuple((int(first), str(text)) for first, text in f.get("chunks", ())),
-                               bool(f.get("complete", False)))
-                    for f in data.get("files", ())),
-        frames=tuple(Frame(int(a), int(b), int(c), int(d), int(e), str(g))
-                     for a, b, c, d, e, g in data.get("frames", ())),
-        locations=tuple(Location(tuple(int(i) for i in loc))
-                        for loc in data.get("locations", ())),
-        lines=tuple(SourceLine(int(e["file"]), int(e["line"]),
-                               {s: decode_indices(v, len(made[s].ops))
-                                for s, v in ((renamed.get(s, s), v)
-                                             for s, v in e["ops"].items()) if s in made})
-                    for e in data.get("lines", ())),
+        files=tuple(
+            SourceFile(
+                f["path"],
+                tuple((int(first), str(text)) for first, text in f.get("chunks", ())),
+                bool(f.get("complete", False)),
+            )
+            for f in data.get("files", ())
+        ),
+        frames=tuple(
+            Frame(int(a), int(b), int(c), int(d), int(e), str(g))
+            for a, b, c, d, e, g in data.get("frames", ())
+        ),
+        locations=tuple(Location(tuple(int(i) for i in loc)) for loc in data.get("locations", ())),
+        lines=tuple(
+            SourceLine(
+                int(e["file"]),
+                int(e["line"]),
+                {
+                    s: decode_indices(v, len(made[s].ops))
+                    for s, v in ((renamed.get(s, s), v) for s, v in e["ops"].items())
+                    if s in made
+                },
+            )
+            for e in data.get("lines", ())
+        ),
     )
 
 

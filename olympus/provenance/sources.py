@@ -14,6 +14,7 @@ run user code (IPython, pytest...) are not the user's: they are left out.
 >>> table.frames[0].line, table.files
 (3, ['/home/me/model.py'])
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,9 +30,24 @@ from olympus import jax_compat
 from olympus.provenance.parts import Frame, Location, SourceFile
 
 #: Packages whose frames are tooling, not the user's program.
-_TOOL_PACKAGES = ("olympus_jupyter", "IPython", "ipykernel", "_pytest", "pytest", "pluggy",
-                  "tornado", "zmq", "traitlets", "jupyter_client", "jupyter_core",
-                  "nbclient", "nbconvert", "ipywidgets", "comm", "debugpy")
+_TOOL_PACKAGES = (
+    "olympus_jupyter",
+    "IPython",
+    "ipykernel",
+    "_pytest",
+    "pytest",
+    "pluggy",
+    "tornado",
+    "zmq",
+    "traitlets",
+    "jupyter_client",
+    "jupyter_core",
+    "nbclient",
+    "nbconvert",
+    "ipywidgets",
+    "comm",
+    "debugpy",
+)
 
 #: Files up to this many lines are kept whole in the model (notebook cells, scripts).
 MAX_WHOLE_FILE_LINES = 300
@@ -129,8 +145,9 @@ class SourceTable:
         if i is None:
             path, line, col, end_line, end_col, fn = raw
             i = self._frame_ids[raw] = len(self.frames)
-            self.frames.append(Frame(self.file(path), int(line), int(col),
-                                     int(end_line), int(end_col), fn))
+            self.frames.append(
+                Frame(self.file(path), int(line), int(col), int(end_line), int(end_col), fn)
+            )
         return i
 
     def user_frames(self, raw_frames: Iterable[RawFrame]) -> tuple[RawFrame, ...]:
@@ -152,8 +169,9 @@ class SourceTable:
             self.locations.append(Location(ids))
         return i
 
-    def source_files(self, extra_ranges: dict[int, list[tuple[int, int]]] | None = None
-                     ) -> tuple[SourceFile, ...]:
+    def source_files(
+        self, extra_ranges: dict[int, list[tuple[int, int]]] | None = None
+    ) -> tuple[SourceFile, ...]:
         """The source of every file in the table: whole if small, else the lines
         around the frames' lines and the ``extra_ranges`` (the function's lines)."""
         ranges: dict[int, list[tuple[int, int]]] = {i: [] for i in range(len(self.files))}
@@ -180,6 +198,7 @@ class SourceTables:
     >>> tables.files[frame.file], frame.line
     ('/home/me/model.py', 3)
     """
+
     files: tuple[str, ...]
     frames: tuple[Frame, ...]
     locations: tuple[Location, ...]
@@ -206,7 +225,7 @@ def compose(own: tuple[RawFrame, ...], caller: tuple[RawFrame, ...]) -> tuple[Ra
     outer = own[-1]
     for k, fr in enumerate(caller):
         if fr == outer:
-            return own + caller[k + 1:]
+            return own + caller[k + 1 :]
     return own + caller
 
 
@@ -228,12 +247,15 @@ def read_source(path: str, ranges: Iterable[tuple[int, int]] = ()) -> SourceFile
     n = len(all_lines)
     if n <= MAX_WHOLE_FILE_LINES:
         return SourceFile(path, ((1, "".join(all_lines)),), complete=True)
-    spans = sorted((max(1, lo - CONTEXT_LINES), min(n, hi + CONTEXT_LINES))
-                   for lo, hi in ranges if lo and lo > 0 and lo <= n)
+    spans = sorted(
+        (max(1, lo - CONTEXT_LINES), min(n, hi + CONTEXT_LINES))
+        for lo, hi in ranges
+        if lo and lo > 0 and lo <= n
+    )
     merged: list[list[int]] = []
     for lo, hi in spans:
         if merged and lo <= merged[-1][1] + 1:
             merged[-1][1] = max(merged[-1][1], hi)
         else:
             merged.append([lo, hi])
-    return SourceFile(path, tuple((lo, "".join(all_lines[lo - 1:hi])) for lo, hi in merged))
+    return SourceFile(path, tuple((lo, "".join(all_lines[lo - 1 : hi])) for lo, hi in merged))

@@ -23,6 +23,7 @@ lines.
 >>> 'stablehlo.sine' in lowered.as_text().splitlines()[stage.ops[2].lines[0] - 1]
 True
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,7 +42,6 @@ __all__ = ["stablehlo_stage", "decode_location"]
 _MARKER = "olympus.op."
 _ALIAS = re.compile(r'^(#loc\d*) = loc\("olympus\.op\.(\d+)"\)$', re.MULTILINE)
 _SHARDING_ATTRS = ("mhlo.sharding", "sdy.sharding", "sharding")
-
 
 
 def _file_frame(loc, function: str) -> RawFrame:
@@ -118,8 +118,7 @@ def _last_lines(root, ops: list, plain_lines: list[str]) -> tuple[list[int | Non
     result = None
     for local in (True, False):
         buf = io.StringIO()
-        root.print(file=buf, enable_debug_info=True, assume_verified=True,
-                   use_local_scope=local)
+        root.print(file=buf, enable_debug_info=True, assume_verified=True, use_local_scope=local)
         result = _read_marks(buf.getvalue(), len(ops), plain_lines)
         if result[1] is None:
             break
@@ -127,8 +126,9 @@ def _last_lines(root, ops: list, plain_lines: list[str]) -> tuple[list[int | Non
     return result
 
 
-def _read_marks(printed: str, count: int, plain_lines: list[str]
-                ) -> tuple[list[int | None], str | None]:
+def _read_marks(
+    printed: str, count: int, plain_lines: list[str]
+) -> tuple[list[int | None], str | None]:
     """Each marked op's last line in a debug print, and a note if the print does
     not read as the text, line for line, up to the locations."""
     # Alias lines (`#loc7 = loc("olympus.op.7")`), if any, follow the body.
@@ -138,8 +138,10 @@ def _read_marks(printed: str, count: int, plain_lines: list[str]
         body.pop()
     last: list[int | None] = [None] * count
     if len(body) != len(plain_lines):
-        return last, (f"the debug print has {len(body)} lines, the text "
-                      f"{len(plain_lines)}: operation lines are unknown")
+        return last, (
+            f"the debug print has {len(body)} lines, the text "
+            f"{len(plain_lines)}: operation lines are unknown"
+        )
     differ = 0
     marker = '"' + _MARKER
     skip = len(marker)
@@ -149,7 +151,7 @@ def _read_marks(printed: str, count: int, plain_lines: list[str]
         at = line.rfind(" loc(")
         if at < 0:
             continue
-        token = line[at + 5:-1]
+        token = line[at + 5 : -1]
         if token[:4] == "#loc":
             k = aliases.get(token)
         elif token[:skip] == marker:
@@ -162,39 +164,44 @@ def _read_marks(printed: str, count: int, plain_lines: list[str]
             if line[:at] != plain_lines[lineno - 1]:
                 differ += 1
     if differ:
-        return last, (f"{differ} line(s) of the debug print differ from the text "
-                      f"beyond their locations; some operation lines may be off")
+        return last, (
+            f"{differ} line(s) of the debug print differ from the text "
+            f"beyond their locations; some operation lines may be off"
+        )
     return last, None
 
 
 @dataclasses.dataclass(slots=True)
 class _Operation:
     """One MLIR operation as read, before its lines and whole call stack are known."""
+
     name: str
     types: tuple[str, ...]
     name_stack: str
-    parent: int | None                  # index of the op whose region holds it
+    parent: int | None  # index of the op whose region holds it
     sharding: str | None
     has_regions: bool
-    frames: tuple[RawFrame, ...]        # its user frames, as far as its function goes
-    function: int | None                # the func.func it is in (or is)
-    prev_sibling: int | None = None     # with regions: the op before it in its block
+    frames: tuple[RawFrame, ...]  # its user frames, as far as its function goes
+    function: int | None  # the func.func it is in (or is)
+    prev_sibling: int | None = None  # with regions: the op before it in its block
 
 
 @dataclasses.dataclass
 class _Walk:
     """What a pre-order walk of a module reads: every operation, and the module's
     functions, calls and entry shardings."""
-    ops: list                                                   # the MLIR operations
+
+    ops: list  # the MLIR operations
     operations: list[_Operation] = dataclasses.field(default_factory=list)
-    symbols: dict[str, int] = dataclasses.field(default_factory=dict)     # -> func.func
+    symbols: dict[str, int] = dataclasses.field(default_factory=dict)  # -> func.func
     first_call: dict[str, int] = dataclasses.field(default_factory=dict)  # -> func.call
-    arg_shardings: tuple[str | None, ...] = ()                  # of main
+    arg_shardings: tuple[str | None, ...] = ()  # of main
     result_shardings: tuple[str | None, ...] = ()
 
 
-def stablehlo_stage(module, text: str, table: SourceTable, *, name: str = "stablehlo",
-                    owned: bool = False) -> Stage:
+def stablehlo_stage(
+    module, text: str, table: SourceTable, *, name: str = "stablehlo", owned: bool = False
+) -> Stage:
     """The StableHLO stage of ``module`` (an ``ir.Module`` or its operation), whose
     print without debug info is ``text``.
 
@@ -221,11 +228,18 @@ def stablehlo_stage(module, text: str, table: SourceTable, *, name: str = "stabl
     spans = _spans(walk, last, plain_lines)
     # Positional, as keywords take twice as long: stage, index, name, types, lines,
     # location, name_stack, parent, sharding.
-    ops = tuple(Op(name, k, o.name, o.types, spans[k], locations[k], o.name_stack, o.parent,
-                   o.sharding)
-                for k, o in enumerate(walk.operations))
-    return Stage(name, text, ops, arg_shardings=walk.arg_shardings,
-                 result_shardings=walk.result_shardings, notes=(note,) if note else ())
+    ops = tuple(
+        Op(name, k, o.name, o.types, spans[k], locations[k], o.name_stack, o.parent, o.sharding)
+        for k, o in enumerate(walk.operations)
+    )
+    return Stage(
+        name,
+        text,
+        ops,
+        arg_shardings=walk.arg_shardings,
+        result_shardings=walk.result_shardings,
+        notes=(note,) if note else (),
+    )
 
 
 def _walk(root, table: SourceTable) -> _Walk:
@@ -240,9 +254,9 @@ def _walk(root, table: SourceTable) -> _Walk:
     walk = _Walk(ops)
     operations = walk.operations
     index_of = {op: k for k, op in enumerate(ops)}
-    decoded: dict = {}          # location attribute -> (name stack, user frames)
-    type_texts: dict = {}       # MLIR type -> its text (printed once)
-    last_in_block: dict = {}    # block -> its latest op so far
+    decoded: dict = {}  # location attribute -> (name stack, user frames)
+    type_texts: dict = {}  # MLIR type -> its text (printed once)
+    last_in_block: dict = {}  # block -> its latest op so far
     for k, op in enumerate(ops):
         parent = None if k == 0 else index_of.get(op.parent)
         name_stack, frames = _read_location(op.location, decoded, table)
@@ -264,17 +278,26 @@ def _walk(root, table: SourceTable) -> _Walk:
             if has_regions:
                 prev_sibling = last_in_block.get(block)
             last_in_block[block] = k
-        types = tuple(type_texts.get(t) or type_texts.setdefault(t, str(t))
-                      for t in op.results.types)
-        operations.append(_Operation(
-            op_name, types, name_stack, parent,
-            _sharding_of(attrs) if len(attrs) else None, has_regions, frames, function,
-            prev_sibling))
+        types = tuple(
+            type_texts.get(t) or type_texts.setdefault(t, str(t)) for t in op.results.types
+        )
+        operations.append(
+            _Operation(
+                op_name,
+                types,
+                name_stack,
+                parent,
+                _sharding_of(attrs) if len(attrs) else None,
+                has_regions,
+                frames,
+                function,
+                prev_sibling,
+            )
+        )
     return walk
 
 
-def _read_location(loc, decoded: dict, table: SourceTable
-                   ) -> tuple[str, tuple[RawFrame, ...]]:
+def _read_location(loc, decoded: dict, table: SourceTable) -> tuple[str, tuple[RawFrame, ...]]:
     """The name stack (``""`` if none) and user frames of ``loc``; ``decoded`` keeps
     them by location attribute (ops of one source line share their location)."""
     key = loc.attr
@@ -304,7 +327,8 @@ def _locations(walk: _Walk, table: SourceTable) -> list[int | None]:
     their call stack goes on with that of the first call of the function.
     """
     callers: dict[int | None, int] = {
-        walk.symbols[s]: c for s, c in walk.first_call.items() if s in walk.symbols}
+        walk.symbols[s]: c for s, c in walk.first_call.items() if s in walk.symbols
+    }
     operations = walk.operations
     stacks: dict[int, tuple] = {}
 
@@ -330,8 +354,9 @@ def _locations(walk: _Walk, table: SourceTable) -> list[int | None]:
     return out
 
 
-def _spans(walk: _Walk, last: list[int | None],
-           plain_lines: list[str]) -> list[tuple[int, int] | None]:
+def _spans(
+    walk: _Walk, last: list[int | None], plain_lines: list[str]
+) -> list[tuple[int, int] | None]:
     """Each op's first and last line, from its last line (``last``).
 
     An op's location is printed at the end of its last line. An op with regions
@@ -348,8 +373,7 @@ def _spans(walk: _Walk, last: list[int | None],
             spans[k] = spans[parent] if parent is not None else None
             continue
         if k == 0:
-            start = next((i for i, ln in enumerate(plain_lines, 1)
-                          if ln.startswith("module")), 1)
+            start = next((i for i, ln in enumerate(plain_lines, 1) if ln.startswith("module")), 1)
         elif not o.has_regions:
             start = end
         else:

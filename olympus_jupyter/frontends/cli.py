@@ -9,6 +9,7 @@ anything is imported or staged. Bad input gets a one-line error and exit status
 2; a function that fails to stage still gets a report (showing the failure) and
 exit status 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,9 +51,10 @@ def load_function(target: str):
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         if e.name and module_name.startswith(e.name):
-            raise CliError(f"cannot find module {module_name!r} in {cwd} "
-                           f"(run from the folder that holds {module_name.replace('.', '/')}.py)"
-                           ) from None
+            raise CliError(
+                f"cannot find module {module_name!r} in {cwd} "
+                f"(run from the folder that holds {module_name.replace('.', '/')}.py)"
+            ) from None
         raise CliError(f"importing {module_name!r} failed: {e}") from None
     except Exception as e:  # noqa: BLE001 - the user's module failed at import
         raise CliError(f"importing {module_name!r} failed: {type(e).__name__}: {e}") from None
@@ -79,11 +81,13 @@ def demo_function():
 
     def loss(params, x, y):
         error = predict(params, x) - y
-        return jnp.mean(error ** 2)
+        return jnp.mean(error**2)
 
     grad_loss = olympus.jit(olympus.value_and_grad(loss))
-    params = (olympus.ShapeDtypeStruct((8, 16), jnp.float32),
-              olympus.ShapeDtypeStruct((16, 1), jnp.float32))
+    params = (
+        olympus.ShapeDtypeStruct((8, 16), jnp.float32),
+        olympus.ShapeDtypeStruct((16, 1), jnp.float32),
+    )
     x = olympus.ShapeDtypeStruct((32, 8), jnp.float32)
     y = olympus.ShapeDtypeStruct((32, 1), jnp.float32)
     return grad_loss, (params, x, y)
@@ -103,15 +107,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m olympus_jupyter",
         description="Write a standalone HTML report of what each compilation stage made "
-                    "of a function.")
+        "of a function.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="report on MODULE:FUNCTION for argument specs")
     rep.add_argument("target", metavar="MODULE:FUNCTION")
-    rep.add_argument("--arg", action="append", default=[], metavar="SPEC",
-                     help="an argument as DTYPE[DIMS], e.g. 'f32[16,16]' or 'i32[]'; in order")
+    rep.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="an argument as DTYPE[DIMS], e.g. 'f32[16,16]' or 'i32[]'; in order",
+    )
     add_arguments(rep, options("cli report"))
-    add_arguments(sub.add_parser("demo", help="report on a built-in example"),
-                  options("cli demo"))
+    add_arguments(sub.add_parser("demo", help="report on a built-in example"), options("cli demo"))
     return parser
 
 
@@ -127,10 +136,14 @@ def main(argv=None) -> int:
             except SpecError as e:
                 raise CliError(str(e)) from None
         # The command's options that inspect() takes, by its keywords.
-        chosen = {row.keyword: getattr(args, row.name)
-                  for row in options(f"cli {args.command}") if "inspect" in row.frontends}
+        chosen = {
+            row.keyword: getattr(args, row.name)
+            for row in options(f"cli {args.command}")
+            if "inspect" in row.frontends
+        }
         from olympus_jupyter.frontends.inspection import inspect
         from olympus_jupyter.staging.progress import shown_on
+
         # Long work says what runs and for how long, on standard error (Ctrl+C stops it).
         with shown_on(sys.stderr) as progress:
             try:

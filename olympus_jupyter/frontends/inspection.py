@@ -11,6 +11,7 @@ first time (nothing is re-traced or re-compiled).
 >>> report.name, report.ok
 ('<lambda>', True)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,8 +24,14 @@ import jax
 import numpy as np
 
 from olympus import stage_registry
-from olympus_jupyter.frontends.options import (OPTIONS, ReportOptions, check_cache,
-                                               check_option, key_options, option_keywords)
+from olympus_jupyter.frontends.options import (
+    OPTIONS,
+    ReportOptions,
+    check_cache,
+    check_option,
+    key_options,
+    option_keywords,
+)
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.report.stage_report import EarlyReading, StageReport, build_report
 from olympus_jupyter.staging.progress import Progress, Silent, shown_in_output
@@ -70,8 +77,13 @@ def _leaf_key(leaf):
             sharding = repr(sharding)
         # The dtype itself (hashable; bfloat16 and the float8 types stay apart), not
         # its name, which numpy makes in Python each time.
-        return ("array", tuple(leaf.shape), np.dtype(leaf.dtype),
-                bool(getattr(leaf, "weak_type", False)), sharding)
+        return (
+            "array",
+            tuple(leaf.shape),
+            np.dtype(leaf.dtype),
+            bool(getattr(leaf, "weak_type", False)),
+            sharding,
+        )
     hash(leaf)  # raises TypeError for unhashable leaves: no caching
     return (type(leaf), leaf)
 
@@ -96,9 +108,13 @@ def signature_key(target, args, kwargs, options: Mapping[str, Any]):
     try:
         leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
         x64 = bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
-        key = (_weak(target), tree, tuple(_leaf_key(x) for x in leaves),
-               tuple(sorted((k, _freeze(v)) for k, v in options.items())),
-               x64)
+        key = (
+            _weak(target),
+            tree,
+            tuple(_leaf_key(x) for x in leaves),
+            tuple(sorted((k, _freeze(v)) for k, v in options.items())),
+            x64,
+        )
         hash(key)
         return key
     except TypeError:
@@ -116,6 +132,7 @@ def _freeze(v):
 def _exported(target):
     """An Exported, from itself or its serialized bytes."""
     from olympus import export as oexport
+
     if isinstance(target, (bytes, bytearray, memoryview)):
         return oexport.deserialize(bytes(target))
     return target
@@ -129,6 +146,7 @@ def _exported_target(exported):
 
     def call_exported(*a, **k):
         return fun(*a, **k)
+
     call_exported.__name__ = call_exported.__qualname__ = f"exported_{exported.fun_name}"
     return call_exported, tuple(args), dict(kwargs)
 
@@ -145,27 +163,39 @@ def symbolic_dimensions(exported) -> tuple[str, ...]:
 
 
 def _symbolic_reason(names: tuple[str, ...]) -> str:
-    return (f"the exported function has symbolic dimensions ({', '.join(names)}): XLA "
-            f"compiles a program for concrete shapes. Inspect it for some: "
-            f"inspect(exported.call, np.ones(...)), with arrays of the shapes you serve")
+    return (
+        f"the exported function has symbolic dimensions ({', '.join(names)}): XLA "
+        f"compiles a program for concrete shapes. Inspect it for some: "
+        f"inspect(exported.call, np.ones(...)), with arrays of the shapes you serve"
+    )
 
 
 def _is_exported(target) -> bool:
     from olympus import export as oexport
-    exported_types = tuple(t for t in (getattr(oexport, "Exported", None),
-                                       getattr(jax.export, "Exported", None)) if t)
+
+    exported_types = tuple(
+        t for t in (getattr(oexport, "Exported", None), getattr(jax.export, "Exported", None)) if t
+    )
     return isinstance(target, (bytes, bytearray, memoryview) + exported_types)
 
 
-def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None,
-            static_argnums: int | Sequence[int] | None = None,
-            static_argnames: str | Sequence[str] | None = None,
-            stages: str | Sequence[str] | None = None, debug_info: bool = True,
-            compiler_options: Mapping[str, Any] | str | None = None, full: bool = False,
-            timeout: float | None = None, passes: bool | str | None = None,
-            costs: bool = False, cache: ReportCache | bool | None = True,
-            progress: bool | Callable[[str], None] | Progress | Silent | None = None,
-            **kwargs: Any) -> StageReport:
+def inspect(
+    target: Any,
+    *args: Any,
+    platform: str | Sequence[str] | None = None,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    stages: str | Sequence[str] | None = None,
+    debug_info: bool = True,
+    compiler_options: Mapping[str, Any] | str | None = None,
+    full: bool = False,
+    timeout: float | None = None,
+    passes: bool | str | None = None,
+    costs: bool = False,
+    cache: ReportCache | bool | None = True,
+    progress: bool | Callable[[str], None] | Progress | Silent | None = None,
+    **kwargs: Any,
+) -> StageReport:
     """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
     The options are the table's (:mod:`olympus_jupyter.report.option_table`: those
@@ -201,8 +231,9 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     """
     declared = dict(locals())  # the options named above, by keyword (a test checks them)
     given = option_keywords("inspect", declared, kwargs)
-    options = ReportOptions(**{name: value for name, value in given.items()
-                               if "report" in OPTIONS[name].frontends})
+    options = ReportOptions(
+        **{name: value for name, value in given.items() if "report" in OPTIONS[name].frontends}
+    )
     reports = check_cache(given.get("cache", True), default_cache)
     progress = given.get("progress")
     if not isinstance(progress, (Progress, Silent)):  # a frontend's own runs as it is
@@ -211,16 +242,16 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     symbolic: tuple[str, ...] = ()
     if _is_exported(target):
         if args or kwargs:
-            raise StagingError("An exported function is already specialized: "
-                               "pass it without arguments.")
+            raise StagingError(
+                "An exported function is already specialized: pass it without arguments."
+            )
         try:
             exported = _exported(target)
             target, args, kwargs = _exported_target(exported)
         except Exception as e:  # noqa: BLE001 - any reader's error, as a StagingError
             raise StagingError(f"Cannot read the exported function: {e}") from None
         symbolic = symbolic_dimensions(exported)
-    key = signature_key(target, args, kwargs, key_options(options)) \
-        if reports is not None else None
+    key = signature_key(target, args, kwargs, key_options(options)) if reports is not None else None
     found = reports.get(key) if reports is not None else None
     if found is not None:
         return found
@@ -229,22 +260,34 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
     early = EarlyReading(stages, debug_info=options.debug_info)
     gone = reports.forget_stale() if reports is not None else []
     with _progress(progress) as shown:
-        run = run_stages(target, args, kwargs, static_argnums=options.static_argnums,
-                         static_argnames=options.static_argnames, platforms=options.platforms,
-                         compiler_options=dict(options.compiler_options),
-                         lower=any(s in stages for s in stage_registry.made_by("lower")),
-                         compile=options.needs_compile and not symbolic,
-                         timeout=options.timeout, progress=shown,
-                         beside_compile=_freeing(gone, early),
-                         read_peak="costs" in stages)
+        run = run_stages(
+            target,
+            args,
+            kwargs,
+            static_argnums=options.static_argnums,
+            static_argnames=options.static_argnames,
+            platforms=options.platforms,
+            compiler_options=dict(options.compiler_options),
+            lower=any(s in stages for s in stage_registry.made_by("lower")),
+            compile=options.needs_compile and not symbolic,
+            timeout=options.timeout,
+            progress=shown,
+            beside_compile=_freeing(gone, early),
+            read_peak="costs" in stages,
+        )
         if symbolic and options.needs_compile:  # what cannot exist for symbolic shapes
             reason = _symbolic_reason(symbolic)
             run.unavailable.setdefault("compile", reason)
             run.unavailable.setdefault("hlo", reason)
         shown.step("report")
-        report = build_report(run, stages=stages, debug_info=options.debug_info,
-                              full=options.full, early=early,
-                              pass_re=options.passes or ".*")
+        report = build_report(
+            run,
+            stages=stages,
+            debug_info=options.debug_info,
+            full=options.full,
+            early=early,
+            pass_re=options.passes or ".*",
+        )
     # Only a report made to its end is kept: an interrupt above leaves nothing behind.
     if reports is not None and not timed_out(run):
         reports.put(key, report)
@@ -254,6 +297,7 @@ def inspect(target: Any, *args: Any, platform: str | Sequence[str] | None = None
 def _freeing(gone: list, early: EarlyReading):
     """``early``'s work beside the compile, after freeing ``gone`` (what a cache
     forgot), which is then freed there rather than on the way to the display."""
+
     def beside(run):
         work = early(run)
 
@@ -261,7 +305,9 @@ def _freeing(gone: list, early: EarlyReading):
             gone.clear()
             if work is not None:
                 work()
+
         return free_then_read
+
     return beside
 
 
@@ -282,10 +328,11 @@ def stage_bundle(stage, include=None, exclude=None) -> dict:
     A stage shows what exists so far: displaying a ``Lowered`` never compiles it.
     """
     from olympus.stages import Lowered, Traced
-    made = {Traced: ("trace",), Lowered: ("trace", "lower")}.get(
-        type(stage), stage_registry.STEPS)
-    stages = tuple(s.name for s in stage_registry.STAGES
-                   if s.default and (s.step is None or s.step in made))
+
+    made = {Traced: ("trace",), Lowered: ("trace", "lower")}.get(type(stage), stage_registry.STEPS)
+    stages = tuple(
+        s.name for s in stage_registry.STAGES if s.default and (s.step is None or s.step in made)
+    )
     return inspect(stage, stages=stages)._repr_mimebundle_(include=include, exclude=exclude)
 
 

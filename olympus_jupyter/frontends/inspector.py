@@ -21,6 +21,7 @@ Outside a notebook the reports print as text (hushed here):
 >>> print(ins.why.value)
 <b>Re-traced (trace, lower, compile) because:</b><ul><li>argument 'x': shape (3,) → (5,)</li></ul>
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,9 +41,15 @@ from olympus.specs import SpecError, format_spec, parse_spec
 from olympus_jupyter.report.compare import compare
 from olympus_jupyter.report.markup import Markup, concat, h
 from olympus import stage_registry
-from olympus_jupyter.frontends.options import (OPTIONS, OptionError, ReportOptions,
-                                               check_option, option, option_keywords,
-                                               options)
+from olympus_jupyter.frontends.options import (
+    OPTIONS,
+    OptionError,
+    ReportOptions,
+    check_option,
+    option,
+    option_keywords,
+    options,
+)
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.progress import Progress
 from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
@@ -72,6 +79,7 @@ def _error(text: str) -> Markup:
 class Entry:
     """One specialization seen, and its report; ``number`` counts the
     specializations seen (1 for the first), and stays when older ones are dropped."""
+
     label: str
     spec: Specialization
     report: StageReport
@@ -89,8 +97,7 @@ class Entry:
         model = report.provenance
         held = sum(len(t) for t in report.texts.values())
         if model is not None:
-            held += sum(len(st.text) + self.OP_BYTES * len(st.ops)
-                        for st in model.stages.values())
+            held += sum(len(st.text) + self.OP_BYTES * len(st.ops) for st in model.stages.values())
         return held
 
 
@@ -119,19 +126,34 @@ class Choices(W.HBox):
     >>> row.value
     ('tpu',)
     """
+
     value = traitlets.Tuple()
 
-    def __init__(self, options, value=(), *, description: str, tooltip: str = "",
-                 tooltips: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        options,
+        value=(),
+        *,
+        description: str,
+        tooltip: str = "",
+        tooltips: Mapping[str, str] | None = None,
+    ):
         self.names = tuple(name for _, name in options)
-        self.boxes = [W.Checkbox(value=name in value, description=label, indent=False,
-                                 tooltip=(tooltips or {}).get(name, f"{description}: {label}"),
-                                 layout=W.Layout(width="auto", margin="0 1.2em 0 0"))
-                      for label, name in options]
+        self.boxes = [
+            W.Checkbox(
+                value=name in value,
+                description=label,
+                indent=False,
+                tooltip=(tooltips or {}).get(name, f"{description}: {label}"),
+                layout=W.Layout(width="auto", margin="0 1.2em 0 0"),
+            )
+            for label, name in options
+        ]
         # Right-aligned in the labels' column, as ipywidgets' own descriptions are.
-        self.label = W.HTML(h("div", {"title": tooltip, "style": "text-align:right"}, description),
-                            layout=W.Layout(width=_LABEL_WIDTH, min_width=_LABEL_WIDTH,
-                                            margin="0 8px 0 0"))
+        self.label = W.HTML(
+            h("div", {"title": tooltip, "style": "text-align:right"}, description),
+            layout=W.Layout(width=_LABEL_WIDTH, min_width=_LABEL_WIDTH, margin="0 8px 0 0"),
+        )
         super().__init__([self.label, *self.boxes])
         self.add_class("olympus-choices")
         self._showing = False
@@ -145,7 +167,8 @@ class Choices(W.HBox):
         unknown = [c for c in chosen if c not in self.names]
         if unknown:
             raise traitlets.TraitError(
-                f"{unknown[0]!r} is not one of {', '.join(map(repr, self.names))}")
+                f"{unknown[0]!r} is not one of {', '.join(map(repr, self.names))}"
+            )
         return tuple(n for n in self.names if n in chosen)
 
     @traitlets.observe("value")
@@ -187,25 +210,35 @@ class Inspector(W.VBox):
     HISTORY_SIZE: int = option("history_size").default
     HISTORY_BYTES: int = option("history_bytes").default
 
-    def __init__(self, fun, *example_args, static_argnums: int | Sequence[int] | None = None,
-                 static_argnames: str | Sequence[str] | None = None,
-                 platform: Sequence[str] | str | None = None,
-                 debug_info: bool = True, stages: str | Sequence[str] | None = None,
-                 compiler_options: Mapping[str, Any] | str | None = None,
-                 passes: bool | str | None = None, costs: bool = False,
-                 history_size: int = HISTORY_SIZE, history_bytes: int = HISTORY_BYTES,
-                 **example_kwargs):
+    def __init__(
+        self,
+        fun,
+        *example_args,
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+        platform: Sequence[str] | str | None = None,
+        debug_info: bool = True,
+        stages: str | Sequence[str] | None = None,
+        compiler_options: Mapping[str, Any] | str | None = None,
+        passes: bool | str | None = None,
+        costs: bool = False,
+        history_size: int = HISTORY_SIZE,
+        history_bytes: int = HISTORY_BYTES,
+        **example_kwargs,
+    ):
         # The options named above (a test checks them against the table), and any a
         # stage kind registered since; checked in one place, as inspect()'s and the magic's.
         given = option_keywords("inspector", dict(locals()), example_kwargs)
-        options = ReportOptions(**{name: value for name, value in given.items()
-                                   if "report" in OPTIONS[name].frontends})
+        options = ReportOptions(
+            **{name: value for name, value in given.items() if "report" in OPTIONS[name].frontends}
+        )
         history_size = check_option("history_size", given["history_size"])
         history_bytes = check_option("history_bytes", given["history_bytes"])
         self.static_argnums = options.static_argnums or ()
         self.static_argnames = options.static_argnames or ()
-        self.cache = StageCache(fun, static_argnums=self.static_argnums,
-                                static_argnames=self.static_argnames)
+        self.cache = StageCache(
+            fun, static_argnums=self.static_argnums, static_argnames=self.static_argnames
+        )
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.history: list[Entry] = []
         self._seen = 0  # specializations numbered so far
@@ -226,31 +259,47 @@ class Inspector(W.VBox):
         choices = KNOWN_PLATFORMS + tuple(p for p in platforms if p not in KNOWN_PLATFORMS)
         form = {row.name: row.control for row in _controlled()}
         self.platforms = Choices(
-            [(p, p) for p in choices], platforms, description=form["platforms"].label,
+            [(p, p) for p in choices],
+            platforms,
+            description=form["platforms"].label,
             tooltip=form["platforms"].tooltip,
-            tooltips={p: f"lower for {p}" for p in choices})
-        self.debug_info = W.Checkbox(value=options.debug_info,
-                                     description=form["debug_info"].label,
-                                     indent=False, tooltip=form["debug_info"].tooltip)
+            tooltips={p: f"lower for {p}" for p in choices},
+        )
+        self.debug_info = W.Checkbox(
+            value=options.debug_info,
+            description=form["debug_info"].label,
+            indent=False,
+            tooltip=form["debug_info"].tooltip,
+        )
         lowered = {s.name for s in _LOWERED}
         dialect = next((s for s in options.stages if s in lowered), _LOWERED[0].name)
-        self.dialect = W.ToggleButtons(options=[(s.label, s.name) for s in _LOWERED],
-                                       value=dialect, description="lowered as",
-                                       style={**_ROW_STYLE, "button_width": "7.5em"},
-                                       layout=W.Layout(width="auto"),
-                                       tooltip="which lowered program to show (the display only)",
-                                       tooltips=[s.title for s in _LOWERED])
+        self.dialect = W.ToggleButtons(
+            options=[(s.label, s.name) for s in _LOWERED],
+            value=dialect,
+            description="lowered as",
+            style={**_ROW_STYLE, "button_width": "7.5em"},
+            layout=W.Layout(width="auto"),
+            tooltip="which lowered program to show (the display only)",
+            tooltips=[s.title for s in _LOWERED],
+        )
         self.compiler_options = W.Text(
             value=", ".join(f"{k}={v}" for k, v in options.compiler_options),
             description=form["compiler_options"].label,
             placeholder="xla_backend_optimization_level=0",
-            style=_ROW_STYLE, layout=W.Layout(width="36em"), continuous_update=False,
-            tooltip=form["compiler_options"].tooltip)
+            style=_ROW_STYLE,
+            layout=W.Layout(width="36em"),
+            continuous_update=False,
+            tooltip=form["compiler_options"].tooltip,
+        )
         self.pass_filter = W.Text(
             value="" if options.passes in (None, ".*") else options.passes,
-            description=form["passes"].label, placeholder="fusion|cse",
-            style=_ROW_STYLE, layout=W.Layout(width="24em"), continuous_update=False,
-            tooltip=form["passes"].tooltip)
+            description=form["passes"].label,
+            placeholder="fusion|cse",
+            style=_ROW_STYLE,
+            layout=W.Layout(width="24em"),
+            continuous_update=False,
+            tooltip=form["passes"].tooltip,
+        )
         # ToggleButtons put their description above the buttons: beside them, as a row.
         self.dialect.add_class("widget-inline-hbox")
         self.options_error = W.HTML()
@@ -258,41 +307,66 @@ class Inspector(W.VBox):
         self.stages = Choices(
             [(s.label, s.name) for s in shown],
             [s for s in options.stages if s not in lowered],
-            description=form["stages"].label, tooltip=form["stages"].tooltip,
-            tooltips={s.name: f"show {s.title}" for s in shown})
+            description=form["stages"].label,
+            tooltip=form["stages"].tooltip,
+            tooltips={s.name: f"show {s.title}" for s in shown},
+        )
         self.status = W.HTML()
         self.why = W.HTML()
-        self.compare_with = W.Dropdown(options=[], description="compare with…", style=_ROW_STYLE,
-                                       layout=W.Layout(width="36em"), disabled=True,
-                                       tooltip="an earlier specialization to diff against")
-        self.compare_button = W.Button(description="Compare", tooltip="diff against the chosen "
-                                       "specialization", icon="columns", disabled=True)
+        self.compare_with = W.Dropdown(
+            options=[],
+            description="compare with…",
+            style=_ROW_STYLE,
+            layout=W.Layout(width="36em"),
+            disabled=True,
+            tooltip="an earlier specialization to diff against",
+        )
+        self.compare_button = W.Button(
+            description="Compare",
+            tooltip="diff against the chosen specialization",
+            icon="columns",
+            disabled=True,
+        )
         self.output = W.Output()
         self.comparison = W.Output()
 
-        controls = W.VBox([
-            W.HTML(h("b", None, "Arguments")), args_box,
-            self.platforms, self.stages,
-            W.HBox([self.dialect, self.debug_info],
-                   layout=W.Layout(align_items="center", grid_gap="1.5em")),
-            W.HBox([self.compiler_options, self.pass_filter, self.options_error]),
-        ])
+        controls = W.VBox(
+            [
+                W.HTML(h("b", None, "Arguments")),
+                args_box,
+                self.platforms,
+                self.stages,
+                W.HBox(
+                    [self.dialect, self.debug_info],
+                    layout=W.Layout(align_items="center", grid_gap="1.5em"),
+                ),
+                W.HBox([self.compiler_options, self.pass_filter, self.options_error]),
+            ]
+        )
         history = W.HBox([self.compare_with, self.compare_button])
         super().__init__([controls, self.status, self.why, history, self.comparison, self.output])
         self.add_class("olympus-inspector")
 
         for editor in self.editors:
             editor.observe(self._changed, names="value")
-        for control in (self.platforms, self.debug_info, self.dialect, self.compiler_options,
-                        self.pass_filter, self.stages):
+        for control in (
+            self.platforms,
+            self.debug_info,
+            self.dialect,
+            self.compiler_options,
+            self.pass_filter,
+            self.stages,
+        ):
             control.observe(self._changed, names="value")
         self.compare_button.on_click(lambda _: self.show_comparison())
         #: The widget of each option the form shows, by option name (from the table).
         missing = [(n, c.attribute) for n, c in form.items() if not hasattr(self, c.attribute)]
         if missing:
-            raise OptionError(f"option {missing[0][0]!r} asks for the Inspector's control "
-                              f"{missing[0][1]!r}, which it does not draw; declare the "
-                              f"option without control= (it is then taken by keyword only)")
+            raise OptionError(
+                f"option {missing[0][0]!r} asks for the Inspector's control "
+                f"{missing[0][1]!r}, which it does not draw; declare the "
+                f"option without control= (it is then taken by keyword only)"
+            )
         self.controls = {name: getattr(self, c.attribute) for name, c in form.items()}
         self.refresh()
 
@@ -307,8 +381,9 @@ class Inspector(W.VBox):
             structure.append(self._flatten_one(names[i], arg, static, leaves))
         kw_structure = {}
         for name in sorted(kwargs):
-            kw_structure[name] = self._flatten_one(name, kwargs[name],
-                                                   name in self.static_argnames, leaves)
+            kw_structure[name] = self._flatten_one(
+                name, kwargs[name], name in self.static_argnames, leaves
+            )
         return (structure, kw_structure), leaves
 
     @staticmethod
@@ -328,7 +403,9 @@ class Inspector(W.VBox):
         (structure, kw_structure) = self._tree
         names = arg_names(self.cache.wrapped.fun, len(structure)) + sorted(kw_structure)
         out: list[W.Widget] = []
-        for name, node in zip(names, list(structure) + [kw_structure[k] for k in sorted(kw_structure)]):
+        for name, node in zip(
+            names, list(structure) + [kw_structure[k] for k in sorted(kw_structure)]
+        ):
             if node[0] == "leaf":
                 out.append(rows[node[1]])
                 continue
@@ -336,7 +413,7 @@ class Inspector(W.VBox):
             if n == 1 and self._leaves[first].path == name:
                 out.append(rows[first])
                 continue
-            nested = W.VBox(rows[first:first + n], layout=W.Layout(margin="0 0 0 1.5em"))
+            nested = W.VBox(rows[first : first + n], layout=W.Layout(margin="0 0 0 1.5em"))
             heading = concat(h("b", None, name), " ", h("i", None, "(pytree)"))
             out.append(W.VBox([W.HTML(heading), nested]))
         return out
@@ -344,15 +421,23 @@ class Inspector(W.VBox):
     @staticmethod
     def _editor(leaf: _Leaf) -> W.Text:
         if leaf.static:
-            return W.Text(value=repr(leaf.example), description=f"{leaf.path} (static)",
-                          style=_STYLE, continuous_update=False,
-                          tooltip="a Python literal: 3, 'relu', (1, 2)")
+            return W.Text(
+                value=repr(leaf.example),
+                description=f"{leaf.path} (static)",
+                style=_STYLE,
+                continuous_update=False,
+                tooltip="a Python literal: 3, 'relu', (1, 2)",
+            )
         example = leaf.example
         if isinstance(example, (bool, int, float, complex)):
             example = jax.ShapeDtypeStruct((), jax.typeof(example).dtype, weak_type=True)
-        return W.Text(value=format_spec(example), description=leaf.path, style=_STYLE,
-                      continuous_update=False, tooltip="DTYPE[DIMS], e.g. f32[8,128]; "
-                      "end with ~ for a weak type")
+        return W.Text(
+            value=format_spec(example),
+            description=leaf.path,
+            style=_STYLE,
+            continuous_update=False,
+            tooltip="DTYPE[DIMS], e.g. f32[8,128]; end with ~ for a weak type",
+        )
 
     def _leaf_values(self) -> list[Any]:
         values, bad = [], False
@@ -362,8 +447,10 @@ class Inspector(W.VBox):
                     try:
                         value = ast.literal_eval(editor.value)
                     except (ValueError, SyntaxError):
-                        raise InputError(f"{editor.value!r} is not a Python literal "
-                                         f"(write 3, 2.5, 'relu' or (1, 2))") from None
+                        raise InputError(
+                            f"{editor.value!r} is not a Python literal "
+                            f"(write 3, 2.5, 'relu' or (1, 2))"
+                        ) from None
                 else:
                     try:
                         value = parse_spec(editor.value)
@@ -371,8 +458,9 @@ class Inspector(W.VBox):
                         raise InputError(str(e)) from None
                     sharding = getattr(leaf.example, "sharding", None)
                     if sharding is not None and not isinstance(leaf.example, jax.Array):
-                        value = jax.ShapeDtypeStruct(value.shape, value.dtype,
-                                                     weak_type=value.weak_type, sharding=sharding)
+                        value = jax.ShapeDtypeStruct(
+                            value.shape, value.dtype, weak_type=value.weak_type, sharding=sharding
+                        )
                 err.value = ""
                 values.append(value)
             except InputError as e:
@@ -390,7 +478,8 @@ class Inspector(W.VBox):
             if node[0] == "leaf":
                 return values[node[1]]
             _, treedef, first, n = node
-            return jax.tree_util.tree_unflatten(treedef, values[first:first + n])
+            return jax.tree_util.tree_unflatten(treedef, values[first : first + n])
+
         return tuple(build(n) for n in structure), {k: build(n) for k, n in kw_structure.items()}
 
     def _compiler_options(self) -> tuple[dict[str, Any], str]:
@@ -423,10 +512,15 @@ class Inspector(W.VBox):
             self.status.value = h("i", None, f"Not re-staged: {e}.")
             return None
         platforms = tuple(self.platforms.value) or None
-        spec = Specialization.of(self.cache.wrapped.fun, args, kwargs,
-                                 static_argnums=self.static_argnums,
-                                 static_argnames=self.static_argnames,
-                                 platforms=platforms, compiler_options=options)
+        spec = Specialization.of(
+            self.cache.wrapped.fun,
+            args,
+            kwargs,
+            static_argnums=self.static_argnums,
+            static_argnames=self.static_argnames,
+            platforms=platforms,
+            compiler_options=options,
+        )
         stages = self._stages()
         before = dict(self.cache.counts)
         self.status.value = concat("⏳ ", h("i", None, "staging…"))
@@ -434,11 +528,15 @@ class Inspector(W.VBox):
         compile_wanted = any(s in stages for s in stage_registry.made_by("compile"))
         # Long staging says what runs and for how long, in the status line.
         with Progress(self._show_progress) as progress:
-            run = self.cache.stage(spec, args, kwargs, compile=compile_wanted,
-                                   progress=progress)
+            run = self.cache.stage(spec, args, kwargs, compile=compile_wanted, progress=progress)
             progress.step("report")
-            report = build_report(run, stages=stages, debug_info=self.debug_info.value,
-                                  models=self._models, pass_re=pass_re)
+            report = build_report(
+                run,
+                stages=stages,
+                debug_info=self.debug_info.value,
+                models=self._models,
+                pass_re=pass_re,
+            )
         made = {k: self.cache.counts[k] - before[k] for k in before}
         self._show(report)
         self.last_render_seconds = time.perf_counter() - start
@@ -467,8 +565,11 @@ class Inspector(W.VBox):
             return
         reasons = explain(previous, spec)
         if not new:
-            head = "No new stages: only the display changed." if not reasons else \
-                "No new stages: this specialization was staged before."
+            head = (
+                "No new stages: only the display changed."
+                if not reasons
+                else "No new stages: this specialization was staged before."
+            )
         else:
             head = {"trace": "Re-traced", "lower": "Re-lowered", "compile": "Re-compiled"}[new[0]]
             head += " (" + ", ".join(new) + ") because:"
@@ -517,8 +618,9 @@ class Inspector(W.VBox):
     def _bound_history(self) -> None:
         """Forgets the oldest entries past the history's bounds (never the current one)."""
         total = sum(e.size for e in self.history)
-        while len(self.history) > 1 and (len(self.history) > self.history_size
-                                         or total > self.history_bytes):
+        while len(self.history) > 1 and (
+            len(self.history) > self.history_size or total > self.history_bytes
+        ):
             total -= self.history.pop(0).size
 
     def show_comparison(self, index: int | None = None):
@@ -526,12 +628,12 @@ class Inspector(W.VBox):
         or the one chosen under "compare with…" when ``index`` is None."""
         if index is None:
             chosen = self.compare_with.value
-            index = next((i for i, e in enumerate(self.history[:-1]) if e.number == chosen),
-                         None)
+            index = next((i for i, e in enumerate(self.history[:-1]) if e.number == chosen), None)
         if index is None or len(self.history) < 2:
             nothing = "Nothing to compare with yet: change a control first."
-            show_in(self.comparison, {"text/html": str(h("i", None, nothing)),
-                                      "text/plain": nothing})
+            show_in(
+                self.comparison, {"text/html": str(h("i", None, nothing)), "text/plain": nothing}
+            )
             return None
         earlier, now = self.history[index], self.history[-1]
         diff = compare(earlier.report, now.report, labels=(earlier.label, now.label))

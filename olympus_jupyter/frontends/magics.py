@@ -10,6 +10,7 @@ checked by :class:`~olympus_jupyter.frontends.options.ReportOptions`, as
 ``inspect``'s and the widgets' are); failures inside a stage show in the report.
 Either way the kernel stays usable.
 """
+
 from __future__ import annotations
 
 import ast
@@ -20,8 +21,13 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.display import display
 
 from olympus_jupyter.frontends.inspection import ReportCache, inspect
-from olympus_jupyter.frontends.options import (OptionError, ReportOptions, build_parser,
-                                               parse_options, split_line)
+from olympus_jupyter.frontends.options import (
+    OptionError,
+    ReportOptions,
+    build_parser,
+    parse_options,
+    split_line,
+)
 from olympus_jupyter.staging.progress import shown_in_output
 from olympus_jupyter.staging.runner import StagingError
 
@@ -42,19 +48,23 @@ def parse_call(source: str) -> ast.Call:
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as e:
-        raise CallError(f"Cannot read {text!r} as a call: {e.msg}. "
-                        f"Write it as you would call the function, e.g. f(x, y).") from None
+        raise CallError(
+            f"Cannot read {text!r} as a call: {e.msg}. "
+            f"Write it as you would call the function, e.g. f(x, y)."
+        ) from None
     if not isinstance(tree.body, ast.Call):
-        raise CallError(f"{text!r} is not a call. Write the call to stage, e.g. f(x, y) "
-                        f"rather than f.")
+        raise CallError(
+            f"{text!r} is not a call. Write the call to stage, e.g. f(x, y) rather than f."
+        )
     return tree.body
 
 
 def evaluate_call(call: ast.Call, namespace: dict):
     """Evaluates the function and the arguments of ``call`` in ``namespace`` (nothing is called)."""
     capture = "__olympus_capture_arguments__"
-    packed = ast.Expression(ast.Call(func=ast.Name(capture, ast.Load()),
-                                     args=call.args, keywords=call.keywords))
+    packed = ast.Expression(
+        ast.Call(func=ast.Name(capture, ast.Load()), args=call.args, keywords=call.keywords)
+    )
     ast.fix_missing_locations(packed)
     fun_code = compile(ast.Expression(call.func), "<olympus_lower call>", "eval")
     args_code = compile(packed, "<olympus_lower call>", "eval")
@@ -80,16 +90,23 @@ class OlympusMagics(Magics):
         try:
             fun, args, kwargs = evaluate_call(call, self.shell.user_ns)  # type: ignore[union-attr]
         except Exception as e:  # noqa: BLE001 - the user's expression failed
-            raise UsageError(f"Evaluating {call_source.strip()!r} failed: "
-                             f"{type(e).__name__}: {e}") from None
+            raise UsageError(
+                f"Evaluating {call_source.strip()!r} failed: {type(e).__name__}: {e}"
+            ) from None
         if options.interactive:
             self._inspector(options, fun, args, kwargs)
             return
         # Long work shows its progress in the cell (shown_in_output), display included.
         with shown_in_output() as progress:
             try:
-                report = inspect(fun, *args, **options.keywords("inspect"),
-                                 cache=self.cache, progress=progress, **kwargs)
+                report = inspect(
+                    fun,
+                    *args,
+                    **options.keywords("inspect"),
+                    cache=self.cache,
+                    progress=progress,
+                    **kwargs,
+                )
             except (StagingError, ValueError, TypeError) as e:
                 raise UsageError(str(e)) from None
             progress.step("display")
@@ -105,6 +122,7 @@ class OlympusMagics(Magics):
 
     def _inspector(self, options: ReportOptions, fun, args, kwargs):
         from olympus_jupyter.frontends.inspector import Inspector
+
         try:  # the options were checked when parsed (--save is refused with --interactive)
             widget = Inspector(fun, *args, **options.keywords("inspector"), **kwargs)
         except (StagingError, ValueError, TypeError) as e:
@@ -147,13 +165,16 @@ def split_cell(cell: str) -> tuple[str, str]:
         tree = ast.parse(text)
     except SyntaxError as e:
         raise UsageError(f"The cell does not parse: {e.msg} (line {e.lineno}).") from None
-    if not tree.body or not isinstance(tree.body[-1], ast.Expr) or not isinstance(
-            tree.body[-1].value, ast.Call):
+    if (
+        not tree.body
+        or not isinstance(tree.body[-1], ast.Expr)
+        or not isinstance(tree.body[-1].value, ast.Call)
+    ):
         raise UsageError("End the cell with the call to stage, e.g. f(x, y).")
     last = tree.body[-1]
     lines = text.splitlines()
-    body = "\n".join(lines[:last.lineno - 1])
-    call = "\n".join(lines[last.lineno - 1:last.end_lineno])
+    body = "\n".join(lines[: last.lineno - 1])
+    call = "\n".join(lines[last.lineno - 1 : last.end_lineno])
     return body, call
 
 

@@ -20,6 +20,7 @@ olympus_jupyter.report.option_table.OptionTypeError: static_argnums must be an a
 >>> parse_compiler_option("xla_backend_optimization_level=0")
 ('xla_backend_optimization_level', 0)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,16 +32,43 @@ from typing import Any
 
 from olympus import stage_registry
 from olympus_jupyter.staging.lru import LRU
-from olympus_jupyter.report.option_table import (OPTIONS, Control, Option, OptionError,
-                                                 OptionTypeError, check_option, option,
-                                                 options, parse_compiler_option,
-                                                 register_option, table_version,
-                                                 unregister_option)
+from olympus_jupyter.report.option_table import (
+    OPTIONS,
+    Control,
+    Option,
+    OptionError,
+    OptionTypeError,
+    check_option,
+    option,
+    options,
+    parse_compiler_option,
+    register_option,
+    table_version,
+    unregister_option,
+)
 
-__all__ = ["ReportOptions", "OptionError", "OptionTypeError", "Option", "Control", "OPTIONS",
-           "options", "option", "register_option", "unregister_option", "check_option",
-           "check_cache", "parse_compiler_option", "key_options", "option_keywords",
-           "argparse_type", "add_arguments", "build_parser", "parse_options", "split_line"]
+__all__ = [
+    "ReportOptions",
+    "OptionError",
+    "OptionTypeError",
+    "Option",
+    "Control",
+    "OPTIONS",
+    "options",
+    "option",
+    "register_option",
+    "unregister_option",
+    "check_option",
+    "check_cache",
+    "parse_compiler_option",
+    "key_options",
+    "option_keywords",
+    "argparse_type",
+    "add_arguments",
+    "build_parser",
+    "parse_options",
+    "split_line",
+]
 
 
 def check_cache(value: Any, default: LRU | None) -> LRU | None:
@@ -70,6 +98,7 @@ class ReportOptions:
     >>> "costs" in ReportOptions(costs=True).stages, ReportOptions(stages="hlo,passes").passes
     (True, '.*')
     """
+
     # The built-in options, for readers and type checkers (tests/test_option_table.py
     # checks them against the table); an option registered later is an attribute too.
     platforms: tuple[str, ...] | None
@@ -92,36 +121,40 @@ class ReportOptions:
         rows = {row.name: row for row in options("report")}
         unknown = [name for name in given if name not in rows]
         if unknown:
-            raise OptionTypeError(f"ReportOptions takes no option {unknown[0]!r}; it takes "
-                                  f"{', '.join(rows)}.")
-        values = {name: check_option(name, given.get(name, row.default))
-                  for name, row in rows.items()}
+            raise OptionTypeError(
+                f"ReportOptions takes no option {unknown[0]!r}; it takes {', '.join(rows)}."
+            )
+        values = {
+            name: check_option(name, given.get(name, row.default)) for name, row in rows.items()
+        }
         order = stage_registry.names()
         for row in rows.values():  # an option that turns on a stage, and the stage
             if row.stage is None or row.stage not in order:
                 continue
             if not _off(values[row.name]) and row.stage not in values["stages"]:
-                values["stages"] = tuple(sorted(values["stages"] + (row.stage,),
-                                                key=order.index))
+                values["stages"] = tuple(sorted(values["stages"] + (row.stage,), key=order.index))
             elif _off(values[row.name]) and row.stage in values["stages"]:
                 values[row.name] = check_option(row.name, row.stage_value)
         if values.get("interactive"):
             for row in rows.values():
                 if row.static_only and values[row.name] != check_option(row.name, row.default):
-                    raise OptionError(f"{row.flags[0]} {row.static_only}; leave it out "
-                                      f"with --interactive.")
+                    raise OptionError(
+                        f"{row.flags[0]} {row.static_only}; leave it out with --interactive."
+                    )
         self._values: dict[str, Any]  # declared here, not in the class: not an option
         object.__setattr__(self, "_values", values)
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to option {name!r}: "
-                                              f"ReportOptions are frozen")
+        raise dataclasses.FrozenInstanceError(
+            f"cannot assign to option {name!r}: ReportOptions are frozen"
+        )
 
     def __delattr__(self, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete option {name!r}: "
-                                              f"ReportOptions are frozen")
+        raise dataclasses.FrozenInstanceError(
+            f"cannot delete option {name!r}: ReportOptions are frozen"
+        )
 
     def __eq__(self, other):
         if not isinstance(other, ReportOptions):
@@ -141,8 +174,11 @@ class ReportOptions:
     def keywords(self, frontend: str) -> dict[str, Any]:
         """These options as ``frontend`` (``"inspect"``, ``"inspector"``) takes them:
         by its keywords, those it takes."""
-        return {row.keyword: self._values[row.name] for row in options(frontend)
-                if row.name in self._values}
+        return {
+            row.keyword: self._values[row.name]
+            for row in options(frontend)
+            if row.name in self._values
+        }
 
     @property
     def needs_compile(self) -> bool:
@@ -151,12 +187,16 @@ class ReportOptions:
 
 def key_options(report_options: ReportOptions) -> dict[str, Any]:
     """The options that tell cached reports apart (``in_key`` in the table), by name."""
-    return {row.name: getattr(report_options, row.name) for row in options()
-            if row.in_key and hasattr(report_options, row.name)}
+    return {
+        row.name: getattr(report_options, row.name)
+        for row in options()
+        if row.in_key and hasattr(report_options, row.name)
+    }
 
 
-def option_keywords(frontend: str, given: Mapping[str, Any],
-                    kwargs: dict[str, Any]) -> dict[str, Any]:
+def option_keywords(
+    frontend: str, given: Mapping[str, Any], kwargs: dict[str, Any]
+) -> dict[str, Any]:
     """The options a call to ``frontend`` was given, by name: ``given`` holds its
     declared keywords (by keyword), and ``kwargs`` its other keyword arguments, from
     which the keywords of options registered since are taken out (the rest are the
@@ -182,6 +222,7 @@ def argparse_type(name: str):
             return check_option(name, text, text=True)
         except OptionError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
+
     parse.__name__ = name
     return parse
 
@@ -241,17 +282,22 @@ def build_parser(prog: str = "%olympus_lower") -> argparse.ArgumentParser:
 
 @functools.lru_cache(maxsize=4)
 def _parser(prog: str, version: int) -> argparse.ArgumentParser:
-    p = _Parser(prog=prog, add_help=False, epilog=EXAMPLES,
-                formatter_class=argparse.RawDescriptionHelpFormatter,
-                description="Stage a function for its arguments and show what each "
-                            "compilation stage made of it, op by op, tied to your source lines.")
+    p = _Parser(
+        prog=prog,
+        add_help=False,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Stage a function for its arguments and show what each "
+        "compilation stage made of it, op by op, tied to your source lines.",
+    )
     add_arguments(p, options("magic"))
     return p
 
 
 def _to_options(ns: argparse.Namespace) -> ReportOptions:
-    return ReportOptions(**{row.name: getattr(ns, row.name) for row in options("magic")
-                            if "report" in row.frontends})
+    return ReportOptions(
+        **{row.name: getattr(ns, row.name) for row in options("magic") if "report" in row.frontends}
+    )
 
 
 def parse_options(text: str) -> ReportOptions:
@@ -262,8 +308,9 @@ def parse_options(text: str) -> ReportOptions:
         raise OptionError(f"cannot read options {text!r}: {e}") from None
     ns, rest = build_parser().parse_known_args(tokens)
     if rest:
-        raise OptionError(f"unexpected {' '.join(rest)!r} after the options. "
-                          "See %olympus_lower? for the options.")
+        raise OptionError(
+            f"unexpected {' '.join(rest)!r} after the options. See %olympus_lower? for the options."
+        )
     return _to_options(ns)
 
 
@@ -271,13 +318,18 @@ def split_line(line: str) -> tuple[ReportOptions, str]:
     """Splits ``%olympus_lower`` input into its options and the call expression after them."""
     line = line.strip()
     parser = build_parser()
-    takes_value = {a for action in parser._actions for a in action.option_strings
-                   if action.nargs is None and not isinstance(
-                       action, (argparse._StoreTrueAction, argparse._StoreFalseAction))}
+    takes_value = {
+        a
+        for action in parser._actions
+        for a in action.option_strings
+        if action.nargs is None
+        and not isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+    }
     # An option whose value may be left out (--passes) takes the next token only when
     # it is quoted: --passes 'fusion|cse' f(x), but --passes f(x).
-    may_take = {a for action in parser._actions for a in action.option_strings
-                if action.nargs == "?"}
+    may_take = {
+        a for action in parser._actions for a in action.option_strings if action.nargs == "?"
+    }
     pos = 0
     option_tokens: list[str] = []
     while pos < len(line) and line[pos] == "-":
@@ -286,11 +338,12 @@ def split_line(line: str) -> tuple[ReportOptions, str]:
         name = token.split("=", 1)[0]
         if name in takes_value and "=" not in token:
             if pos >= len(line):
-                raise OptionError(f"option {name} needs a value. "
-                                  "See %olympus_lower? for the options.")
+                raise OptionError(
+                    f"option {name} needs a value. See %olympus_lower? for the options."
+                )
             value, pos = _next_token(line, pos)
             option_tokens.append(value)
-        elif name in may_take and "=" not in token and line[pos:pos + 1] in ("'", '"'):
+        elif name in may_take and "=" not in token and line[pos : pos + 1] in ("'", '"'):
             value, pos = _next_token(line, pos)
             option_tokens.append(f"{name}={value}")
             option_tokens.remove(token)

@@ -12,6 +12,7 @@ Setting the area's ``outputs`` sends the same content as widget state instead.
 >>> area.outputs[0]["data"]
 {'text/plain': 'hello'}
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

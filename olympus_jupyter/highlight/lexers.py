@@ -44,13 +44,23 @@ only there, in a state of their own.
 >>> print(html.replace('<span class="w"> </span>', ' ').strip())
 <span class="nv">%x.1</span> <span class="o">=</span> <span class="kt">f32[3]{0}</span> <span class="nb">parameter</span><span class="p">(</span><span class="mi">0</span><span class="p">)</span>
 """
+
 from __future__ import annotations
 
 import re
 
 from pygments.lexer import RegexLexer, bygroups, default, include, words
-from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation,
-                            String, Text, Whitespace)
+from pygments.token import (
+    Comment,
+    Keyword,
+    Name,
+    Number,
+    Operator,
+    Punctuation,
+    String,
+    Text,
+    Whitespace,
+)
 
 __all__ = ["OlympusprLexer", "StableHLOLexer", "HLOLexer"]
 
@@ -120,8 +130,10 @@ class OlympusprLexer(RegexLexer):
     #: A value's type after ``:``: ``f32[3,4]``, ``key<fry>[]``,
     #: ``f32<host>[8@x]{V:x}`` (memory space, sharded dims, varying axes),
     #: ``Ref{f32[3]}``, ``Tok``.
-    _type = (r"(?:[a-zA-Z_]\w*(?:<\w+>)?\[[^\]\n]*\](?:\{[^{}\n]*\})?"
-             r"|[A-Z]\w*\{[^{}\n]*\}|Tok\b)")
+    _type = (
+        r"(?:[a-zA-Z_]\w*(?:<\w+>)?\[[^\]\n]*\](?:\{[^{}\n]*\})?"
+        r"|[A-Z]\w*\{[^{}\n]*\}|Tok\b)"
+    )
     #: NumPy dtype names, as parameters print them (``new_dtype=float32``).
     _dtype = r"(?:bool|u?int\d+|float\d+|bfloat16|complex\d+|float0|float\d+_e\w+)"
     #: Words that later rules type otherwise than names: ``float32``, ``None``, ``inf``.
@@ -153,16 +165,23 @@ class OlympusprLexer(RegexLexer):
         "program": [
             # Variables, with their types and the spaces after them: `a`,
             # `bc:f32[3]`, `_` (dropped). Not `lambda`, `let`, `in`, `float32`.
-            (r"(?!(?:" + _value_word + r"|lambda|let|in)\b)"
-             r"([a-zA-Z_]\w*)(?:(:)(" + _type + r"))?([^\S\n]*)",
-             bygroups(Name.Variable, Punctuation, Keyword.Type, Whitespace)),
+            (
+                r"(?!(?:" + _value_word + r"|lambda|let|in)\b)"
+                r"([a-zA-Z_]\w*)(?:(:)(" + _type + r"))?([^\S\n]*)",
+                bygroups(Name.Variable, Punctuation, Keyword.Type, Whitespace),
+            ),
             # A newline with the indentation after it, unless a line rule follows.
             (r"\n(?!let\s+" + _prim + r"\s+=|[^\S\n]*" + _prim + r"\[)[^\S\n]*", Whitespace),
             # The primitive of an equation, after ` = `.
-            (r"(=)(\s+)(" + _prim + r")(\[)",
-             bygroups(Operator, Whitespace, Name.Builtin, Punctuation), "params"),
-            (r"(=)(\s+)(" + _prim + r")([^\S\n]*)",
-             bygroups(Operator, Whitespace, Name.Builtin, Whitespace)),
+            (
+                r"(=)(\s+)(" + _prim + r")(\[)",
+                bygroups(Operator, Whitespace, Name.Builtin, Punctuation),
+                "params",
+            ),
+            (
+                r"(=)(\s+)(" + _prim + r")([^\S\n]*)",
+                bygroups(Operator, Whitespace, Name.Builtin, Whitespace),
+            ),
             (r"[^\S\n]+", Whitespace),
             (r"(:)(" + _type + r")", bygroups(Punctuation, Keyword.Type)),
             (r"\[", Punctuation, "params"),
@@ -188,8 +207,7 @@ class OlympusprLexer(RegexLexer):
             (r"(?:[()},;.@]|\[\])+", Punctuation),
             # The closing bracket, with the punctuation after it (the same there).
             (r"\](?:[(),;.]|\[\])*", Punctuation, "#pop"),
-            (r"(?!" + _value_word + r"\b)([a-zA-Z_]\w*)(=)",
-             bygroups(Name.Attribute, Operator)),
+            (r"(?!" + _value_word + r"\b)([a-zA-Z_]\w*)(=)", bygroups(Name.Attribute, Operator)),
             (r"\[", Punctuation, "#push"),
             (r"-?\d+(?![\w.])", Number.Integer),
             (r"(:)(" + _type + r")", bygroups(Punctuation, Keyword.Type)),
@@ -264,13 +282,33 @@ class StableHLOLexer(RegexLexer):
     _ident = r"[a-zA-Z_][\w$]*"
     _suffix = r"[\w$.\-]+"
     _declarations = ("module", "func.func")
-    _keywords = ("attributes", "public", "private", "nested", "return", "cond", "do",
-                 "applies", "across", "init", "reducer", "dense", "dense_resource", "array",
-                 "sparse", "unit")
+    _keywords = (
+        "attributes",
+        "public",
+        "private",
+        "nested",
+        "return",
+        "cond",
+        "do",
+        "applies",
+        "across",
+        "init",
+        "reducer",
+        "dense",
+        "dense_resource",
+        "array",
+        "sparse",
+        "unit",
+    )
     _scalar_type = r"(?:[su]?i\d+|f\d+|bf16|tf32|f\d+E\w+|index|none)"
     #: Dotted words that rules after the operations' type otherwise (`func.func`).
-    _not_op = (r"(?!(?:" + "|".join(re.escape(w) for w in _declarations + _keywords)
-               + r"|true|false|x|call|" + _scalar_type + r")\b)")
+    _not_op = (
+        r"(?!(?:"
+        + "|".join(re.escape(w) for w in _declarations + _keywords)
+        + r"|true|false|x|call|"
+        + _scalar_type
+        + r")\b)"
+    )
 
     tokens = {
         "root": [
@@ -283,8 +321,10 @@ class StableHLOLexer(RegexLexer):
             (r"(?:tensor|memref|vector|tuple|complex)<[^<>]*>", Keyword.Type),
             (r"-?\d+(?![\w.])", Number.Integer),
             # Attribute names: `dims = [0]`, `olympus.result_info = "..."`.
-            (r"(" + _ident + r"(?:\.\w+)*)(\s*)(=)(?!=)",
-             bygroups(Name.Attribute, Whitespace, Operator)),
+            (
+                r"(" + _ident + r"(?:\.\w+)*)(\s*)(=)(?!=)",
+                bygroups(Name.Attribute, Whitespace, Operator),
+            ),
             # Operations: `stablehlo.add`, `chlo.erf_inv`, `sdy.mesh`, `func.call`.
             (_not_op + r"[a-z_]\w*(?:\.\w+)+", Name.Builtin),
             (r"[A-Z][A-Z0-9_]*\b", Name.Constant),
@@ -299,8 +339,10 @@ class StableHLOLexer(RegexLexer):
             (_DQ_STRING + r"(?=\()", Name.Builtin),  # generic form "stablehlo.case"(...)
             (_DQ_STRING, String.Double),
             (r"//.*?$", Comment.Single),
-            (r"(module)(\s+)(@" + _suffix + ")",
-             bygroups(Keyword.Declaration, Whitespace, Name.Namespace)),
+            (
+                r"(module)(\s+)(@" + _suffix + ")",
+                bygroups(Keyword.Declaration, Whitespace, Name.Namespace),
+            ),
             (words(_declarations, suffix=r"\b"), Keyword.Declaration),
             (words(_keywords, suffix=r"\b"), Keyword),
             (r"\b(?:true|false)\b", Keyword.Constant),
@@ -398,36 +440,64 @@ class HLOLexer(RegexLexer):
     #: Words that rules after the fast ones type otherwise: ``true``, ``inf``.
     _keyword_value = r"(?:true|false|inf|nan)\b"
     #: ``calls=%f``, ``to_apply=%f``: the attributes naming a computation.
-    _calls = (r"(?:to_apply|calls|condition|body|true_computation|false_computation"
-              r"|scatter|select|comparator)")
+    _calls = (
+        r"(?:to_apply|calls|condition|body|true_computation|false_computation"
+        r"|scatter|select|comparator)"
+    )
     #: The most common line, after its indentation, in one match:
     #: ``ROOT %x = f32[3]{0} add(`` (every part as the rules of "line" take it).
-    _instruction = (r"(?:(ROOT)([^\S\n]+))?(%?" + _name + r")([^\S\n]*)(=)([^\S\n]+)"
-                    r"(" + _shape + r")([^\S\n]+)(" + _opcode + r")(\()")
-    _instruction_types = (Keyword, Whitespace, Name.Variable, Whitespace, Operator,
-                          Whitespace, Keyword.Type, Whitespace, Name.Builtin, Punctuation)
+    _instruction = (
+        r"(?:(ROOT)([^\S\n]+))?(%?" + _name + r")([^\S\n]*)(=)([^\S\n]+)"
+        r"(" + _shape + r")([^\S\n]+)(" + _opcode + r")(\()"
+    )
+    _instruction_types = (
+        Keyword,
+        Whitespace,
+        Name.Variable,
+        Whitespace,
+        Operator,
+        Whitespace,
+        Keyword.Type,
+        Whitespace,
+        Name.Builtin,
+        Punctuation,
+    )
 
     tokens = {
         # The start of a line, after its indentation (which the newline takes):
         # each rule goes on to "line". The rules anchored with `^` match only
         # where a line starts unindented.
         "root": [
-            (r"(?!" + _tables + r")" + _instruction,
-             bygroups(*_instruction_types), ("line", "operands")),
+            (
+                r"(?!" + _tables + r")" + _instruction,
+                bygroups(*_instruction_types),
+                ("line", "operands"),
+            ),
             (r"(?:[(){}\[\],.>]|<(?!=))+", Punctuation, "line"),
             # Computation headers.
             (r"^(?!" + _tables + r")%?" + _name + r"(?=\s+[({])", Name.Function, "line"),
             (r"^" + _tables, Keyword.Declaration, "line"),
             # Instructions: `  ROOT %name = shape opcode(operands), attr=value`.
-            (r"(\s*)(%?" + _name + r")(\s*)(=)",
-             bygroups(Whitespace, Name.Variable, Whitespace, Operator), "line"),
-            (r"(\s*)(ROOT)(\s+)(%?" + _name + r")(\s*)(=)",
-             bygroups(Whitespace, Keyword, Whitespace, Name.Variable, Whitespace, Operator),
-             "line"),
-            (r"^(HloModule)(\s+)(" + _name + ")",
-             bygroups(Keyword.Namespace, Whitespace, Name.Namespace), "line"),
-            (r"^(ENTRY)(\s+)(%?" + _name + ")", bygroups(Keyword, Whitespace, Name.Function),
-             "line"),
+            (
+                r"(\s*)(%?" + _name + r")(\s*)(=)",
+                bygroups(Whitespace, Name.Variable, Whitespace, Operator),
+                "line",
+            ),
+            (
+                r"(\s*)(ROOT)(\s+)(%?" + _name + r")(\s*)(=)",
+                bygroups(Whitespace, Keyword, Whitespace, Name.Variable, Whitespace, Operator),
+                "line",
+            ),
+            (
+                r"^(HloModule)(\s+)(" + _name + ")",
+                bygroups(Keyword.Namespace, Whitespace, Name.Namespace),
+                "line",
+            ),
+            (
+                r"^(ENTRY)(\s+)(%?" + _name + ")",
+                bygroups(Keyword, Whitespace, Name.Function),
+                "line",
+            ),
             default("line"),
         ],
         # The rest of a line.
@@ -435,23 +505,33 @@ class HLOLexer(RegexLexer):
             (r"(?:[(){}\[\],.>]|<(?!=))+", Punctuation),
             (r"[^\S\n]+", Whitespace),
             # Attributes: `metadata={op_name="f"}`; not `calls=%f`, `true=`.
-            (r"(?!" + _keyword_value + r"|" + _calls + r"=|(?:branch|called)_computations=)"
-             r"(" + _name + r")(=)", bygroups(Name.Attribute, Operator)),
+            (
+                r"(?!" + _keyword_value + r"|" + _calls + r"=|(?:branch|called)_computations=)"
+                r"(" + _name + r")(=)",
+                bygroups(Name.Attribute, Operator),
+            ),
             # The newline, with the indentation of the next line.
             (r"\n[^\S\n]*", Whitespace, "#pop"),
             (_DQ_STRING, String.Double),
             (r"-?\d+(?![\w.])", Number.Integer),
             (_shape, Keyword.Type),
             # Parameters in a computation's header: `(param_0: f32[3], x.1: s32[])`.
-            (r"(?!" + _keyword_value + r")(" + _name + r")(:)",
-             bygroups(Name.Variable, Punctuation)),
+            (
+                r"(?!" + _keyword_value + r")(" + _name + r")(:)",
+                bygroups(Name.Variable, Punctuation),
+            ),
             (r"->|<=|[=:*+?]", Operator),
             (r"(" + _opcode + r")(\()", bygroups(Name.Builtin, Punctuation), "operands"),
             # Called computations.
-            (r"(" + _calls + r")(=)(%?" + _name + ")",
-             bygroups(Name.Attribute, Operator, Name.Function)),
-            (r"((?:branch|called)_computations)(=)(\{)",
-             bygroups(Name.Attribute, Operator, Punctuation), "computations"),
+            (
+                r"(" + _calls + r")(=)(%?" + _name + ")",
+                bygroups(Name.Attribute, Operator, Name.Function),
+            ),
+            (
+                r"((?:branch|called)_computations)(=)(\{)",
+                bygroups(Name.Attribute, Operator, Punctuation),
+                "computations",
+            ),
             (r"\bk[A-Z]\w*(?![\w.(=:-])", Name.Constant),  # kLoop, kInput
             (r"%" + _name, Name.Variable),
             include("common"),
@@ -466,8 +546,10 @@ class HLOLexer(RegexLexer):
             # The closing parenthesis, with the punctuation after it (the same
             # in "line" and in "operands").
             (r"\)(?:[{}\[\],.>]|<(?!=))*", Punctuation, "#pop"),
-            (r"%" + _name + r"|(?!" + _keyword_value + r"|" + _shape_type + r"\[)" + _name,
-             Name.Variable),
+            (
+                r"%" + _name + r"|(?!" + _keyword_value + r"|" + _shape_type + r"\[)" + _name,
+                Name.Variable,
+            ),
             (r"(?:[{}\[\],.>]|<(?!=))+", Punctuation),
             (r"-?\d+(?![\w.])", Number.Integer),
             (r"\s+", Whitespace),

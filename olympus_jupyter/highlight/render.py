@@ -8,6 +8,7 @@ Python lexer); the HTML escapes every character of the input.
 >>> highlight_lines("<script>", "python")
 ['<span class="o">&lt;</span><span class="n">script</span><span class="o">&gt;</span>']
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,8 +32,9 @@ def _lexer(language: str):
     try:
         return LEXERS[language](stripnl=False, ensurenl=False)
     except KeyError:
-        raise ValueError(f"No highlighter for {language!r}; choose from "
-                         f"{', '.join(LEXERS)}.") from None
+        raise ValueError(
+            f"No highlighter for {language!r}; choose from {', '.join(LEXERS)}."
+        ) from None
 
 
 @functools.lru_cache(maxsize=None)

@@ -9,6 +9,7 @@ and highlighting layers, never the frontends.
 >>> build_report(run_stages(lambda x: x + 1, (1.0,))).ok
 True
 """
+
 from olympus_jupyter.report.stage_report import MEDIA_TYPE, StageReport, build_report
 
 __all__ = ["StageReport", "build_report", "MEDIA_TYPE"]

@@ -8,6 +8,7 @@ and XLA's analyses (``cost_analysis``, ``memory``).
 >>> kinds.kind("passes").option.flag
 '--passes'
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,20 +24,38 @@ from olympus_jupyter.report import costs_view
 from olympus_jupyter.report.costs_html import costs_section
 from olympus_jupyter.report.costs_view import check_costs
 from olympus_jupyter.report.cost_names import format_bytes
-from olympus_jupyter.report.html import (caller_lines, cost_section, memory_section,
-                                         source_section, text_stage_section)
-from olympus_jupyter.report.kinds import (HtmlContext, KindOption, MakeContext, StageKind,
-                                          register_kind)
+from olympus_jupyter.report.html import (
+    caller_lines,
+    cost_section,
+    memory_section,
+    source_section,
+    text_stage_section,
+)
+from olympus_jupyter.report.kinds import (
+    HtmlContext,
+    KindOption,
+    MakeContext,
+    StageKind,
+    register_kind,
+)
 from olympus_jupyter.report.passes_html import passes_section
 from olympus_jupyter.report.passes_view import check_passes, passes_json
 from olympus_jupyter.report.text import cost_lines, costs_lines, pass_lines
 
-__all__ = ["SourceKind", "ProgramKind", "PassesKind", "CostsKind", "CostAnalysisKind",
-           "MemoryKind", "costs_data"]
+__all__ = [
+    "SourceKind",
+    "ProgramKind",
+    "PassesKind",
+    "CostsKind",
+    "CostAnalysisKind",
+    "MemoryKind",
+    "costs_data",
+]
 
 
 class SourceKind(StageKind):
     """The user's code, each line coloured by the ops it made."""
+
     view = "source"
     spec = stage_registry.stage("source")
 
@@ -50,6 +69,7 @@ class SourceKind(StageKind):
 class ProgramKind(StageKind):
     """A program text (``olympuspr``, ``stablehlo``, ``hlo``, ``compiled``...): made by
     the provenance builder (a linked stage) or by its row's ``text``."""
+
     view = "program"
     text_rank = 90
 
@@ -65,12 +85,23 @@ class ProgramKind(StageKind):
         return None if made else report.unavailable.get(self.name, "not made")
 
     def html(self, report, ctx: HtmlContext):
-        return text_stage_section(report, ctx.uid, self.name, ctx.colors, ctx.callers,
-                                  ctx.full, ctx.highlight, ctx.unstyled)
+        return text_stage_section(
+            report,
+            ctx.uid,
+            self.name,
+            ctx.colors,
+            ctx.callers,
+            ctx.full,
+            ctx.highlight,
+            ctx.unstyled,
+        )
 
     def text(self, report) -> list[str]:
-        if self.name in report.stages and self.spec.step == "compile" \
-                and self.name in report.unavailable:
+        if (
+            self.name in report.stages
+            and self.spec.step == "compile"
+            and self.name in report.unavailable
+        ):
             return [f"  {self.name}: unavailable ({report.unavailable[self.name]})"]
         return []
 
@@ -78,15 +109,19 @@ class ProgramKind(StageKind):
 class PassesKind(StageKind):
     """XLA's pass pipeline, pass by pass, and each source line's journey through it:
     one more compile, with XLA's per-pass dumps."""
+
     view = "passes"
     field = "passes"
     spec = stage_registry.stage("passes")
     # Its schema (``#/definitions/passes``) is checked with the bundle's: the top
     # level's ``passes``; check() adds the file indices.
-    option = KindOption("passes", "--passes",
-                        "also show what each XLA pass did and where each line's ops went "
-                        "(one more compile); a regular expression keeps the passes whose "
-                        "names it matches (default: every pass)")
+    option = KindOption(
+        "passes",
+        "--passes",
+        "also show what each XLA pass did and where each line's ops went "
+        "(one more compile); a regular expression keeps the passes whose "
+        "names it matches (default: every pass)",
+    )
     text_rank = 30
 
     def cache_key(self, ctx: MakeContext):
@@ -114,14 +149,18 @@ class PassesKind(StageKind):
 class CostsKind(StageKind):
     """Where the compiled program's cost goes, by source line: flops, bytes, the
     buffers live at the memory peak, the collectives."""
+
     view = "costs"
     field = "costs"
     spec = stage_registry.stage("costs")
     # Its schema (``#/definitions/costs``) is checked with the bundle's: the top
     # level's ``costs``; check() adds the file indices.
-    option = KindOption("costs", "--costs",
-                        "also show where the cost goes, line by line: flops, bytes, the "
-                        "buffers live at the memory peak, collectives")
+    option = KindOption(
+        "costs",
+        "--costs",
+        "also show where the cost goes, line by line: flops, bytes, the "
+        "buffers live at the memory peak, collectives",
+    )
     text_rank = 40
 
     def make(self, ctx: MakeContext) -> Any:
@@ -143,6 +182,7 @@ class CostsKind(StageKind):
 class CostAnalysisKind(StageKind):
     """XLA's cost figures, before and after optimization (``cost_analysis()``): the
     report's ``analyses``, made with every report that compiles."""
+
     view = "analysis"
     spec = stage_registry.stage("cost_analysis")
     text_rank = 20
@@ -162,6 +202,7 @@ class CostAnalysisKind(StageKind):
 
 class MemoryKind(StageKind):
     """XLA's memory figures of the compiled program (``memory_analysis()``)."""
+
     view = "analysis"
     spec = stage_registry.stage("memory")
     text_rank = 10
@@ -193,8 +234,9 @@ def costs_data(run, provenance, full: bool = False):
     if model is None or not {"stablehlo", "compiled"} <= set(model.stages):
         # The collectives' lines and shardings are read from a model of its own.
         model = build_provenance(run.compiled, stages=("stablehlo", "compiled"))
-    parsed = (model.stages["compiled"], model.source_tables()) \
-        if "compiled" in model.stages else None
+    parsed = (
+        (model.stages["compiled"], model.source_tables()) if "compiled" in model.stages else None
+    )
     peak, unread = None, run.peak_unread
     try:
         if run.peak is not None:
@@ -205,9 +247,16 @@ def costs_data(run, provenance, full: bool = False):
         unread = f"the buffer assignment could not be read: {e}"
     found = collectives(model)
     callers = {(model.files[f].path, line) for f, line in caller_lines(model)}
-    return costs_view.costs_json(run.compiled, cost_by_line(run.compiled, parsed=parsed),
-                                 peak, found, _files(provenance), full=full, callers=callers,
-                                 unavailable={"peak": unread} if unread else None)
+    return costs_view.costs_json(
+        run.compiled,
+        cost_by_line(run.compiled, parsed=parsed),
+        peak,
+        found,
+        _files(provenance),
+        full=full,
+        callers=callers,
+        unavailable={"peak": unread} if unread else None,
+    )
 
 
 def _register_built_ins() -> None:
@@ -215,9 +264,15 @@ def _register_built_ins() -> None:
         if spec.kind == "program":
             register_kind(ProgramKind(spec))
         else:
-            register_kind({"source": SourceKind, "passes": PassesKind, "costs": CostsKind,
-                           "cost_analysis": CostAnalysisKind,
-                           "memory": MemoryKind}[spec.name]())
+            register_kind(
+                {
+                    "source": SourceKind,
+                    "passes": PassesKind,
+                    "costs": CostsKind,
+                    "cost_analysis": CostAnalysisKind,
+                    "memory": MemoryKind,
+                }[spec.name]()
+            )
 
 
 _register_built_ins()

@@ -22,6 +22,7 @@ them read as well.
 >>> fields_from_json(data)["name"]
 '<lambda>'
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,17 +44,28 @@ __all__ = ["to_json", "fields_from_json"]
 def _failure_json(f: StageFailure | None):
     if f is None:
         return None
-    return {"stage": f.stage, "type": f.error_type, "message": f.message,
-            "frames": [{"file": u.file, "line": u.line, "function": u.function, "code": u.code}
-                       for u in f.frames]}
+    return {
+        "stage": f.stage,
+        "type": f.error_type,
+        "message": f.message,
+        "frames": [
+            {"file": u.file, "line": u.line, "function": u.function, "code": u.code}
+            for u in f.frames
+        ],
+    }
 
 
 def _failure_from(d) -> StageFailure | None:
     if d is None:
         return None
-    return StageFailure(d["stage"], d["type"], d["message"],
-                        tuple(UserFrame(u["file"], u["line"], u["function"], u["code"])
-                              for u in d.get("frames", ())))
+    return StageFailure(
+        d["stage"],
+        d["type"],
+        d["message"],
+        tuple(
+            UserFrame(u["file"], u["line"], u["function"], u["code"]) for u in d.get("frames", ())
+        ),
+    )
 
 
 def _copy(figures: Mapping[str, float] | None) -> dict[str, float] | None:
@@ -76,16 +88,23 @@ def to_json(report) -> dict[str, Any]:
         "unavailable": dict(report.unavailable),
         "texts": dict(report.texts),
         # Copies: what a caller does to the data is not done to the report.
-        "analyses": {"cost": {"lowered": _copy(a.cost_lowered),
-                              "compiled": _copy(a.cost_compiled),
-                              # For viewers: each key named for people (cost_names.py)
-                              **cost_names.bundle_json(a.cost_lowered, a.cost_compiled)},
-                     "memory": _copy(a.memory)},
+        "analyses": {
+            "cost": {
+                "lowered": _copy(a.cost_lowered),
+                "compiled": _copy(a.cost_compiled),
+                # For viewers: each key named for people (cost_names.py)
+                **cost_names.bundle_json(a.cost_lowered, a.cost_compiled),
+            },
+            "memory": _copy(a.memory),
+        },
         "provenance": report.provenance.to_json() if report.provenance else None,
         # The lines that call the function, as the text and static HTML find them: the
         # view takes them from here rather than applying the rule again.
-        **({"callers": sorted([f, line] for f, line in caller_lines(report.provenance))}
-           if report.provenance else {}),
+        **(
+            {"callers": sorted([f, line] for f, line in caller_lines(report.provenance))}
+            if report.provenance
+            else {}
+        ),
         **({"notes": list(report.notes)} if report.notes else {}),
     }
     # Each kind's data: under its own key (passes, costs), or in ``data`` by stage name.
@@ -110,8 +129,10 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
         got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
         raise ValueError(f"Not an Olympus report: schema is {got!r}, expected {SCHEMA!r}.")
     if data.get("version") not in (1, 2, VERSION):
-        raise ValueError(f"Report version {data.get('version')!r} is not supported; this "
-                         f"olympus_jupyter reads versions 1 to {VERSION}.")
+        raise ValueError(
+            f"Report version {data.get('version')!r} is not supported; this "
+            f"olympus_jupyter reads versions 1 to {VERSION}."
+        )
     check_bundle(data)
     version = data["version"]
     # Stages are read by their names now (a report before version 3 calls the cost
@@ -127,8 +148,7 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     held = data.get("data") or {}
     try:
         for handler in kinds.kinds():
-            value = data.get(handler.field) if handler.field is not None \
-                else held.get(handler.name)
+            value = data.get(handler.field) if handler.field is not None else held.get(handler.name)
             if value is None:
                 continue
             handler.check(value, files)
@@ -144,12 +164,17 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     if failure is not None and failure.stage != rename(failure.stage):
         failure = dataclasses.replace(failure, stage=rename(failure.stage))
     return dict(
-        name=data["name"], platforms=tuple(data["platforms"]),
+        name=data["name"],
+        platforms=tuple(data["platforms"]),
         stages=tuple(dict.fromkeys(rename(s) for s in data["stages"] if kinds.known(rename(s)))),
         provenance=Provenance.from_json(data["provenance"]) if data["provenance"] else None,
         texts=texts,
         analyses=Analyses(cost["lowered"], cost["compiled"], data["analyses"]["memory"]),
-        timings=dict(data["timings"]), failure=failure,
+        timings=dict(data["timings"]),
+        failure=failure,
         unavailable={rename(k): v for k, v in data["unavailable"].items()},
-        debug_info=data["debug_info"], notes=tuple(data.get("notes", ())),
-        stage_data=stage_data, **fields)
+        debug_info=data["debug_info"],
+        notes=tuple(data.get("notes", ())),
+        stage_data=stage_data,
+        **fields,
+    )

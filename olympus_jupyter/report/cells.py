@@ -16,6 +16,7 @@ IPython's compiler, the typed text from its input history.
 ...                    complete=True), cells)
 SourceFile(path='In [3]', chunks=((1, '%olympus_lower f(x)\\n'),), complete=True)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,6 +31,7 @@ __all__ = ["Cell", "notebook_cells", "relabel", "relabel_frame"]
 @dataclasses.dataclass(frozen=True)
 class Cell:
     """A cell that ran: its execution count and the text typed (``None``: unknown)."""
+
     number: int
     typed: str | None
 
@@ -76,11 +78,14 @@ def relabel(source: SourceFile, cells: Mapping[str, Cell]) -> SourceFile:
     # The code that ran: linecache's, or the source held where it is whole (a cell
     # no longer in linecache).
     ran = linecache.getlines(source.path) or (
-        _lines("".join(text for _, text in chunks)) if source.complete else [])
+        _lines("".join(text for _, text in chunks)) if source.complete else []
+    )
     typed = _typed_lines(cell, ran)
     if typed is not None:
-        chunks = tuple((first, "".join(typed[first - 1:first - 1 + len(_lines(text))]))
-                       for first, text in chunks)
+        chunks = tuple(
+            (first, "".join(typed[first - 1 : first - 1 + len(_lines(text))]))
+            for first, text in chunks
+        )
     return dataclasses.replace(source, path=cell.label, chunks=chunks)
 
 

@@ -13,6 +13,7 @@ summary.
 >>> diff.changed_stages()
 ('olympuspr', 'stablehlo', 'hlo', 'compiled')
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,6 +38,7 @@ CONTEXT = 3
 @dataclasses.dataclass(frozen=True)
 class StageChange:
     """How one stage's text changed: lines removed and added."""
+
     stage: str
     removed: int
     added: int
@@ -51,6 +53,7 @@ class StageChange:
 @dataclasses.dataclass(frozen=True)
 class StageDiff:
     """Two reports of one function, compared stage by stage."""
+
     before: StageReport
     after: StageReport
     labels: tuple[str, str] = ("before", "after")
@@ -61,8 +64,9 @@ class StageDiff:
         report lacks the stage."""
         if stage not in self._memo:
             a, b = self.before.stage_text(stage), self.after.stage_text(stage)
-            self._memo[stage] = (None if a is None or b is None
-                                 else line_diff(a.splitlines(), b.splitlines()))
+            self._memo[stage] = (
+                None if a is None or b is None else line_diff(a.splitlines(), b.splitlines())
+            )
         return self._memo[stage]
 
     def changes(self) -> tuple[StageChange, ...]:
@@ -79,35 +83,54 @@ class StageDiff:
 
     def to_json(self) -> dict[str, Any]:
         """The ``application/vnd.olympus.diff+json`` form."""
-        return {"schema": SCHEMA, "version": VERSION, "labels": list(self.labels),
-                "before": self.before.to_json(), "after": self.after.to_json()}
+        return {
+            "schema": SCHEMA,
+            "version": VERSION,
+            "labels": list(self.labels),
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+        }
 
     def text(self) -> str:
-        parts = [(f"{c.stage} -{c.removed} +{c.added}"
-                  + (f" ({c.unaligned} lines not aligned)" if c.unaligned else ""))
-                 if c.changed else f"{c.stage} unchanged" for c in self.changes()]
-        return (f"Olympus diff: {self.before.name} ({self.labels[0]}) vs "
-                f"{self.after.name} ({self.labels[1]})\n  " + " · ".join(parts))
+        parts = [
+            (
+                f"{c.stage} -{c.removed} +{c.added}"
+                + (f" ({c.unaligned} lines not aligned)" if c.unaligned else "")
+            )
+            if c.changed
+            else f"{c.stage} unchanged"
+            for c in self.changes()
+        ]
+        return (
+            f"Olympus diff: {self.before.name} ({self.labels[0]}) vs "
+            f"{self.after.name} ({self.labels[1]})\n  " + " · ".join(parts)
+        )
 
     def html(self) -> str:
         return render_diff_html(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         forms = {MEDIA_TYPE: self.to_json, "text/html": self.html, "text/plain": self.text}
-        return {m: make() for m, make in forms.items()
-                if (include is None or m in include) and not (exclude and m in exclude)}
+        return {
+            m: make()
+            for m, make in forms.items()
+            if (include is None or m in include) and not (exclude and m in exclude)
+        }
 
     def __repr__(self) -> str:
         return self.text()
 
 
-def compare(before: StageReport, after: StageReport,
-            labels: Sequence[str] | None = None) -> StageDiff:
+def compare(
+    before: StageReport, after: StageReport, labels: Sequence[str] | None = None
+) -> StageDiff:
     """Compares two reports (of one function, say for two signatures)."""
     for r in (before, after):
         if not isinstance(r, StageReport):
-            raise TypeError(f"compare() takes two StageReports (from olympus_jupyter.inspect), "
-                            f"got {type(r).__name__}.")
+            raise TypeError(
+                f"compare() takes two StageReports (from olympus_jupyter.inspect), "
+                f"got {type(r).__name__}."
+            )
     labels = tuple(labels) if labels is not None else ("before", "after")
     if len(labels) != 2 or not all(isinstance(x, str) for x in labels):
         raise ValueError(f"labels must be two strings, got {labels!r}.")
@@ -115,33 +138,52 @@ def compare(before: StageReport, after: StageReport,
 
 
 #: A row of the table: a line of each side, its number and text.
-_ROW = template(h("tr", {"class": Slot("kind")},
-                  h("td", {"class": "ol-dn"}, Slot("ln")),
-                  h("td", {"class": Slot("lcls")}, Slot("left")),
-                  h("td", {"class": "ol-dn"}, Slot("rn")),
-                  h("td", {"class": Slot("rcls")}, Slot("right"))))
+_ROW = template(
+    h(
+        "tr",
+        {"class": Slot("kind")},
+        h("td", {"class": "ol-dn"}, Slot("ln")),
+        h("td", {"class": Slot("lcls")}, Slot("left")),
+        h("td", {"class": "ol-dn"}, Slot("rn")),
+        h("td", {"class": Slot("rcls")}, Slot("right")),
+    )
+)
 
 
-def _row(kind: str, left: str | None, right: str | None, ln: int | None,
-         rn: int | None) -> Markup:
+def _row(kind: str, left: str | None, right: str | None, ln: int | None, rn: int | None) -> Markup:
     """One table row: a line of each side (``None``: no line there).
 
     >>> _row("ch", "a < b", None, 3, None)
     Markup('<tr class="ol-ch"><td class="ol-dn">3</td><td class="ol-dt ol-old">a &lt; b</td><td class="ol-dn"></td><td class="ol-dt ol-none"></td></tr>')
     """
     old, new = ("old", "new") if kind != "eq" else ("eq", "eq")
-    return _ROW(kind=f"ol-{kind}",
-                ln=None if left is None else ln, left=left,
-                lcls="ol-dt ol-none" if left is None else f"ol-dt ol-{old}",
-                rn=None if right is None else rn, right=right,
-                rcls="ol-dt ol-none" if right is None else f"ol-dt ol-{new}")
+    return _ROW(
+        kind=f"ol-{kind}",
+        ln=None if left is None else ln,
+        left=left,
+        lcls="ol-dt ol-none" if left is None else f"ol-dt ol-{old}",
+        rn=None if right is None else rn,
+        right=right,
+        rcls="ol-dt ol-none" if right is None else f"ol-dt ol-{new}",
+    )
 
 
 def _skipped(rows: list[Markup]) -> Markup:
     """A row folding ``rows`` (unchanged lines) away."""
-    return h("tr", {"class": "ol-skip"}, h("td", {"colspan": 4}, h(
-        "details", None, h("summary", None, f"{len(rows)} unchanged lines"),
-        h("table", {"class": "ol-diff"}, rows))))
+    return h(
+        "tr",
+        {"class": "ol-skip"},
+        h(
+            "td",
+            {"colspan": 4},
+            h(
+                "details",
+                None,
+                h("summary", None, f"{len(rows)} unchanged lines"),
+                h("table", {"class": "ol-diff"}, rows),
+            ),
+        ),
+    )
 
 
 def side_by_side(a: str, b: str, diff: LineDiff | None = None) -> Markup:
@@ -156,8 +198,8 @@ def side_by_side(a: str, b: str, diff: LineDiff | None = None) -> Markup:
             same = [_row("eq", la[i1 + k], lb[j1 + k], i1 + k + 1, j1 + k + 1) for k in range(n)]
             if n > 2 * CONTEXT + 2:
                 rows += same[:CONTEXT]
-                rows.append(_skipped(same[CONTEXT:n - CONTEXT]))
-                rows += same[n - CONTEXT:]
+                rows.append(_skipped(same[CONTEXT : n - CONTEXT]))
+                rows += same[n - CONTEXT :]
             else:
                 rows += same
             continue
@@ -165,8 +207,15 @@ def side_by_side(a: str, b: str, diff: LineDiff | None = None) -> Markup:
         for k in range(max(len(left), len(right))):
             ln = left[k] if k < len(left) else None
             r = right[k] if k < len(right) else None
-            rows.append(_row("ch", ln, r, i1 + k + 1 if ln is not None else None,
-                             j1 + k + 1 if r is not None else None))
+            rows.append(
+                _row(
+                    "ch",
+                    ln,
+                    r,
+                    i1 + k + 1 if ln is not None else None,
+                    j1 + k + 1 if r is not None else None,
+                )
+            )
     return h("table", {"class": "ol-diff"}, rows)
 
 
@@ -184,20 +233,51 @@ def render_diff_html(diff: StageDiff) -> Markup:
             c = changes[stage]
             body = side_by_side(a, b, diff.line_diff(stage))
             if c.unaligned:
-                body = concat(h("p", {"class": "note"}, (
-                    f"{c.unaligned:,} changed lines differ too much to align line by "
-                    f"line; they are shown as blocks.")), body)
+                body = concat(
+                    h(
+                        "p",
+                        {"class": "note"},
+                        (
+                            f"{c.unaligned:,} changed lines differ too much to align line by "
+                            f"line; they are shown as blocks."
+                        ),
+                    ),
+                    body,
+                )
             meta = f"−{c.removed} +{c.added} lines" if c.changed else "unchanged"
             open_ = c.changed
-        sections.append(h("details", {"class": "stage", "open": open_}, h(
-            "summary", None, h("span", {"class": "title"}, stage), " ",
-            h("span", {"class": "meta"}, meta)), body))
+        sections.append(
+            h(
+                "details",
+                {"class": "stage", "open": open_},
+                h(
+                    "summary",
+                    None,
+                    h("span", {"class": "title"}, stage),
+                    " ",
+                    h("span", {"class": "meta"}, meta),
+                ),
+                body,
+            )
+        )
     (first, second), before, after = diff.labels, diff.before, diff.after
-    head = h("div", {"class": "head"}, h("span", {"class": "name"}, before.name),
-             h("span", {"class": "meta"}, f"{first} ({', '.join(before.platforms)}) vs "
-               f"{second} ({', '.join(after.platforms)})"))
-    return h("div", {"class": "olympus-report olympus-diff-static"},
-             h("style", None, Markup(STYLE + DIFF_STYLE)), head, sections)
+    head = h(
+        "div",
+        {"class": "head"},
+        h("span", {"class": "name"}, before.name),
+        h(
+            "span",
+            {"class": "meta"},
+            f"{first} ({', '.join(before.platforms)}) vs {second} ({', '.join(after.platforms)})",
+        ),
+    )
+    return h(
+        "div",
+        {"class": "olympus-report olympus-diff-static"},
+        h("style", None, Markup(STYLE + DIFF_STYLE)),
+        head,
+        sections,
+    )
 
 
 DIFF_STYLE = """

@@ -39,6 +39,7 @@ of it); ``optimal_seconds`` the time at the device's peak rates.
 ...        key=sort_key)
 ['flops', 'bytes accessed2{}', 'bytes accessed10{}', 'utilization0{}']
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,25 +49,51 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from olympus_jupyter.report.view_tables import (BINARY_PREFIXES, SECOND_UNITS, SI_PREFIXES,
-                                                SIZE_UNITS)
+from olympus_jupyter.report.view_tables import (
+    BINARY_PREFIXES,
+    SECOND_UNITS,
+    SI_PREFIXES,
+    SIZE_UNITS,
+)
 
-__all__ = ["CostName", "describe", "sort_key", "legend", "names_json", "bundle_json", "STAGES_NOTE",
-           "LOWERED_NOTE", "COMPILED_NOTE", "format_value", "format_bytes", "format_flops",
-           "format_share", "format_ms"]
+__all__ = [
+    "CostName",
+    "describe",
+    "sort_key",
+    "legend",
+    "names_json",
+    "bundle_json",
+    "STAGES_NOTE",
+    "LOWERED_NOTE",
+    "COMPILED_NOTE",
+    "format_value",
+    "format_bytes",
+    "format_flops",
+    "format_share",
+    "format_ms",
+]
 
 #: What the two columns of the cost table are.
-LOWERED_NOTE = ("before optimization (lowered): XLA's estimate for the program as it was "
-                "lowered, before any of its optimization passes; every op is counted on "
-                "its own, as if it read its inputs from memory and wrote its result back.")
-COMPILED_NOTE = ("after optimization (compiled): the same estimate for the program XLA "
-                 "compiled, after fusion, simplification and its other passes; ops fused "
-                 "into one kernel share their reads and writes, so bytes usually fall "
-                 "while flops stay about the same.")
-STAGES_NOTE = ("Both are XLA's static estimates (HloCostAnalysis), not measurements: each "
-               "figure is added over every instruction of the program. "
-               + LOWERED_NOTE[0].upper() + LOWERED_NOTE[1:] + " "
-               + COMPILED_NOTE[0].upper() + COMPILED_NOTE[1:])
+LOWERED_NOTE = (
+    "before optimization (lowered): XLA's estimate for the program as it was "
+    "lowered, before any of its optimization passes; every op is counted on "
+    "its own, as if it read its inputs from memory and wrote its result back."
+)
+COMPILED_NOTE = (
+    "after optimization (compiled): the same estimate for the program XLA "
+    "compiled, after fusion, simplification and its other passes; ops fused "
+    "into one kernel share their reads and writes, so bytes usually fall "
+    "while flops stay about the same."
+)
+STAGES_NOTE = (
+    "Both are XLA's static estimates (HloCostAnalysis), not measurements: each "
+    "figure is added over every instruction of the program. "
+    + LOWERED_NOTE[0].upper()
+    + LOWERED_NOTE[1:]
+    + " "
+    + COMPILED_NOTE[0].upper()
+    + COMPILED_NOTE[1:]
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +107,7 @@ class CostName:
     ``key`` is XLA's key as it came, and ``known`` is false for a key this module
     has no name for (then ``label`` is the key itself).
     """
+
     key: str
     label: str
     unit: str
@@ -93,14 +121,19 @@ class CostName:
         return format_value(value, self.unit)
 
     def to_json(self) -> dict[str, str]:
-        return {"label": self.label, "unit": self.unit, "explanation": self.explanation,
-                "family": self.family}
+        return {
+            "label": self.label,
+            "unit": self.unit,
+            "explanation": self.explanation,
+            "family": self.family,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
 class _Family:
     """A kind of key: its label, unit and explanation, with ``{n}`` for the operand
     number and ``{part}`` for the tuple element (empty for the whole value)."""
+
     label: str
     unit: str
     explanation: str
@@ -110,64 +143,95 @@ _PER_INSTRUCTION = " Added over all instructions of the program."
 
 _FIXED = {
     "flops": _Family(
-        "floating-point operations", "flops",
+        "floating-point operations",
+        "flops",
         "Arithmetic operations on numbers: one per element of an elementwise op, two per "
         "multiply-add of a dot or convolution. Transcendental functions are counted apart."
-        + _PER_INSTRUCTION),
+        + _PER_INSTRUCTION,
+    ),
     "transcendentals": _Family(
-        "transcendental operations", "ops",
+        "transcendental operations",
+        "ops",
         "Calls of exp, log, sin, cos, tanh, sqrt, power, erf and the like, one per element."
-        + _PER_INSTRUCTION),
+        + _PER_INSTRUCTION,
+    ),
     "bytes accessed": _Family(
-        "bytes accessed (read + written)", "bytes",
+        "bytes accessed (read + written)",
+        "bytes",
         "Memory traffic: the bytes each instruction reads from its operands plus the bytes it "
-        "writes to its result." + _PER_INSTRUCTION),
+        "writes to its result." + _PER_INSTRUCTION,
+    ),
     "optimal_seconds": _Family(
-        "optimal time", "seconds",
+        "optimal time",
+        "seconds",
         "A lower bound on the running time: for each instruction, the slowest of its flops, "
         "transcendentals and bytes at the device's peak rates. Absent or zero where XLA has no "
-        "rates for the device (CPU)." + _PER_INSTRUCTION),
+        "rates for the device (CPU)." + _PER_INSTRUCTION,
+    ),
     "utilization": _Family(
-        "utilization of results", "",
+        "utilization of results",
+        "",
         "How much of each instruction's result is used (1 = all of it); XLA fills it in for "
-        "instructions inside fusions." + _PER_INSTRUCTION),
+        "instructions inside fusions." + _PER_INSTRUCTION,
+    ),
     "reserved0": _Family(
-        "backend figure reserved0", "",
+        "backend figure reserved0",
+        "",
         "A figure a backend's own cost model keeps under this spare key; XLA's GPU cost model "
-        "keeps the size of the generated code (IR) here." + _PER_INSTRUCTION),
+        "keeps the size of the generated code (IR) here." + _PER_INSTRUCTION,
+    ),
     "reserved1": _Family(
-        "backend figure reserved1", "",
+        "backend figure reserved1",
+        "",
         "A figure a backend's own cost model keeps under this spare key; XLA's GPU cost model "
-        "keeps the number of basic-block splits here." + _PER_INSTRUCTION),
+        "keeps the number of basic-block splits here." + _PER_INSTRUCTION,
+    ),
 }
 
 _OPERAND_BYTES = _Family(
-    "bytes read from operand {n}{part}", "bytes",
+    "bytes read from operand {n}{part}",
+    "bytes",
     "Bytes each instruction reads from its operand {n}{part_of}, its input number {n} "
     "counting from 0: operand {n} of every instruction, not argument {n} of the function."
-    + _PER_INSTRUCTION)
+    + _PER_INSTRUCTION,
+)
 _OUTPUT_BYTES = _Family(
-    "bytes written to results{part}", "bytes",
+    "bytes written to results{part}",
+    "bytes",
     "Bytes each instruction writes to its result{part_of}; what the program returns is a "
-    "part of it." + _PER_INSTRUCTION)
+    "part of it." + _PER_INSTRUCTION,
+)
 _UTILIZATION = _Family(
-    "utilization of operand {n}{part}", "",
+    "utilization of operand {n}{part}",
+    "",
     "How much of its operand {n}{part_of} each instruction uses when all of its result is used: "
     "1 = all of it, less for a slice, more where an input is read more than once. Added over "
     "all instructions of the program, so about the number of instructions that read all of "
-    "their operand {n}.")
+    "their operand {n}.",
+)
 
 # XLA writes GetOperandBytesAccessedKey(n, index) as "bytes accessed" + n + index, e.g.
 # "bytes accessed0{}" or "bytes accessed2{1,0}"; some releases wrote "bytes accessed
 # operand 0 {}". The output's key is "bytes accessedout{}" ("bytes accessed output {}").
 _INDEX = r"\{(\d+(?:, ?\d+)*)?\}"
-_OPERAND_KEY = re.compile(r"(bytes accessed|utilization)(?: operand )?(\d{1,9}) ?" + _INDEX,
-                          re.ASCII)
+_OPERAND_KEY = re.compile(
+    r"(bytes accessed|utilization)(?: operand )?(\d{1,9}) ?" + _INDEX, re.ASCII
+)
 _OUTPUT_KEY = re.compile(r"bytes accessed ?out(?:put)? ?" + _INDEX, re.ASCII)
 
 #: Order of the table: headline figures first, then per-operand figures by number.
-_RANK = ("flops", "transcendentals", "bytes accessed", "optimal_seconds", "output",
-         "operand bytes", "utilization", "operand utilization", "reserved0", "reserved1")
+_RANK = (
+    "flops",
+    "transcendentals",
+    "bytes accessed",
+    "optimal_seconds",
+    "output",
+    "operand bytes",
+    "utilization",
+    "operand utilization",
+    "reserved0",
+    "reserved1",
+)
 
 
 def _parse(key: str):
@@ -208,8 +272,15 @@ def describe(key: str) -> CostName:
 def _describe(key: str) -> CostName:
     parsed = _parse(key)
     if parsed is None:
-        return CostName(key, key, "", "A figure of XLA's cost analysis that Olympus has no "
-                        "name for; it is shown under XLA's own key.", key, known=False)
+        return CostName(
+            key,
+            key,
+            "",
+            "A figure of XLA's cost analysis that Olympus has no "
+            "name for; it is shown under XLA's own key.",
+            key,
+            known=False,
+        )
     _, family, n, index = parsed
     label, explanation = _fill(family, n, index)
     legend_label = _fill(family, "N", ())[0]
@@ -260,9 +331,13 @@ def bundle_json(*tables: Mapping[str, float] | None) -> dict[str, Any]:
     """
     names = names_json(*tables)
     # The order is said apart: a notebook saves JSON objects with their keys sorted.
-    return {"names": names, "order": list(names),
-            "legend": [list(entry) for entry in legend(names)],
-            "note": STAGES_NOTE, "columns": {"lowered": LOWERED_NOTE, "compiled": COMPILED_NOTE}}
+    return {
+        "names": names,
+        "order": list(names),
+        "legend": [list(entry) for entry in legend(names)],
+        "note": STAGES_NOTE,
+        "columns": {"lowered": LOWERED_NOTE, "compiled": COMPILED_NOTE},
+    }
 
 
 # -- values with units ----------------------------------------------------------------

@@ -21,6 +21,7 @@ as in the text form.
 >>> "1.0 kFLOP" in html and "XLA&#x27;s totals" not in html and "XLA's totals" in html
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -41,16 +42,21 @@ MAX_BUFFER_ROWS_OPEN = 20
 
 #: The table's figures: (key in a row, column heading, key in ``totals`` or None for
 #: the peak, formatter).
-_COLUMNS = (("flops", "flops", "flops", format_flops),
-            ("transcendentals", "transcendentals", "transcendentals",
-             lambda v: format_flops(v, "ops")),
-            ("bytes", "bytes accessed", "bytes accessed", format_bytes),
-            ("peak", "bytes live at the peak", None, format_bytes))
+_COLUMNS = (
+    ("flops", "flops", "flops", format_flops),
+    ("transcendentals", "transcendentals", "transcendentals", lambda v: format_flops(v, "ops")),
+    ("bytes", "bytes accessed", "bytes accessed", format_bytes),
+    ("peak", "bytes live at the peak", None, format_bytes),
+)
 
-_WHAT = {"compiler-made": ("compiler-made",
-                           "what the compiler added that no source line asked for: copies, "
-                           "layout changes, the program's own bookkeeping"),
-         "arguments": ("arguments", "the function's inputs, live from the start")}
+_WHAT = {
+    "compiler-made": (
+        "compiler-made",
+        "what the compiler added that no source line asked for: copies, "
+        "layout changes, the program's own bookkeeping",
+    ),
+    "arguments": ("arguments", "the function's inputs, live from the start"),
+}
 
 
 def _number(value: Any) -> float:
@@ -67,8 +73,9 @@ def _files(report) -> list[str]:
     return [f.path for f in model.files] if model is not None else []
 
 
-def where_label(files: Sequence[str], file: int | None, path: str | None,
-                line: int | None) -> tuple[str, str]:
+def where_label(
+    files: Sequence[str], file: int | None, path: str | None, line: int | None
+) -> tuple[str, str]:
     """``(short, long)`` names of a source line: ``'m.py:12'`` and the full path with
     its line (``'In [3]:2'`` for a notebook cell's line), or ``('', '')``.
 
@@ -92,8 +99,12 @@ def where_label(files: Sequence[str], file: int | None, path: str | None,
 
 def _source_text(report, file, line) -> str:
     model = report.provenance
-    if model is None or not isinstance(file, int) or not 0 <= file < len(model.files) \
-            or not isinstance(line, int):
+    if (
+        model is None
+        or not isinstance(file, int)
+        or not 0 <= file < len(model.files)
+        or not isinstance(line, int)
+    ):
         return ""
     try:
         return (model.files[file].line(line) or "").strip()
@@ -106,17 +117,27 @@ def _figure(value: float, total: float, fmt) -> Markup:
     readers) for the eye."""
     share = value / total if total else 0.0
     width = max(0.0, min(100.0, share * 100))
-    bar = h("span", {"class": "ol-cbar", "aria-hidden": "true"},
-            h("span", {"style": f"width:{width:.1f}%"}))
-    return h("td", {"class": "ol-cfig"}, h("span", {"class": "ol-cv"}, fmt(value)),
-             h("span", {"class": "ol-cs"}, format_share(share) if total else ""), bar)
+    bar = h(
+        "span",
+        {"class": "ol-cbar", "aria-hidden": "true"},
+        h("span", {"style": f"width:{width:.1f}%"}),
+    )
+    return h(
+        "td",
+        {"class": "ol-cfig"},
+        h("span", {"class": "ol-cv"}, fmt(value)),
+        h("span", {"class": "ol-cs"}, format_share(share) if total else ""),
+        bar,
+    )
 
 
 def _totals(data) -> dict[str, float]:
     totals = data.get("totals") or {}
     peak = data.get("peak") or {}
-    return {key: _number(totals.get(total_key) if total_key else peak.get("bytes"))
-            for key, _, total_key, _ in _COLUMNS}
+    return {
+        key: _number(totals.get(total_key) if total_key else peak.get("bytes"))
+        for key, _, total_key, _ in _COLUMNS
+    }
 
 
 def _line_table(report, data, files) -> list:
@@ -132,29 +153,70 @@ def _line_table(report, data, files) -> list:
             short, long = where_label(files, r.get("file"), r.get("path"), r.get("line"))
             first = h("th", {"title": long}, short)
             code = _source_text(report, r.get("file"), r.get("line"))
-        rows.append(h("tr", {"class": f"ol-c-{what}" if what in _WHAT else None}, first,
-                      h("td", {"class": "ol-ccode"}, h("code", None, code) if code else None),
-                      [_figure(_number(r.get(key)), totals[key], fmt)
-                       for key, _, _, fmt in _COLUMNS]))
-    total_cells = [h("td", {"class": "ol-cfig"}, h("span", {"class": "ol-cv"}, fmt(totals[key])),
-                     h("span", {"class": "ol-cs"}, "100%" if totals[key] else ""))
-                   for key, _, _, fmt in _COLUMNS]
-    foot = h("tr", {"class": "ol-ctotal"},
-             h("th", {"title": "Compiled.cost_analysis() of the whole program; the peak is "
-                               "the live-range peak below"}, "XLA's totals"), h("td", None),
-             total_cells)
-    head = h("thead", None, h("tr", None, h("th", None, "line"), h("th", None, "code"),
-                              [h("th", None, label) for _, label, _, _ in _COLUMNS]))
+        rows.append(
+            h(
+                "tr",
+                {"class": f"ol-c-{what}" if what in _WHAT else None},
+                first,
+                h("td", {"class": "ol-ccode"}, h("code", None, code) if code else None),
+                [_figure(_number(r.get(key)), totals[key], fmt) for key, _, _, fmt in _COLUMNS],
+            )
+        )
+    total_cells = [
+        h(
+            "td",
+            {"class": "ol-cfig"},
+            h("span", {"class": "ol-cv"}, fmt(totals[key])),
+            h("span", {"class": "ol-cs"}, "100%" if totals[key] else ""),
+        )
+        for key, _, _, fmt in _COLUMNS
+    ]
+    foot = h(
+        "tr",
+        {"class": "ol-ctotal"},
+        h(
+            "th",
+            {
+                "title": "Compiled.cost_analysis() of the whole program; the peak is "
+                "the live-range peak below"
+            },
+            "XLA's totals",
+        ),
+        h("td", None),
+        total_cells,
+    )
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            h("th", None, "line"),
+            h("th", None, "code"),
+            [h("th", None, label) for _, label, _, _ in _COLUMNS],
+        ),
+    )
     table = h("table", {"class": "tab ol-costs ol-clines"}, head, h("tbody", None, rows, foot))
     out: list = [table if rows else h("p", {"class": "note"}, "No line costs anything.")]
-    sums = {key: sum(_number(r.get(key)) for r in data.get("lines") or ())
-            for key, _, _, _ in _COLUMNS}
-    off = [label for key, label, _, _ in _COLUMNS
-           if not math.isclose(sums[key], totals[key], rel_tol=1e-6, abs_tol=0.5)
-           and (key != "peak" or data.get("peak"))]
+    sums = {
+        key: sum(_number(r.get(key)) for r in data.get("lines") or ()) for key, _, _, _ in _COLUMNS
+    }
+    off = [
+        label
+        for key, label, _, _ in _COLUMNS
+        if not math.isclose(sums[key], totals[key], rel_tol=1e-6, abs_tol=0.5)
+        and (key != "peak" or data.get("peak"))
+    ]
     if off:
-        out.append(h("p", {"class": "note"}, "The rows do not add up to the totals for: ",
-                      ", ".join(off), "."))
+        out.append(
+            h(
+                "p",
+                {"class": "note"},
+                "The rows do not add up to the totals for: ",
+                ", ".join(off),
+                ".",
+            )
+        )
     return out
 
 
@@ -162,26 +224,49 @@ def _peak(data, files) -> list:
     peak = data.get("peak")
     if not peak:
         reason = (data.get("unavailable") or {}).get("peak", "not known")
-        return [h("h4", None, "The peak"),
-                h("p", {"class": "unavailable"}, f"Not available: {reason}.")]
+        return [
+            h("h4", None, "The peak"),
+            h("p", {"class": "unavailable"}, f"Not available: {reason}."),
+        ]
     total = _number(peak.get("bytes"))
     at = peak.get("at")
     parts = [f"{format_bytes(total)} ({total:,.0f} B) live at once at the peak"]
-    sentence = [h("p", None, parts, ", reached at ", h("code", None, str(at)), ".")
-                if at is not None else h("p", None, parts, ".")]
+    sentence = [
+        h("p", None, parts, ", reached at ", h("code", None, str(at)), ".")
+        if at is not None
+        else h("p", None, parts, ".")
+    ]
     ma = peak.get("memory_analysis_peak")
     if ma is not None:
-        sentence.append(h("p", None, "memory_analysis() peak: ",
-                          f"{format_bytes(_number(ma))} ({_number(ma):,.0f} B)."))
+        sentence.append(
+            h(
+                "p",
+                None,
+                "memory_analysis() peak: ",
+                f"{format_bytes(_number(ma))} ({_number(ma):,.0f} B).",
+            )
+        )
     if peak.get("difference"):
         sentence.append(h("p", {"class": "note"}, str(peak["difference"])))
     by_kind = peak.get("by_kind") or {}
-    kinds = [h("tr", None, h("th", None, str(kind)), _figure(_number(v), total, format_bytes))
-             for kind, v in sorted(by_kind.items(), key=lambda kv: -_number(kv[1]))]
-    table = h("table", {"class": "tab ol-costs"},
-              h("thead", None, h("tr", None, h("th", None, "kind of buffer"),
-                                 h("th", None, "bytes at the peak"))),
-              h("tbody", None, kinds)) if kinds else None
+    kinds = [
+        h("tr", None, h("th", None, str(kind)), _figure(_number(v), total, format_bytes))
+        for kind, v in sorted(by_kind.items(), key=lambda kv: -_number(kv[1]))
+    ]
+    table = (
+        h(
+            "table",
+            {"class": "tab ol-costs"},
+            h(
+                "thead",
+                None,
+                h("tr", None, h("th", None, "kind of buffer"), h("th", None, "bytes at the peak")),
+            ),
+            h("tbody", None, kinds),
+        )
+        if kinds
+        else None
+    )
     return [h("h4", None, "The peak"), sentence, table, _buffers(data, files)]
 
 
@@ -198,18 +283,36 @@ def _buffers(data, files) -> list:
         kind = str(b.get("kind"))
         if b.get("aliased_argument") is not None:
             kind += f" (reuses argument {b['aliased_argument']})"
-        rows.append(h("tr", None, h("th", None, h("code", None, label)), h("td", None, kind),
-                      h("td", None, h("code", None, str(b.get("shape") or ""))),
-                      h("td", None, format_bytes(_number(b.get("size")))),
-                      h("td", {"title": long or None}, short or "—")))
-    head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
-        "buffer", "kind", "shape", "size", "line")]))
-    cap = [h("p", {"class": "cap"}, note) for note in data.get("notes") or ()
-           if isinstance(note, str) and "buffers live at the peak are listed" in note]
-    return [h("details", {"class": "ol-cfold", "open": len(rows) <= MAX_BUFFER_ROWS_OPEN},
-              h("summary", None, f"Buffers live at the peak ({len(rows):,})"),
-              h("table", {"class": "tab ol-costs ol-cbuf"}, head, h("tbody", None, rows)),
-              cap)]
+        rows.append(
+            h(
+                "tr",
+                None,
+                h("th", None, h("code", None, label)),
+                h("td", None, kind),
+                h("td", None, h("code", None, str(b.get("shape") or ""))),
+                h("td", None, format_bytes(_number(b.get("size")))),
+                h("td", {"title": long or None}, short or "—"),
+            )
+        )
+    head = h(
+        "thead",
+        None,
+        h("tr", None, [h("th", None, x) for x in ("buffer", "kind", "shape", "size", "line")]),
+    )
+    cap = [
+        h("p", {"class": "cap"}, note)
+        for note in data.get("notes") or ()
+        if isinstance(note, str) and "buffers live at the peak are listed" in note
+    ]
+    return [
+        h(
+            "details",
+            {"class": "ol-cfold", "open": len(rows) <= MAX_BUFFER_ROWS_OPEN},
+            h("summary", None, f"Buffers live at the peak ({len(rows):,})"),
+            h("table", {"class": "tab ol-costs ol-cbuf"}, head, h("tbody", None, rows)),
+            cap,
+        )
+    ]
 
 
 def _collectives(data, files) -> list:
@@ -217,42 +320,88 @@ def _collectives(data, files) -> list:
     devices = data.get("devices") or 1
     title = h("h4", None, "Collectives")
     if not found:
-        why = ("The program runs on one device: it communicates with no other."
-               if devices <= 1 else
-               f"None: the compiler inserted no communication between the {devices} "
-               f"devices for these shardings, and the program asks for none.")
+        why = (
+            "The program runs on one device: it communicates with no other."
+            if devices <= 1
+            else f"None: the compiler inserted no communication between the {devices} "
+            f"devices for these shardings, and the program asks for none."
+        )
         return [title, h("p", {"class": "note"}, why)]
     rows = []
     for c in found:
-        lines = [where_label(files, f, None, line)
-                 for f, line in (c.get("lines") or ())]
-        rows.append(h("tr", None, h("th", {"title": str(c.get("label") or "")},
-                                    h("code", None, str(c.get("opcode")))),
-                      h("td", None, str(c.get("kind"))),
-                      h("td", None, h("code", None, str(c.get("replica_groups") or ""))),
-                      h("td", None, str(c.get("group_size") or "")),
-                      h("td", None, format_bytes(_number(c.get("result_bytes")))),
-                      h("td", None, format_bytes(_number(c.get("moved_bytes")))),
-                      h("td", None, [h("span", {"class": "ol-cl", "title": long}, short)
-                                     for short, long in lines]),
-                      h("td", {"class": "ol-cshard"},
-                        [h("code", None, str(s)) for s in c.get("shardings") or ()])))
-    head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
-        "collective", "inserted / requested", "replica groups", "group size",
-        "bytes per device", "bytes moved", "lines", "shardings")]))
+        lines = [where_label(files, f, None, line) for f, line in (c.get("lines") or ())]
+        rows.append(
+            h(
+                "tr",
+                None,
+                h(
+                    "th",
+                    {"title": str(c.get("label") or "")},
+                    h("code", None, str(c.get("opcode"))),
+                ),
+                h("td", None, str(c.get("kind"))),
+                h("td", None, h("code", None, str(c.get("replica_groups") or ""))),
+                h("td", None, str(c.get("group_size") or "")),
+                h("td", None, format_bytes(_number(c.get("result_bytes")))),
+                h("td", None, format_bytes(_number(c.get("moved_bytes")))),
+                h(
+                    "td",
+                    None,
+                    [h("span", {"class": "ol-cl", "title": long}, short) for short, long in lines],
+                ),
+                h(
+                    "td",
+                    {"class": "ol-cshard"},
+                    [h("code", None, str(s)) for s in c.get("shardings") or ()],
+                ),
+            )
+        )
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            [
+                h("th", None, x)
+                for x in (
+                    "collective",
+                    "inserted / requested",
+                    "replica groups",
+                    "group size",
+                    "bytes per device",
+                    "bytes moved",
+                    "lines",
+                    "shardings",
+                )
+            ],
+        ),
+    )
     return [title, h("table", {"class": "tab ol-costs ol-ccoll"}, head, h("tbody", None, rows))]
 
 
 def _shardings(data) -> list:
     shardings = data.get("shardings") or {}
-    items = [h("li", None, f"{name} ({len(shardings.get(key) or ())}): ",
-               [h("code", None, str(s)) for s in shardings.get(key) or ()] or "none")
-             for key, name in (("inputs", "inputs"), ("outputs", "outputs"))]
+    items = [
+        h(
+            "li",
+            None,
+            f"{name} ({len(shardings.get(key) or ())}): ",
+            [h("code", None, str(s)) for s in shardings.get(key) or ()] or "none",
+        )
+        for key, name in (("inputs", "inputs"), ("outputs", "outputs"))
+    ]
     devices = data.get("devices") or 1
-    per = ("One device runs the program." if devices <= 1 else
-           f"{devices} devices run the program (the notes say how the figures count them).")
-    return [h("h4", None, "Shardings and devices"), h("p", None, per),
-            h("ul", {"class": "ol-cshard"}, items)]
+    per = (
+        "One device runs the program."
+        if devices <= 1
+        else f"{devices} devices run the program (the notes say how the figures count them)."
+    )
+    return [
+        h("h4", None, "Shardings and devices"),
+        h("p", None, per),
+        h("ul", {"class": "ol-cshard"}, items),
+    ]
 
 
 def _meta(data) -> str:
@@ -273,14 +422,32 @@ def costs_section(report, uid: str, full: bool):
     if data is None:
         return unavailable(uid, "costs", report.unavailable.get("costs", "not made"))
     files = _files(report)
-    intro = h("p", None, "XLA's estimates for the compiled program, each instruction's "
-              "figures given to the source line it came from (a fusion's to the lines of "
-              "what it fused). Shares are of XLA's totals; the peak's of the bytes live "
-              "at the peak.")
+    intro = h(
+        "p",
+        None,
+        "XLA's estimates for the compiled program, each instruction's "
+        "figures given to the source line it came from (a fusion's to the lines of "
+        "what it fused). Shares are of XLA's totals; the peak's of the bytes live "
+        "at the peak.",
+    )
     notes = [h("p", {"class": "note"}, str(n)) for n in data.get("notes") or ()]
-    missing = [h("p", {"class": "unavailable"}, f"Not available: {part}: {reason}.")
-               for part, reason in (data.get("unavailable") or {}).items()]
-    body = [intro, missing, _line_table(report, data, files), _peak(data, files),
-            _collectives(data, files), _shardings(data), notes]
-    return section(uid, "costs", stage_registry.stage("costs").title,
-                   h("div", {"class": "ol-cbody"}, body), _meta(data))
+    missing = [
+        h("p", {"class": "unavailable"}, f"Not available: {part}: {reason}.")
+        for part, reason in (data.get("unavailable") or {}).items()
+    ]
+    body = [
+        intro,
+        missing,
+        _line_table(report, data, files),
+        _peak(data, files),
+        _collectives(data, files),
+        _shardings(data),
+        notes,
+    ]
+    return section(
+        uid,
+        "costs",
+        stage_registry.stage("costs").title,
+        h("div", {"class": "ol-cbody"}, body),
+        _meta(data),
+    )

@@ -32,6 +32,7 @@ with bars, the text form as the top lines):
 >>> data["totals"]["flops"], sum(row["flops"] for row in data["lines"])
 (1024.0, 1024.0)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,18 +44,28 @@ from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
 
-__all__ = ["costs_json", "check_costs", "line_rows", "peak_buffers", "collectives_rows",
-           "MAX_LABELS", "MAX_BUFFERS", "QUANTITIES"]
+__all__ = [
+    "costs_json",
+    "check_costs",
+    "line_rows",
+    "peak_buffers",
+    "collectives_rows",
+    "MAX_LABELS",
+    "MAX_BUFFERS",
+    "QUANTITIES",
+]
 
 #: Instruction and buffer labels a row names (the rest are counted).
 MAX_LABELS = 50
 #: Buffers live at the peak a report lists, biggest first, unless it is ``full``.
 MAX_BUFFERS = 200
 #: The figures of a row: (key in a row, what it is, key in ``totals`` or ``None``).
-QUANTITIES = (("flops", "flops", "flops"),
-              ("transcendentals", "transcendentals", "transcendentals"),
-              ("bytes", "bytes accessed", "bytes accessed"),
-              ("peak", "bytes live at the peak", None))
+QUANTITIES = (
+    ("flops", "flops", "flops"),
+    ("transcendentals", "transcendentals", "transcendentals"),
+    ("bytes", "bytes accessed", "bytes accessed"),
+    ("peak", "bytes live at the peak", None),
+)
 
 
 def _where(files: Sequence[str], path: str | None) -> tuple[int | None, str | None]:
@@ -78,9 +89,18 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
         key = (what, path, line)
         if key not in rows:
             file, other = _where(files, path)
-            rows[key] = {"what": what, "file": file, "path": other, "line": line,
-                         "flops": 0.0, "transcendentals": 0.0, "bytes": 0.0, "peak": 0,
-                         "instructions": [], "buffers": []}
+            rows[key] = {
+                "what": what,
+                "file": file,
+                "path": other,
+                "line": line,
+                "flops": 0.0,
+                "transcendentals": 0.0,
+                "bytes": 0.0,
+                "peak": 0,
+                "instructions": [],
+                "buffers": [],
+            }
         return rows[key]
 
     for c in cost.lines:
@@ -94,41 +114,66 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
         r["peak"] += b.bytes
         r["buffers"] = _labels(r["buffers"] + list(b.labels))
     order = {"line": 0, "compiler-made": 1, "arguments": 2}
-    return sorted(rows.values(), key=lambda r: (
-        order[r["what"]], -r["flops"], -r["bytes"], -r["peak"], r["file"] if r["file"] is not None
-        else math.inf, r["path"] or "", r["line"] or 0))
+    return sorted(
+        rows.values(),
+        key=lambda r: (
+            order[r["what"]],
+            -r["flops"],
+            -r["bytes"],
+            -r["peak"],
+            r["file"] if r["file"] is not None else math.inf,
+            r["path"] or "",
+            r["line"] or 0,
+        ),
+    )
 
 
 def _buffers(peak: PeakMemory, files: Sequence[str], full: bool) -> list[dict]:
     out = []
     for b in peak.buffers if full else peak.buffers[:MAX_BUFFERS]:
         file, path = _where(files, b.line[0] if b.line else None)
-        out.append({"label": b.label, "index": b.index, "size": b.size, "counted": b.bytes,
-                    "kind": b.kind,
-                    "shape": b.shape, "file": file, "path": path,
-                    "line": b.line[1] if b.line else None,
-                    "aliased_argument": b.aliased_argument})
+        out.append(
+            {
+                "label": b.label,
+                "index": b.index,
+                "size": b.size,
+                "counted": b.bytes,
+                "kind": b.kind,
+                "shape": b.shape,
+                "file": file,
+                "path": path,
+                "line": b.line[1] if b.line else None,
+                "aliased_argument": b.aliased_argument,
+            }
+        )
     return out
 
 
 def _collective(c: Collective, files: Sequence[str], callers) -> dict[str, Any]:
     # The lines that made it, not those the staged function was called from.
     lines = [w for w in c.lines if w not in callers] or list(c.lines[:1])
-    return {"label": c.label, "opcode": c.opcode, "kind": c.kind,
-            "replica_groups": c.replica_groups, "group_size": c.group_size,
-            "result_bytes": c.result_bytes, "moved_bytes": c.moved_bytes,
-            "op_name": c.op_name,
-            "lines": [[_where(files, path)[0], line] for path, line in lines],
-            # Said without its place: the lines above say it, as the report names files
-            # (a notebook cell's path is a temporary file's, shown as In [n]).
-            "shardings": list(c.shardings),
-            "text": dataclasses.replace(c, lines=()).describe()}
+    return {
+        "label": c.label,
+        "opcode": c.opcode,
+        "kind": c.kind,
+        "replica_groups": c.replica_groups,
+        "group_size": c.group_size,
+        "result_bytes": c.result_bytes,
+        "moved_bytes": c.moved_bytes,
+        "op_name": c.op_name,
+        "lines": [[_where(files, path)[0], line] for path, line in lines],
+        # Said without its place: the lines above say it, as the report names files
+        # (a notebook cell's path is a temporary file's, shown as In [n]).
+        "shardings": list(c.shardings),
+        "text": dataclasses.replace(c, lines=()).describe(),
+    }
 
 
 def _shardings(compiled) -> tuple[dict[str, list[str]], int]:
     """The compiled program's input and output shardings, as text, and the number of
     devices it runs on."""
     import jax
+
     found: dict[str, list[str]] = {"inputs": [], "outputs": []}
     devices = 1
     for key, attr in (("inputs", "input_shardings"), ("outputs", "output_shardings")):
@@ -142,10 +187,17 @@ def _shardings(compiled) -> tuple[dict[str, list[str]], int]:
     return found, devices
 
 
-def costs_json(compiled, cost: CostByLine, peak: PeakMemory | None,
-               collectives: Sequence[Collective], files: Sequence[str], *,
-               full: bool = False, unavailable: Mapping[str, str] | None = None,
-               callers: Collection[tuple[str, int]] = ()) -> dict[str, Any]:
+def costs_json(
+    compiled,
+    cost: CostByLine,
+    peak: PeakMemory | None,
+    collectives: Sequence[Collective],
+    files: Sequence[str],
+    *,
+    full: bool = False,
+    unavailable: Mapping[str, str] | None = None,
+    callers: Collection[tuple[str, int]] = (),
+) -> dict[str, Any]:
     """The report's ``costs`` data (see the module's text) of ``compiled`` (an
     Olympus or JAX ``Compiled``): its cost by line, its peak (``None`` when not
     known: ``unavailable['peak']`` says why) and its collectives; ``files`` are the
@@ -155,18 +207,27 @@ def costs_json(compiled, cost: CostByLine, peak: PeakMemory | None,
     shardings, devices = _shardings(compiled)
     notes = list(cost.notes)
     if peak is not None and not full and len(peak.buffers) > MAX_BUFFERS:
-        notes.append(f"the {MAX_BUFFERS} biggest of the {len(peak.buffers)} buffers live "
-                     f"at the peak are listed (a full report lists them all)")
+        notes.append(
+            f"the {MAX_BUFFERS} biggest of the {len(peak.buffers)} buffers live "
+            f"at the peak are listed (a full report lists them all)"
+        )
     if devices > 1:
-        notes.append(f"the program runs on {devices} devices; every figure is one "
-                     f"device's (each runs the same partitioned program)")
+        notes.append(
+            f"the program runs on {devices} devices; every figure is one "
+            f"device's (each runs the same partitioned program)"
+        )
     return {
         "devices": devices,
         "totals": {k: float(cost.totals.get(k, 0.0)) for _, _, k in QUANTITIES if k},
-        "peak": None if peak is None else {
-            "bytes": peak.peak_bytes, "at": peak.at,
+        "peak": None
+        if peak is None
+        else {
+            "bytes": peak.peak_bytes,
+            "at": peak.at,
             "memory_analysis_peak": peak.memory_analysis_peak,
-            "difference": peak.difference(), "by_kind": peak.by_kind()},
+            "difference": peak.difference(),
+            "by_kind": peak.by_kind(),
+        },
         "lines": _rows(cost, peak, files),
         "buffers": [] if peak is None else _buffers(peak, files, full),
         "collectives": [_collective(c, files, frozenset(callers)) for c in collectives],
@@ -177,6 +238,7 @@ def costs_json(compiled, cost: CostByLine, peak: PeakMemory | None,
 
 
 # -- reading it back (the report's methods) ---------------------------------------------
+
 
 def _path(files: Sequence[str], file: int | None, path: str | None) -> str | None:
     return files[file] if file is not None else path
@@ -190,8 +252,7 @@ def line_rows(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str, A
     totals = data["totals"]
     out = []
     for r in data["lines"]:
-        row = {"what": r["what"], "file": _path(files, r["file"], r["path"]),
-               "line": r["line"]}
+        row = {"what": r["what"], "file": _path(files, r["file"], r["path"]), "line": r["line"]}
         for key, _, total_key in QUANTITIES:
             total = totals.get(total_key, 0.0) if total_key else peak
             row[key] = r[key]
@@ -210,17 +271,25 @@ def peak_buffers(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str
 
 def collectives_rows(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str, Any]]:
     """The collectives, each line as ``(path, line)``."""
-    return [{**c, "lines": [(_path(files, f, None), line) for f, line in c["lines"]],
-             "shardings": list(c["shardings"])} for c in data["collectives"]]
+    return [
+        {
+            **c,
+            "lines": [(_path(files, f, None), line) for f, line in c["lines"]],
+            "shardings": list(c["shardings"]),
+        }
+        for c in data["collectives"]
+    ]
 
 
 def check_costs(data: Mapping[str, Any], files: int) -> None:
     """Raises ``ValueError`` naming what is wrong when ``data`` (a bundle's ``costs``,
     past the schema) points outside the report: a file index past its ``files``
     source files."""
+
     def check_file(where: str, index):
         if index is not None and not 0 <= index < files:
             raise ValueError(f"{where} names source file {index}; the report has {files}")
+
     for k, r in enumerate(data["lines"]):
         check_file(f"costs.lines[{k}]", r["file"])
     for k, b in enumerate(data["buffers"]):

@@ -5,6 +5,7 @@ the analyses a report holds. Imports nothing of the report layer, so every form
 >>> Analyses().memory is None, VERSION
 (True, 3)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,6 +30,7 @@ VERSION = 3
 class Analyses:
     """The compiler's estimates: cost before optimization (lowered) and after
     (compiled), and the compiled program's memory, in bytes."""
+
     cost_lowered: Mapping[str, float] | None = None
     cost_compiled: Mapping[str, float] | None = None
     memory: Mapping[str, int] | None = None

@@ -15,6 +15,7 @@ are safe by construction, since a stage has thousands.
 >>> html.startswith('<div class="olympus-report"') and '<script' not in html
 True
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,8 +27,19 @@ from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
 
 from olympus_jupyter.highlight.render import highlight_lines, plain_lines
-from olympus_jupyter.report.markup import (Markup, Slot, anchor_id, ascii_html, concat,
-                                           escape, fragment, h, join, tags, template)
+from olympus_jupyter.report.markup import (
+    Markup,
+    Slot,
+    anchor_id,
+    ascii_html,
+    concat,
+    escape,
+    fragment,
+    h,
+    join,
+    tags,
+    template,
+)
 from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.sections import section as _section
 from olympus_jupyter.report.sections import unavailable as _unavailable
@@ -40,9 +52,11 @@ MAX_LINES = 1500
 OPEN_FOLDS_UP_TO = 400
 # The palette (its size here, its hues in _palette) is shared with the view: view_tables.py.
 
+
 @dataclasses.dataclass(frozen=True)
 class Fold:
     """Lines ``start``..``end`` (1-based, inclusive) that fold under line ``start``."""
+
     start: int
     end: int
     open: bool = True
@@ -51,12 +65,14 @@ class Fold:
 @dataclasses.dataclass(frozen=True)
 class LineMark:
     """What a stage line shows beside its code: colour slot, note, source link."""
+
     color: int | None = None
     note: str = ""
     href: str | None = None
 
 
 # -- source colours and links -------------------------------------------------------
+
 
 def caller_lines(model: Provenance | None) -> set[tuple[int, int]]:
     """Source lines that call the staged function (a notebook cell running the magic,
@@ -72,16 +88,21 @@ def caller_lines(model: Provenance | None) -> set[tuple[int, int]]:
     callers: set[tuple[int, int]] = set()
     for loc in model.locations:
         keys = [(model.frames[i].file, model.frames[i].line) for i in loc.frames]
-        inside = [k for k, (f, line) in enumerate(keys)
-                  if f == fn.file and fn.first_line <= line <= last]
+        inside = [
+            k for k, (f, line) in enumerate(keys) if f == fn.file and fn.first_line <= line <= last
+        ]
         if inside:
-            callers.update(key for key in keys[inside[-1] + 1:]
-                           if not (key[0] == fn.file and fn.first_line <= key[1] <= last))
+            callers.update(
+                key
+                for key in keys[inside[-1] + 1 :]
+                if not (key[0] == fn.file and fn.first_line <= key[1] <= last)
+            )
     return callers
 
 
-def source_colors(model: Provenance | None,
-                  callers: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
+def source_colors(
+    model: Provenance | None, callers: set[tuple[int, int]]
+) -> dict[tuple[int, int], int]:
     """A palette slot for every (file, line) that made ops, in source order (the
     lines the function was called from get none)."""
     if model is None:
@@ -101,8 +122,14 @@ def _primary_frame(model: Provenance, op):
     return model.frames[frames[0]] if frames else None
 
 
-def _source_mark(model: Provenance, fr, uid: str, callers: set[tuple[int, int]],
-                 colors: dict[tuple[int, int], int], debug_info: bool) -> LineMark:
+def _source_mark(
+    model: Provenance,
+    fr,
+    uid: str,
+    callers: set[tuple[int, int]],
+    colors: dict[tuple[int, int], int],
+    debug_info: bool,
+) -> LineMark:
     """The colour, note and link of the ops a source frame made."""
     color = colors.get((fr.file, fr.line))
     if color is None and (fr.file, fr.line) in callers:
@@ -115,9 +142,15 @@ def _source_mark(model: Provenance, fr, uid: str, callers: set[tuple[int, int]],
     return LineMark(color, note, fragment(uid, "source", fr.file, fr.line))
 
 
-def stage_marks(model: Provenance, stage: Stage, report_stage: str, uid: str,
-                callers: set[tuple[int, int]],
-                colors: dict[tuple[int, int], int], debug_info: bool) -> dict[int, LineMark]:
+def stage_marks(
+    model: Provenance,
+    stage: Stage,
+    report_stage: str,
+    uid: str,
+    callers: set[tuple[int, int]],
+    colors: dict[tuple[int, int], int],
+    debug_info: bool,
+) -> dict[int, LineMark]:
     """For each text line where an op starts: its source line's colour and a note."""
     marks: dict[int, LineMark] = {}
     # Many ops share a frame, and a fusion's ops its note: each mark is made once, and
@@ -171,8 +204,11 @@ def stage_folds(stage: Stage, n_lines: int) -> list[Fold]:
     """Foldable ranges of a provenance stage: multi-line ops and HLO computations
     (and the source tables of HLO, shut)."""
     many = n_lines > OPEN_FOLDS_UP_TO
-    folds = table_fold(stage.text.split("\n")) + [Fold(c.lines[0], c.lines[1], open=not (many and c.fusion is not None))
-             for c in stage.computations if c.lines[1] > c.lines[0]]
+    folds = table_fold(stage.text.split("\n")) + [
+        Fold(c.lines[0], c.lines[1], open=not (many and c.fusion is not None))
+        for c in stage.computations
+        if c.lines[1] > c.lines[0]
+    ]
     for op in stage.ops:
         if op.lines and op.lines[1] > op.lines[0]:
             top = op.parent is None or op.name in ("func.func", "builtin.module")
@@ -190,8 +226,13 @@ def brace_folds(lines: Sequence[str]) -> list[Fold]:
         elif stripped.lstrip().startswith("}") and stack:
             start = stack.pop()
             if i > start:
-                folds.append(Fold(start, i, open=len(lines) <= OPEN_FOLDS_UP_TO
-                                  or lines[start - 1].startswith("ENTRY")))
+                folds.append(
+                    Fold(
+                        start,
+                        i,
+                        open=len(lines) <= OPEN_FOLDS_UP_TO or lines[start - 1].startswith("ENTRY"),
+                    )
+                )
     return folds
 
 
@@ -250,8 +291,10 @@ def _line(cls: str, line_id: str, number: int, code: str, tail: str) -> str:
     >>> _line(cls, "ol1-olympuspr-L3", 3, "a", tail)
     '<span class="ol-l ol-src2" id="ol1-olympuspr-L3"><span class="ol-n">3</span><span class="ol-t">a</span><a class="ol-a" href="#ol1-source-0-3">f.py:3 (&lt;f&gt;)</a></span>'
     """
-    return (f'<span class="{cls}" id="{line_id}"><span class="ol-n">{number}</span>'
-            f'<span class="ol-t">{code}</span>{tail}</span>')
+    return (
+        f'<span class="{cls}" id="{line_id}"><span class="ol-n">{number}</span>'
+        f'<span class="ol-t">{code}</span>{tail}</span>'
+    )
 
 
 #: The tags around a fold, open or shut: its lines are added one by one in between.
@@ -265,8 +308,14 @@ _CODE = tags("div", {"class": "code"})
 Pieces = list
 
 
-def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int, LineMark],
-               folds: list[Fold], limit: int) -> Pieces:
+def code_block(
+    uid: str,
+    stage: str,
+    highlighted: Sequence[str],
+    marks: dict[int, LineMark],
+    folds: list[Fold],
+    limit: int,
+) -> Pieces:
     """Lines as HTML, with ``<details>`` around each fold (summary = its first line).
 
     >>> concat(code_block("ol1", "stablehlo", ["a {", "b", "}"], {}, [Fold(1, 3)], 10))  # doctest: +ELLIPSIS
@@ -298,8 +347,9 @@ def code_block(uid: str, stage: str, highlighted: Sequence[str], marks: dict[int
     return [Markup("".join(out))]  # each piece was escaped where it was made
 
 
-def pre_block(uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineMark],
-              limit: int) -> Pieces:
+def pre_block(
+    uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineMark], limit: int
+) -> Pieces:
     """Lines as one numbered ``<pre>``, each op's first line naming (and linking to)
     its source line after two spaces: HTML that reads the same with no style sheet
     (GitHub drops a report's ``<style>``, as JupyterLab's sanitizer does in an
@@ -349,15 +399,21 @@ def _pre(lines: Sequence[str]) -> Markup:
 def _capped_note(total: int, shown: int, stage: str) -> Markup | None:
     if total <= shown:
         return None
-    return h("p", {"class": "cap"},
-             f"Showing the first {shown:,} of {total:,} lines of this stage. The full text is in ",
-             h("code", None, f"report.stage_text({stage!r})"),
-             ", in the interactive JupyterLab view, and in ",
-             h("code", None, "report.save('report.html')"),
-             " (or ", h("code", None, "%olympus_lower --full"), ").")
+    return h(
+        "p",
+        {"class": "cap"},
+        f"Showing the first {shown:,} of {total:,} lines of this stage. The full text is in ",
+        h("code", None, f"report.stage_text({stage!r})"),
+        ", in the interactive JupyterLab view, and in ",
+        h("code", None, "report.save('report.html')"),
+        " (or ",
+        h("code", None, "%olympus_lower --full"),
+        ").",
+    )
 
 
 # -- sections -------------------------------------------------------------------------
+
 
 def _op_summary(names: list[str]) -> str:
     counts: dict[str, int] = {}
@@ -426,8 +482,9 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
         code_html = _pre(rows) if unstyled else h("div", {"class": "code"}, rows)
         blocks += h("div", {"class": "file"}, src.path), code_html
     if not blocks:
-        body: Markup | list[Markup] = h("p", {"class": "unavailable"},
-                                        "The source of this function could not be read.")
+        body: Markup | list[Markup] = h(
+            "p", {"class": "unavailable"}, "The source of this function could not be read."
+        )
     else:
         body = blocks
     where = ""
@@ -436,8 +493,16 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
     return _section(uid, "source", f"Source · {fn.name}", body, where)
 
 
-def text_stage_section(report, uid: str, key: str, colors, callers,
-                       full: bool, highlight: bool = True, unstyled: bool = False) -> Pieces:
+def text_stage_section(
+    report,
+    uid: str,
+    key: str,
+    colors,
+    callers,
+    full: bool,
+    highlight: bool = True,
+    unstyled: bool = False,
+) -> Pieces:
     model = report.provenance
     spec = stage_registry.stage(key)
     limit = 10**12 if full else MAX_LINES
@@ -448,19 +513,29 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
             return _unavailable(uid, key, report.unavailable.get(key, f"not {spec.step}ed"))
         lines = text.rstrip("\n").split("\n")
         highlighted = as_html("\n".join(lines[:limit]), spec.language)  # type: ignore[arg-type]
-        body = pre_block(uid, key, highlighted, {}, limit) if unstyled \
+        body = (
+            pre_block(uid, key, highlighted, {}, limit)
+            if unstyled
             else code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
-        return _section(uid, key, spec.title,
-                        [body, _capped_note(len(lines), min(limit, len(lines)), key)],
-                        f"{len(lines):,} lines")
+        )
+        return _section(
+            uid,
+            key,
+            spec.title,
+            [body, _capped_note(len(lines), min(limit, len(lines)), key)],
+            f"{len(lines):,} lines",
+        )
     if model is None or key not in model.stages:
         return _unavailable(uid, key, report.unavailable.get(key, "not made"))
     stage = model.stages[key]
     lines = stage.text.rstrip("\n").split("\n")
     highlighted = as_html("\n".join(lines[:limit]), spec.language)  # type: ignore[arg-type]
     marks = stage_marks(model, stage, key, uid, callers, colors, report.debug_info)
-    body = pre_block(uid, key, highlighted, marks, limit) if unstyled \
+    body = (
+        pre_block(uid, key, highlighted, marks, limit)
+        if unstyled
         else code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
+    )
     meta = f"{len(stage.ops):,} {spec.unit} · {len(lines):,} lines"
     if spec.step in report.timings:
         meta += f" · {spec.step} {report.timings[spec.step] * 1e3:.1f} ms"
@@ -468,21 +543,32 @@ def text_stage_section(report, uid: str, key: str, colors, callers,
     if stage.collectives:
         names = ", ".join(sorted({stage.ops[i].name for i in stage.collectives}))
         extra = h("p", {"class": "note"}, f"Collectives inserted by the compiler: {names}.")
-    return _section(uid, key, stage_registry.stage(key).title,
-                    [extra, body, _capped_note(len(lines), min(limit, len(lines)), key)], meta)
+    return _section(
+        uid,
+        key,
+        stage_registry.stage(key).title,
+        [extra, body, _capped_note(len(lines), min(limit, len(lines)), key)],
+        meta,
+    )
 
 
 def _table(cls: str, head: Sequence[str], rows: list[Markup]) -> Markup:
-    return h("table", {"class": cls},
-             h("thead", None, h("tr", None, [h("th", None, x) for x in head])),
-             h("tbody", None, rows))
+    return h(
+        "table",
+        {"class": cls},
+        h("thead", None, h("tr", None, [h("th", None, x) for x in head])),
+        h("tbody", None, rows),
+    )
 
 
 def cost_section(report, uid: str) -> Pieces:
     a = report.analyses
     if not a.cost_lowered and not a.cost_compiled:
-        return _unavailable(uid, "cost_analysis", report.unavailable.get(
-            "cost_analysis", "this backend reports no cost analysis"))
+        return _unavailable(
+            uid,
+            "cost_analysis",
+            report.unavailable.get("cost_analysis", "this backend reports no cost analysis"),
+        )
     before, after = a.cost_lowered or {}, a.cost_compiled or {}
     keys = sorted(set(before) | set(after), key=cost_names.sort_key)
     rows = []
@@ -492,29 +578,55 @@ def cost_section(report, uid: str) -> Pieces:
         change = ""
         if b not in (None, 0) and c is not None:
             change = f"{(c - b) / b * 100:+.0f}%"
-        rows.append(_COST_ROW(key=k, title=f"{name.explanation}\nXLA key: {k}",
-                              label=name.label, raw=_COST_KEY(key=k) if name.known else None,
-                              before=name.format(b), after=name.format(c), change=change))
-    head = h("thead", None, h("tr", None, h("th", None, "figure"),
-                              h("th", {"title": cost_names.LOWERED_NOTE},
-                                "before optimization (lowered)"),
-                              h("th", {"title": cost_names.COMPILED_NOTE},
-                                "after optimization (compiled)"),
-                              h("th", None, "change")))
+        rows.append(
+            _COST_ROW(
+                key=k,
+                title=f"{name.explanation}\nXLA key: {k}",
+                label=name.label,
+                raw=_COST_KEY(key=k) if name.known else None,
+                before=name.format(b),
+                after=name.format(c),
+                change=change,
+            )
+        )
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            h("th", None, "figure"),
+            h("th", {"title": cost_names.LOWERED_NOTE}, "before optimization (lowered)"),
+            h("th", {"title": cost_names.COMPILED_NOTE}, "after optimization (compiled)"),
+            h("th", None, "change"),
+        ),
+    )
     table = h("table", {"class": "tab cost"}, head, h("tbody", None, rows))
-    legend = h("div", {"class": "note legend"},
-               [h("p", None, h("b", None, label), ": ", text)
-                for label, text in cost_names.legend(keys)])
-    return _section(uid, "cost_analysis", stage_registry.stage("cost_analysis").title,
-                    [table, h("p", {"class": "note"}, cost_names.STAGES_NOTE), legend])
+    legend = h(
+        "div",
+        {"class": "note legend"},
+        [h("p", None, h("b", None, label), ": ", text) for label, text in cost_names.legend(keys)],
+    )
+    return _section(
+        uid,
+        "cost_analysis",
+        stage_registry.stage("cost_analysis").title,
+        [table, h("p", {"class": "note"}, cost_names.STAGES_NOTE), legend],
+    )
 
 
 #: A row of the cost table (one per figure): its label for people, XLA's key beside
 #: it (small) for experts, and what the figure counts on hover (and in the legend).
-_COST_ROW = template(h("tr", {"data-key": Slot("key")},
-                       h("th", {"title": Slot("title")}, Slot("label"), Slot("raw")),
-                       h("td", None, Slot("before")), h("td", None, Slot("after")),
-                       h("td", None, Slot("change"))))
+_COST_ROW = template(
+    h(
+        "tr",
+        {"data-key": Slot("key")},
+        h("th", {"title": Slot("title")}, Slot("label"), Slot("raw")),
+        h("td", None, Slot("before")),
+        h("td", None, Slot("after")),
+        h("td", None, Slot("change")),
+    )
+)
 _COST_KEY = template(h("span", {"class": "meta key"}, " ", h("code", None, Slot("key"))))
 
 
@@ -531,18 +643,30 @@ _MEMORY_ROWS = (
 def memory_section(report, uid: str) -> Pieces:
     mem = report.analyses.memory
     if not mem:
-        return _unavailable(uid, "memory", report.unavailable.get(
-            "memory", "this backend reports no memory analysis"))
+        return _unavailable(
+            uid,
+            "memory",
+            report.unavailable.get("memory", "this backend reports no memory analysis"),
+        )
     rows_spec = list(_MEMORY_ROWS) + [
         (k, k.replace("_size_in_bytes", "").replace("_", " "))
-        for k in mem if k.startswith("host_") and mem[k]]
+        for k in mem
+        if k.startswith("host_") and mem[k]
+    ]
     biggest = max([mem.get(k, 0) for k, _ in rows_spec] + [1])
     rows = []
     for key, label in rows_spec:
         v = mem.get(key, 0)
         width = 0 if not v else max(1, round(v / biggest * 100))
-        rows.append(h("tr", None, h("th", None, label), h("td", None, format_bytes(v)),
-                      h("td", {"class": "bar"}, h("span", {"style": f"width:{width}%"}))))
+        rows.append(
+            h(
+                "tr",
+                None,
+                h("th", None, label),
+                h("td", None, format_bytes(v)),
+                h("td", {"class": "bar"}, h("span", {"style": f"width:{width}%"})),
+            )
+        )
     table = _table("tab mem", ("memory", "size", ""), rows)
     return _section(uid, "memory", stage_registry.stage("memory").title, table)
 
@@ -554,33 +678,68 @@ def failure_box(report) -> Markup | None:
     where = None
     frame = f.user_frame
     if frame is not None:
-        where = [h("p", None, "at ", h("code", None, f"{frame.file}:{frame.line}"), " in ",
-                   h("code", None, frame.function)),
-                 h("pre", None, frame.code) if frame.code else None]
-    return h("div", {"class": "failure", "role": "alert"},
-             h("p", None, h("b", None, f"{f.stage.capitalize()} failed"), ": ",
-               h("code", None, f.error_type)),
-             where, h("pre", None, f.message))
+        where = [
+            h(
+                "p",
+                None,
+                "at ",
+                h("code", None, f"{frame.file}:{frame.line}"),
+                " in ",
+                h("code", None, frame.function),
+            ),
+            h("pre", None, frame.code) if frame.code else None,
+        ]
+    return h(
+        "div",
+        {"class": "failure", "role": "alert"},
+        h(
+            "p",
+            None,
+            h("b", None, f"{f.stage.capitalize()} failed"),
+            ": ",
+            h("code", None, f.error_type),
+        ),
+        where,
+        h("pre", None, f.message),
+    )
 
 
 def header(report, uid: str) -> Markup:
     timings = " · ".join(f"{k} {v * 1e3:.1f} ms" for k, v in report.timings.items())
     nav = join(" ", [h("a", {"href": fragment(uid, s)}, s) for s in report.stages])
-    return h("div", {"class": "head"}, h("span", {"class": "name"}, report.name), " ",
-             h("span", {"class": "meta"}, "for ", ", ".join(report.platforms),
-               f" · {timings}" if timings else None),
-             h("nav", None, nav))
+    return h(
+        "div",
+        {"class": "head"},
+        h("span", {"class": "name"}, report.name),
+        " ",
+        h(
+            "span",
+            {"class": "meta"},
+            "for ",
+            ", ".join(report.platforms),
+            f" · {timings}" if timings else None,
+        ),
+        h("nav", None, nav),
+    )
 
 
 # -- the whole report -----------------------------------------------------------------
 
-_PAGE_STYLE = Markup("body{margin:1.5rem;background:var(--ol-page,#fff)}"
-                     "@media (prefers-color-scheme: dark){body{background:#0d1117}}")
+_PAGE_STYLE = Markup(
+    "body{margin:1.5rem;background:var(--ol-page,#fff)}"
+    "@media (prefers-color-scheme: dark){body{background:#0d1117}}"
+)
 
 
-def render_html(report, *, full: bool = False, standalone: bool = False,
-                after: Markup | None = None, highlight: bool = True,
-                unstyled: bool = False) -> Markup:
+def render_html(
+    report,
+    *,
+    full: bool = False,
+    standalone: bool = False,
+    after: Markup | None = None,
+    highlight: bool = True,
+    unstyled: bool = False,
+) -> Markup:
     """The report as one ``<div>`` of static HTML (a whole page when ``standalone``),
     then ``after`` (the interactive view's data and loader, :mod:`.interactive`).
     ``highlight=False`` leaves the stage texts uncoloured (a fallback that the
@@ -591,34 +750,52 @@ def render_html(report, *, full: bool = False, standalone: bool = False,
     uid = "ol" + uuid.uuid4().hex[:8]
     callers = caller_lines(report.provenance)  # once: every section asks
     colors = source_colors(report.provenance, callers)
-    parts = [header(report, uid), [h("p", {"class": "note"}, n) for n in report.notes],
-             failure_box(report)]
-    context = kinds.HtmlContext(uid=uid, colors=colors, callers=callers, full=full,
-                                highlight=highlight, unstyled=unstyled)
+    parts = [
+        header(report, uid),
+        [h("p", {"class": "note"}, n) for n in report.notes],
+        failure_box(report),
+    ]
+    context = kinds.HtmlContext(
+        uid=uid, colors=colors, callers=callers, full=full, highlight=highlight, unstyled=unstyled
+    )
     for key in report.stages:  # each stage's section, by its kind's handler
         parts.append(kinds.kind(key).html(report, context))
     # In ASCII (characters beyond it as references): see ascii_html.
-    body = ascii_html(h("div", {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
-                        h("style", None, Markup(STYLE)), parts))
+    body = ascii_html(
+        h(
+            "div",
+            {"class": "olympus-report", "id": uid, "data-olympus-report": "1"},
+            h("style", None, Markup(STYLE)),
+            parts,
+        )
+    )
     if not standalone:
         return concat(body, after) if after else body
-    head = h("head", None, h("meta", {"charset": "utf-8"}),
-             h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
-             h("title", None, ascii_html(escape(f"Olympus report: {report.name}"))),
-             h("style", None, _PAGE_STYLE))
-    return concat(Markup("<!DOCTYPE html>"),
-                  h("html", {"lang": "en"}, head, h("body", None, body, after)))
+    head = h(
+        "head",
+        None,
+        h("meta", {"charset": "utf-8"}),
+        h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+        h("title", None, ascii_html(escape(f"Olympus report: {report.name}"))),
+        h("style", None, _PAGE_STYLE),
+    )
+    return concat(
+        Markup("<!DOCTYPE html>"), h("html", {"lang": "en"}, head, h("body", None, body, after))
+    )
 
 
 def _palette() -> str:
     rules = []
     for k, hue in enumerate(PALETTE_HUES):
-        rules.append(f".olympus-report .ol-src{k}{{background:hsla({hue},75%,55%,.16);"
-                     f"box-shadow:inset 3px 0 hsl({hue},70%,50%)}}")
+        rules.append(
+            f".olympus-report .ol-src{k}{{background:hsla({hue},75%,55%,.16);"
+            f"box-shadow:inset 3px 0 hsl({hue},70%,50%)}}"
+        )
     return "".join(rules)
 
 
-STYLE = """
+STYLE = (
+    """
 .olympus-report{--ol-fg:var(--jp-content-font-color1,#1f2328);--ol-muted:var(--jp-content-font-color2,#59636e);
 --ol-bg:var(--jp-layout-color0,#fff);--ol-code-bg:var(--jp-cell-editor-background,#f6f8fa);
 --ol-border:var(--jp-border-color2,#d1d9e0);--ol-link:var(--jp-content-link-color,#0969da);
@@ -695,4 +872,6 @@ border-top:1px solid var(--ol-border)}
 .olympus-report .s,.olympus-report .s1,.olympus-report .s2,.olympus-report .sa,.olympus-report .sd,.olympus-report .se{color:var(--ol-str)}
 .olympus-report .c,.olympus-report .c1,.olympus-report .cm,.olympus-report .cp,.olympus-report .ch,.olympus-report .cs{color:var(--ol-com);font-style:italic}
 .olympus-report .na,.olympus-report .nd{color:var(--ol-ty)}
-""".replace("\n", "") + _palette()
+""".replace("\n", "")
+    + _palette()
+)

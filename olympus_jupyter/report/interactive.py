@@ -32,6 +32,7 @@ static HTML alone.
 ...                       and "data-olympus-loader" in live)
 True
 """
+
 from __future__ import annotations
 
 import base64
@@ -53,6 +54,7 @@ VIEWER_PATH = pathlib.Path(__file__).resolve().parents[1] / "static" / "viewer.j
 @dataclasses.dataclass(frozen=True)
 class Viewer:
     """The built view, as the loader carries it."""
+
     #: A hash of the script: a page runs each version once.
     version: str
     #: The script, zlib-compressed, base64-encoded.
@@ -71,9 +73,11 @@ def viewer() -> Viewer | None:
     lowered = code.lower()
     if b"<script" in lowered or b"</script" in lowered or b"<!--" in code:
         return None  # the build refuses these; never inline such a file
-    return Viewer(version=hashlib.sha256(code).hexdigest()[:16],
-                  packed=base64.b64encode(zlib.compress(code, 9)).decode("ascii"),
-                  size=len(code))
+    return Viewer(
+        version=hashlib.sha256(code).hexdigest()[:16],
+        packed=base64.b64encode(zlib.compress(code, 9)).decode("ascii"),
+        size=len(code),
+    )
 
 
 def island_json(data_text: str) -> str:
@@ -91,22 +95,22 @@ def island_json(data_text: str) -> str:
 # live_tail() with safe values only: a hex key and version, base64 of the view.
 _LOADER = (
     '(function(){var d=document,w=window,s=d.currentScript,k="{key}",v="{version}";'
-    'var j=s&&s.previousElementSibling;'
+    "var j=s&&s.previousElementSibling;"
     'if(!j||j.getAttribute("data-olympus-bundle")!==k)'
-    'j=d.querySelector(\'script[data-olympus-bundle="\'+k+\'"]\');'
-    'var h=j&&j.previousElementSibling;'
+    "j=d.querySelector('script[data-olympus-bundle=\"'+k+'\"]');"
+    "var h=j&&j.previousElementSibling;"
     'if(!h||!h.classList.contains("olympus-report"))return;'
-    'var t=j.textContent;j.remove();'
+    "var t=j.textContent;j.remove();"
     'if(s&&s.hasAttribute("data-olympus-loader"))s.remove();'
-    'var r=w.__olympusViewers||(w.__olympusViewers={});'
-    'r[v]=r[v]||new Promise(function(ok){'
+    "var r=w.__olympusViewers||(w.__olympusViewers={});"
+    "r[v]=r[v]||new Promise(function(ok){"
     'var b=Uint8Array.from(atob("{packed}"),function(c){return c.charCodeAt(0)});'
     'ok(new Response(new Blob([b]).stream().pipeThrough(new DecompressionStream("deflate")))'
     '.text())}).then(function(code){var e=d.createElement("script");e.textContent=code;'
-    '(d.head||d.documentElement).appendChild(e);e.remove();return w.olympusViewer});'
-    'r[v].then(function(a){a.show(h,t)},function(e){delete r[v];'
+    "(d.head||d.documentElement).appendChild(e);e.remove();return w.olympusViewer});"
+    "r[v].then(function(a){a.show(h,t)},function(e){delete r[v];"
     'console.warn("Olympus: no interactive view here ("+e+"); the static report stays.")})'
-    '})();'
+    "})();"
 )
 
 
@@ -122,11 +126,14 @@ def live_tail(data_text: str) -> Markup:
     if v is None:
         return Markup("")
     key = uuid.uuid4().hex[:12]
-    loader = (_LOADER.replace("{key}", key).replace("{version}", v.version)
-              .replace("{packed}", v.packed))
-    return Markup(f'<script type="application/json" data-olympus-bundle="{key}">'
-                  f'{island_json(data_text)}</script>'
-                  f'<script data-olympus-loader="{key}">{loader}</script>')
+    loader = (
+        _LOADER.replace("{key}", key).replace("{version}", v.version).replace("{packed}", v.packed)
+    )
+    return Markup(
+        f'<script type="application/json" data-olympus-bundle="{key}">'
+        f"{island_json(data_text)}</script>"
+        f'<script data-olympus-loader="{key}">{loader}</script>'
+    )
 
 
 def tail_size(data_text: str) -> int:

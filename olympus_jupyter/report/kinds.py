@@ -31,6 +31,7 @@ ones (source, programs, passes, costs, the analyses) are registered by
 (True, 'table')
 >>> unregister_kind("doc_step_times")  # (a test or an experiment takes it back)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,9 +50,21 @@ from olympus_jupyter.report.markup import h
 from olympus_jupyter.report.sections import section, unavailable
 from olympus_jupyter.report.validate import SCHEMA_PATH, BundleError
 
-__all__ = ["StageKind", "TextKind", "TableKind", "KindOption", "MakeContext", "HtmlContext",
-           "register_kind", "unregister_kind", "kind", "kinds", "known", "kind_options",
-           "GENERIC_VIEWS"]
+__all__ = [
+    "StageKind",
+    "TextKind",
+    "TableKind",
+    "KindOption",
+    "MakeContext",
+    "HtmlContext",
+    "register_kind",
+    "unregister_kind",
+    "kind",
+    "kinds",
+    "known",
+    "kind_options",
+    "GENERIC_VIEWS",
+]
 
 #: The views of the JupyterLab extension that render any kind's data, by the schema
 #: (a definition of ``bundle.schema.json``) that data follows.
@@ -66,6 +79,7 @@ class KindOption:
     >>> KindOption("costs", "--costs", "show where the cost goes, by line").flag
     '--costs'
     """
+
     name: str
     flag: str
     help: str
@@ -77,6 +91,7 @@ class MakeContext:
     ``run.lowered``, ``run.compiled``, ``run.args``), the report's provenance model
     (or None), whether the report is ``full`` and its pass filter; ``kept`` keeps
     data between reports of the same stage objects (see :meth:`StageKind.cache_key`)."""
+
     run: Any
     provenance: Any = None
     full: bool = False
@@ -85,8 +100,11 @@ class MakeContext:
 
     def stage_object(self, step: str | None):
         """The object ``step`` made (``Traced``, ``Lowered``, ``Compiled``), or None."""
-        made: dict[str | None, Any] = {"trace": self.run.traced, "lower": self.run.lowered,
-                                       "compile": self.run.compiled}
+        made: dict[str | None, Any] = {
+            "trace": self.run.traced,
+            "lower": self.run.lowered,
+            "compile": self.run.compiled,
+        }
         return made.get(step)
 
 
@@ -94,6 +112,7 @@ class MakeContext:
 class HtmlContext:
     """What a handler's ``html`` reads beside the report: the page's id prefix, the
     source lines' colours and callers, and the display options."""
+
     uid: str
     colors: Mapping = dataclasses.field(default_factory=dict)
     callers: frozenset | set = frozenset()
@@ -112,6 +131,7 @@ class StageKind:
     ``stage_data`` and the bundle's ``data``, by stage name. ``text_rank`` orders
     the summary's lines (lower first).
     """
+
     spec: StageSpec
     view: str = "text"
     field: str | None = None
@@ -164,10 +184,13 @@ class StageKind:
             error = jsonschema.exceptions.best_match(slow.iter_errors(data))
             if error is not None:
                 where = ".".join(str(p) for p in error.absolute_path)
-                raise BundleError(f"Not a readable Olympus report: data.{self.name}"
-                                  f"{'.' + where if where else ''}: {error.message[:200]}.")
-            raise BundleError(f"Not a readable Olympus report: data.{self.name} does not "
-                              f"follow its schema.")
+                raise BundleError(
+                    f"Not a readable Olympus report: data.{self.name}"
+                    f"{'.' + where if where else ''}: {error.message[:200]}."
+                )
+            raise BundleError(
+                f"Not a readable Olympus report: data.{self.name} does not follow its schema."
+            )
 
     # -- shown -------------------------------------------------------------------
 
@@ -182,8 +205,9 @@ class StageKind:
         reason = self.unavailable_reason(report)
         if reason is not None:
             return unavailable(ctx.uid, self.name, reason)
-        return section(ctx.uid, self.name, self.spec.title, self.body_html(report, ctx),
-                       self.meta(report))
+        return section(
+            ctx.uid, self.name, self.spec.title, self.body_html(report, ctx), self.meta(report)
+        )
 
     def body_html(self, report, ctx: HtmlContext):
         """The body of its section, when it has data."""
@@ -207,6 +231,7 @@ class TextKind(StageKind):
     program view: override :meth:`make_text`. Data: ``{"text": ..., "language":
     ...}`` (the ``text_view`` schema); ``language`` is the spec's (a highlighter
     the viewer may not know reads as plain text)."""
+
     view = "text"
     schema = {"$ref": "#/definitions/text_view"}
 
@@ -233,6 +258,7 @@ class TableKind(StageKind):
     :meth:`rows` (it returns the column names and the rows). Data: ``{"columns":
     [...], "rows": [[...], ...]}``, each cell a string, a number or null (the
     ``table_view`` schema)."""
+
     view = "table"
     schema = {"$ref": "#/definitions/table_view"}
 
@@ -249,8 +275,14 @@ class TableKind(StageKind):
     def body_html(self, report, ctx: HtmlContext):
         data = self.data(report)
         head = h("thead", None, h("tr", None, [h("th", None, c) for c in data["columns"]]))
-        body = h("tbody", None, [h("tr", None, [h("td", None, "" if v is None else str(v))
-                                                for v in row]) for row in data["rows"]])
+        body = h(
+            "tbody",
+            None,
+            [
+                h("tr", None, [h("td", None, "" if v is None else str(v)) for v in row])
+                for row in data["rows"]
+            ],
+        )
         return h("table", {"class": "tab", "data-olympus-kind": self.name}, head, body)
 
     def meta(self, report) -> str:
@@ -261,9 +293,11 @@ class TableKind(StageKind):
         if data is None:
             return []
         out = [f"  {self.name}: {self.meta(report)}"]
-        out += ["    " + ", ".join(f"{c} {'' if v is None else v}"
-                                   for c, v in zip(data["columns"], row))
-                for row in data["rows"][:8]]
+        out += [
+            "    "
+            + ", ".join(f"{c} {'' if v is None else v}" for c, v in zip(data["columns"], row))
+            for row in data["rows"][:8]
+        ]
         return out
 
 
@@ -280,24 +314,30 @@ def register_kind(handler: StageKind) -> StageKind:
     ``stages=[name]`` asks for it. Registering the same handler again does nothing.
     """
     if not isinstance(handler, StageKind):
-        raise TypeError(f"register_kind takes a StageKind instance, got "
-                        f"{type(handler).__name__}.")
+        raise TypeError(f"register_kind takes a StageKind instance, got {type(handler).__name__}.")
     spec = getattr(handler, "spec", None)
     if not isinstance(spec, StageSpec):
-        raise TypeError(f"{type(handler).__name__}.spec must be a StageSpec (the stage's "
-                        f"row of olympus.stage_registry).")
-    if handler.view not in ("source", "program", "analysis", "passes", "costs",
-                            *GENERIC_VIEWS):
-        raise ValueError(f"{type(handler).__name__}.view is {handler.view!r}; a new kind "
-                         f"names a generic view: {', '.join(GENERIC_VIEWS)}.")
+        raise TypeError(
+            f"{type(handler).__name__}.spec must be a StageSpec (the stage's "
+            f"row of olympus.stage_registry)."
+        )
+    if handler.view not in ("source", "program", "analysis", "passes", "costs", *GENERIC_VIEWS):
+        raise ValueError(
+            f"{type(handler).__name__}.view is {handler.view!r}; a new kind "
+            f"names a generic view: {', '.join(GENERIC_VIEWS)}."
+        )
     if handler.field is None and handler.makes_data() and handler.view not in GENERIC_VIEWS:
-        raise ValueError(f"{type(handler).__name__} makes data, which a viewer shows with a "
-                         f"generic view: its view must be one of {', '.join(GENERIC_VIEWS)} "
-                         f"(it is {handler.view!r}).")
+        raise ValueError(
+            f"{type(handler).__name__} makes data, which a viewer shows with a "
+            f"generic view: its view must be one of {', '.join(GENERIC_VIEWS)} "
+            f"(it is {handler.view!r})."
+        )
     taken = _KINDS.get(spec.name)
     if taken is not None and taken is not handler:
-        raise ValueError(f"Stage {spec.name!r} already has a handler "
-                         f"({type(taken).__name__}); choose another name.")
+        raise ValueError(
+            f"Stage {spec.name!r} already has a handler "
+            f"({type(taken).__name__}); choose another name."
+        )
     stage_registry.register(spec)
     _KINDS[spec.name] = handler
     return handler
@@ -318,8 +358,10 @@ def kind(name: str) -> StageKind:
     found = _KINDS.get(stage_registry.canonical(name))
     if found is None:
         stage_registry.stage(name)  # raises UnknownStage for a name not in the table
-        raise LookupError(f"Stage {name!r} has no handler: olympus_jupyter.report."
-                          f"builtin_kinds registers the built-in ones.")
+        raise LookupError(
+            f"Stage {name!r} has no handler: olympus_jupyter.report."
+            f"builtin_kinds registers the built-in ones."
+        )
     return found
 
 
@@ -345,6 +387,7 @@ def kind_options() -> dict[str, KindOption]:
 
 
 # -- checking a kind's data against its schema -----------------------------------------
+
 
 def _frozen(schema: Mapping[str, Any]) -> str:
     return json.dumps(schema, sort_keys=True)

@@ -15,6 +15,7 @@ instead of hanging.
 >>> d.removed, d.added, d.unaligned
 (1, 2, 0)
 """
+
 from __future__ import annotations
 
 import bisect
@@ -36,6 +37,7 @@ class LineDiff:
     """``opcodes`` as ``difflib.SequenceMatcher.get_opcodes()`` gives them; lines
     removed and added; and the lines (before + after) of changed blocks too big to
     align line by line."""
+
     opcodes: list[tuple[str, int, int, int, int]]
     unaligned: int = 0
 
@@ -48,8 +50,9 @@ class LineDiff:
         return sum(j2 - j1 for tag, _, _, j1, j2 in self.opcodes if tag != "equal")
 
 
-def _unique_common(a: Sequence[int], b: Sequence[int], a0: int, a1: int, b0: int,
-                   b1: int) -> list[tuple[int, int]]:
+def _unique_common(
+    a: Sequence[int], b: Sequence[int], a0: int, a1: int, b0: int, b1: int
+) -> list[tuple[int, int]]:
     """(i, j) pairs of lines that occur exactly once in a[a0:a1] and in b[b0:b1]."""
     count_a: dict[int, int] = {}
     where_a: dict[int, int] = {}
@@ -69,8 +72,8 @@ def _unique_common(a: Sequence[int], b: Sequence[int], a0: int, a1: int, b0: int
 
 def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The longest run of ``pairs`` (sorted by i) whose j increase too (patience sort)."""
-    tails: list[int] = []       # smallest j ending an increasing run of each length
-    ends: list[int] = []        # index in pairs of that end
+    tails: list[int] = []  # smallest j ending an increasing run of each length
+    ends: list[int] = []  # index in pairs of that end
     back = [-1] * len(pairs)
     for k, (_, j) in enumerate(pairs):
         n = bisect.bisect_left(tails, j)
@@ -126,13 +129,15 @@ class _Differ:
             self.changed(a0, a1, b0, b1)
             return
         if (a1 - a0) * (b1 - b0) <= self.cells:
-            matcher = difflib.SequenceMatcher(None, self.a[a0:a1], self.b[b0:b1],
-                                              autojunk=False)
+            matcher = difflib.SequenceMatcher(None, self.a[a0:a1], self.b[b0:b1], autojunk=False)
             for tag, i1, i2, j1, j2 in matcher.get_opcodes():
                 self.emit(tag, a0 + i1, a0 + i2, b0 + j1, b0 + j2)
             return
-        anchors = (_longest_increasing(_unique_common(self.a, self.b, a0, a1, b0, b1))
-                   if depth < _MAX_DEPTH else [])
+        anchors = (
+            _longest_increasing(_unique_common(self.a, self.b, a0, a1, b0, b1))
+            if depth < _MAX_DEPTH
+            else []
+        )
         if not anchors:
             self.changed(a0, a1, b0, b1)
             self.unaligned += (a1 - a0) + (b1 - b0)

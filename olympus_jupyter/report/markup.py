@@ -18,6 +18,7 @@ Traceback (most recent call last):
 ...
 ValueError: href must be an in-page link ('#id', made by fragment()), got 'javascript:alert(1)'.
 """
+
 from __future__ import annotations
 
 import keyword
@@ -25,8 +26,19 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["Markup", "escape", "h", "concat", "join", "tags", "Slot", "template", "anchor_id",
-           "fragment", "ascii_html"]
+__all__ = [
+    "Markup",
+    "escape",
+    "h",
+    "concat",
+    "join",
+    "tags",
+    "Slot",
+    "template",
+    "anchor_id",
+    "fragment",
+    "ascii_html",
+]
 
 
 class Markup(str):
@@ -43,6 +55,7 @@ class Markup(str):
     >>> type(Markup("<b>") + "x") is str
     True
     """
+
     __slots__ = ()
 
     def __html__(self) -> "Markup":
@@ -60,13 +73,23 @@ _MARK = "\x00"
 
 def _escape_text(text: str) -> str:
     # Quotes are harmless in text; inside attribute values _escape_attr escapes them.
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace(_MARK, "\ufffd"))
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace(_MARK, "\ufffd")
+    )
 
 
 def _escape_attr(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#x27;").replace(_MARK, "\ufffd"))
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
+        .replace(_MARK, "\ufffd")
+    )
 
 
 def escape(value: object) -> Markup:
@@ -102,24 +125,62 @@ def ascii_html(html: Markup) -> Markup:
 # -- names -----------------------------------------------------------------------------
 
 #: Tags a static report never needs, that run or load content.
-_REFUSED_TAGS = frozenset({"script", "iframe", "frame", "frameset", "object", "embed",
-                           "applet", "base"})
+_REFUSED_TAGS = frozenset(
+    {"script", "iframe", "frame", "frameset", "object", "embed", "applet", "base"}
+)
 #: Tags whose content is not parsed as text: they take only trusted Markup.
 _RAW_TEXT_TAGS = frozenset({"style", "xmp", "noembed", "noframes"})
-_VOID_TAGS = frozenset({"area", "br", "col", "hr", "img", "input", "link", "meta", "source",
-                        "track", "wbr"})
+_VOID_TAGS = frozenset(
+    {"area", "br", "col", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+)
 #: Attributes holding a URL: only in-page links (``#id``) are accepted.
-_URL_ATTRS = frozenset({"href", "src", "srcset", "action", "formaction", "cite", "data",
-                        "poster", "background", "ping", "xlink:href", "manifest"})
+_URL_ATTRS = frozenset(
+    {
+        "href",
+        "src",
+        "srcset",
+        "action",
+        "formaction",
+        "cite",
+        "data",
+        "poster",
+        "background",
+        "ping",
+        "xlink:href",
+        "manifest",
+    }
+)
 _TAG_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*(?:-[a-zA-Z0-9]+)*").fullmatch
 # No event handlers (on...): nothing in a static page needs one.
 _ATTR_NAME = re.compile(r"(?![oO][nN])[a-zA-Z_][a-zA-Z0-9_.:-]*").fullmatch
 _FRAGMENT = re.compile(r"#[A-Za-z0-9_-]*").fullmatch
 # The names every form uses, known good (a set lookup is quicker than the patterns);
 # none of them is void, raw text or a URL attribute.
-_COMMON_TAGS = frozenset({"a", "b", "code", "details", "div", "i", "li", "nav", "p", "pre",
-                          "small", "span", "summary", "table", "tbody", "td", "th", "thead",
-                          "tr", "ul", "h4"})
+_COMMON_TAGS = frozenset(
+    {
+        "a",
+        "b",
+        "code",
+        "details",
+        "div",
+        "i",
+        "li",
+        "nav",
+        "p",
+        "pre",
+        "small",
+        "span",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+        "h4",
+    }
+)
 _COMMON_ATTRS = frozenset({"class", "id", "open", "role", "style", "colspan", "lang"})
 #: Attributes that load or redirect (``<meta http-equiv=refresh>``, ``<iframe srcdoc>``).
 _REFUSED_ATTRS = frozenset({"http-equiv", "srcdoc"})
@@ -133,10 +194,16 @@ def _check_tag(tag: str) -> None:
 def _check_attribute(name: str, value: Any) -> None:
     if not isinstance(name, str) or not _ATTR_NAME(name) or name.lower() in _REFUSED_ATTRS:
         raise ValueError(f"Not an attribute this builder writes: {name!r}.")
-    if (name.lower() in _URL_ATTRS and value is not None and value is not False
-            and type(value) is not Slot and not _FRAGMENT(str(value))):
-        raise ValueError(f"{name} must be an in-page link ('#id', made by fragment()), "
-                         f"got {value!r}.")
+    if (
+        name.lower() in _URL_ATTRS
+        and value is not None
+        and value is not False
+        and type(value) is not Slot
+        and not _FRAGMENT(str(value))
+    ):
+        raise ValueError(
+            f"{name} must be an in-page link ('#id', made by fragment()), got {value!r}."
+        )
 
 
 def _attributes(attrs: Mapping[str, Any]) -> str:
@@ -158,6 +225,7 @@ def _attributes(attrs: Mapping[str, Any]) -> str:
 
 
 # -- children ----------------------------------------------------------------------------
+
 
 def _add(out: list[str], children: Iterable[Any]) -> None:
     """Appends ``children`` as HTML to ``out``; nested iterables are flattened into it
@@ -196,6 +264,7 @@ def _trusted(children: tuple[Any, ...]) -> Markup:
 
 
 # -- the builder ---------------------------------------------------------------------------
+
 
 def h(tag: str, attrs: Mapping[str, Any] | None = None, *children: Any) -> Markup:
     """The element ``<tag attrs>children</tag>`` as :class:`Markup`.
@@ -247,18 +316,21 @@ def tags(tag: str, attrs: Mapping[str, Any] | None = None) -> tuple[Markup, Mark
     if tag.lower() in _VOID_TAGS or tag.lower() in _RAW_TEXT_TAGS:
         raise ValueError(f"<{tag}> holds no pieces of HTML.")
     end = f"</{tag}>"
-    return Markup(empty[:len(empty) - len(end)]), Markup(end)
+    return Markup(empty[: len(empty) - len(end)]), Markup(end)
 
 
 class Slot:
     """A named hole in a :func:`template`: ``h()`` writes it as a marker, and each
     call of the template puts a value there, escaped for where the hole is."""
+
     __slots__ = ("name",)
 
     def __init__(self, name: str):
         if not _slot_name(name):
-            raise ValueError(f"A slot is named in lower case letters, digits and _, starting "
-                             f"with a letter (not a Python keyword), got {name!r}.")
+            raise ValueError(
+                f"A slot is named in lower case letters, digits and _, starting "
+                f"with a letter (not a Python keyword), got {name!r}."
+            )
         self.name = name
 
     def __str__(self) -> str:
@@ -269,8 +341,7 @@ class Slot:
 
 
 def _slot_name(name: object) -> bool:
-    return (isinstance(name, str) and _SLOT_NAME(name) is not None
-            and not keyword.iskeyword(name))
+    return isinstance(name, str) and _SLOT_NAME(name) is not None and not keyword.iskeyword(name)
 
 
 _SLOT_NAME = re.compile(r"[a-z][a-z0-9_]*").fullmatch
@@ -338,8 +409,11 @@ def template(shape: Markup) -> Callable[..., Markup]:
 
 
 #: How a filler writes each kind of slot (``{0}``: the slot's name).
-_WRITE = {_text_value: "({0} if _type({0}) is _Markup else _text({0}))",
-          _attr_value: "_attr({0})", _url_value: "_url({0})"}
+_WRITE = {
+    _text_value: "({0} if _type({0}) is _Markup else _text({0}))",
+    _attr_value: "_attr({0})",
+    _url_value: "_url({0})",
+}
 
 
 def _filler(literals: list[str], names: list[str], writers: list) -> Callable[..., Markup]:
@@ -348,16 +422,23 @@ def _filler(literals: list[str], names: list[str], writers: list) -> Callable[..
     f-string does. Its source holds only the slot names (checked: lower-case
     identifiers) and names of the values below; the shape's text is one of those
     values, never source."""
-    scope: dict[str, Any] = {"_Markup": Markup, "_type": type, "_text": _text_value,
-                             "_attr": _attr_value, "_url": _url_value}
+    scope: dict[str, Any] = {
+        "_Markup": Markup,
+        "_type": type,
+        "_text": _text_value,
+        "_attr": _attr_value,
+        "_url": _url_value,
+    }
     parts = []
     for k, literal in enumerate(literals):
         scope[f"_l{k}"] = literal
         parts.append(f"_l{k}")
         if k < len(names):
             parts.append(_WRITE[writers[k]].format(names[k]))
-    source = (f"def fill(*, {', '.join(dict.fromkeys(names))}):\n"
-              f"    return _Markup(''.join(({', '.join(parts)},)))\n")
+    source = (
+        f"def fill(*, {', '.join(dict.fromkeys(names))}):\n"
+        f"    return _Markup(''.join(({', '.join(parts)},)))\n"
+    )
     exec(source, scope)  # noqa: S102 - no data in this source: see the docstring
     return scope["fill"]
 

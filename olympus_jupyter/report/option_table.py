@@ -28,6 +28,7 @@ olympus_jupyter.report.option_table.OptionTypeError: static_argnums must be an a
 >>> [o.name for o in options("cli demo")]
 ['stages', 'passes', 'costs', 'output']
 """
+
 from __future__ import annotations
 
 import ast
@@ -49,9 +50,22 @@ from olympus.platforms import KNOWN_PLATFORMS
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.staging.runner import StagingError, unknown_platform
 
-__all__ = ["Option", "Control", "OptionError", "OptionTypeError", "Rejected", "FRONTENDS",
-           "OPTIONS", "options", "option", "register_option", "unregister_option",
-           "check_option", "parse_compiler_option", "table_version"]
+__all__ = [
+    "Option",
+    "Control",
+    "OptionError",
+    "OptionTypeError",
+    "Rejected",
+    "FRONTENDS",
+    "OPTIONS",
+    "options",
+    "option",
+    "register_option",
+    "unregister_option",
+    "check_option",
+    "parse_compiler_option",
+    "table_version",
+]
 
 
 class OptionError(StagingError):
@@ -70,8 +84,9 @@ class Rejected(Exception):
     """Raised by a check: ``detail`` says what is wrong (or None: the value as a whole);
     ``complete`` when ``detail`` already says what is taken."""
 
-    def __init__(self, detail: str | None = None, *, type_error: bool = False,
-                 complete: bool = False):
+    def __init__(
+        self, detail: str | None = None, *, type_error: bool = False, complete: bool = False
+    ):
         super().__init__(detail)
         self.detail, self.type_error, self.complete = detail, type_error, complete
 
@@ -101,6 +116,7 @@ class Control:
     ``pass_filter``), the widget's label and its tooltip. An option that turns on a
     stage is also ticked by that stage's checkbox; an option without a control is
     taken by the Inspector's keyword alone."""
+
     attribute: str
     label: str
     tooltip: str
@@ -126,6 +142,7 @@ class Option:
     >>> row.default, row.flags, row.metavar, "inspect" in row.frontends
     (None, ('--timeout',), 'SECONDS', True)
     """
+
     name: str
     check: Callable[[Any, bool], Any]
     accepts: Text
@@ -169,8 +186,10 @@ class Option:
 
 def _valid_row(row: Option) -> None:
     """A row that every frontend can use, or an ``OptionError`` saying what to fix."""
+
     def bad(why: str):
         raise OptionError(f"option {row.name!r} cannot be declared: {why}.")
+
     if not row.name.isidentifier() or not row.keyword.isidentifier():
         bad("its name and keyword must be Python identifiers")
     unknown = sorted(row.frontends - set(FRONTENDS))
@@ -192,6 +211,7 @@ def _valid_row(row: Option) -> None:
 
 # -- the checks ---------------------------------------------------------------------------
 
+
 def _flag_value(value, text: bool):
     """True or False (numpy's too); None for the default."""
     if isinstance(value, (bool, np.bool_)):
@@ -209,8 +229,7 @@ def _names(value, text: bool) -> tuple[str, ...] | None:
         items = list(value)
         for item in items:
             if not isinstance(item, str):
-                raise Rejected(f"{item!r} ({type(item).__name__}) is not a name",
-                                type_error=True)
+                raise Rejected(f"{item!r} ({type(item).__name__}) is not a name", type_error=True)
         items = [t.strip() for t in items]
     else:
         raise Rejected(type_error=True)
@@ -247,8 +266,9 @@ def _positions(value, text: bool) -> tuple[int, ...] | None:
         out = []
         for item in value:
             if not isinstance(item, numbers.Integral) or isinstance(item, (bool, np.bool_)):
-                raise Rejected(f"{item!r} ({type(item).__name__}) is not a position",
-                                type_error=True)
+                raise Rejected(
+                    f"{item!r} ({type(item).__name__}) is not a position", type_error=True
+                )
             out.append(int(item))
         return tuple(out) or None
     raise Rejected(type_error=True)
@@ -274,8 +294,9 @@ def _stages_value(value, text: bool) -> tuple[str, ...]:
     for name in names:
         if stage_registry.canonical(name.lower()) not in known:
             if text:
-                raise Rejected(f"unknown stage {name!r}; choose from {','.join(known)} or all",
-                                complete=True)
+                raise Rejected(
+                    f"unknown stage {name!r}; choose from {','.join(known)} or all", complete=True
+                )
             raise Rejected(f"Unknown stage {name!r}")
     chosen = {stage_registry.canonical(n.lower()) for n in names}  # former names too
     return tuple(s for s in known if s in chosen)
@@ -286,7 +307,8 @@ def parse_compiler_option(text: str) -> tuple[str, object]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise OptionError(
-            f"expected KEY=VALUE such as xla_backend_optimization_level=0, got {text!r}")
+            f"expected KEY=VALUE such as xla_backend_optimization_level=0, got {text!r}"
+        )
     try:
         parsed = ast.literal_eval(value.strip())
         if not isinstance(parsed, (bool, int, float, str)):
@@ -302,8 +324,10 @@ def _compiler_option_pair(key, value) -> tuple[str, object]:
     if isinstance(value, np.generic):
         value = value.item()
     if not isinstance(value, (bool, int, float, str)):
-        raise Rejected(f"{key}={value!r}: XLA takes a bool, int, float or str, not a "
-                        f"{type(value).__name__}", type_error=True)
+        raise Rejected(
+            f"{key}={value!r}: XLA takes a bool, int, float or str, not a {type(value).__name__}",
+            type_error=True,
+        )
     return key.strip(), value
 
 
@@ -326,8 +350,9 @@ def _compiler_options_value(value, text: bool) -> tuple[tuple[str, object], ...]
             except OptionError as e:
                 raise Rejected(str(e)) from None
         if not (isinstance(item, tuple) and len(item) == 2):
-            raise Rejected(f"{item!r} is neither KEY=VALUE nor a (key, value) pair",
-                            type_error=True)
+            raise Rejected(
+                f"{item!r} is neither KEY=VALUE nor a (key, value) pair", type_error=True
+            )
         out.append(_compiler_option_pair(*item))
     return tuple(out)
 
@@ -405,14 +430,14 @@ def _pass_filter(value, text: bool) -> str | None:
     try:
         re.compile(value)
     except re.error as e:
-        raise Rejected(f"{value!r} is not a regular expression ({e})", complete=False) \
-            from None
+        raise Rejected(f"{value!r} is not a regular expression ({e})", complete=False) from None
     return value or ".*"
 
 
 def _true_false(default: bool):
     def check(value, text):
         return default if value is None else _flag_value(value, text)
+
     return check
 
 
@@ -426,13 +451,17 @@ def _cache_value(value, text: bool):
 
 
 def _stage_words() -> str:
-    return (f"stage names from {', '.join(stage_registry.names())}: one as 'hlo', several "
-            f"as ('olympuspr', 'hlo') or 'olympuspr,hlo', 'all', or None for the defaults")
+    return (
+        f"stage names from {', '.join(stage_registry.names())}: one as 'hlo', several "
+        f"as ('olympuspr', 'hlo') or 'olympuspr,hlo', 'all', or None for the defaults"
+    )
 
 
 def _stage_help() -> str:
-    return (f"stages to show, any of {','.join(stage_registry.names())}, or all "
-            f"(default: {','.join(stage_registry.default_names())})")
+    return (
+        f"stages to show, any of {','.join(stage_registry.names())}, or all "
+        f"(default: {','.join(stage_registry.default_names())})"
+    )
 
 
 _REPORT = frozenset({"report", "magic"})
@@ -442,106 +471,227 @@ _CLI = frozenset({"cli report", "cli demo"})
 #: The options of Olympus, in the order their help lists them (a stage kind's
 #: handler adds its own with :func:`register_option`).
 _BUILT_IN = (
-    Option("platforms", _platforms_value, keyword="platform", flags=("--platform",),
-           frontends=_EVERYWHERE | {"cli report"}, metavar="NAME[,NAME]", in_key=True,
-           choices=lambda: KNOWN_PLATFORMS,
-           accepts="a platform name such as 'cpu' or 'tpu', several as ('cpu', 'tpu') or "
-                   "'cpu,tpu', or None for this machine's",
-           accepts_text="platform names, e.g. tpu or cpu,tpu",
-           help=f"lower for these platforms ({', '.join(KNOWN_PLATFORMS)}, or a plugin's); "
-                f"stages that cannot exist on this machine are shown with the reason",
-           control=Control("platforms", "platforms",
-                           "the platforms to lower for; none ticked: this machine's")),
-    Option("static_argnums", _positions, flags=("--static-argnums",), frontends=_EVERYWHERE,
-           metavar="N[,N]", in_key=True,
-           accepts="an argument position such as 1, several as (0, 2), or None",
-           accepts_text="argument positions, e.g. 1 or 0,2",
-           help="positions of static arguments (plain functions only)"),
-    Option("static_argnames", _argnames, flags=("--static-argnames",), frontends=_EVERYWHERE,
-           metavar="NAME[,NAME]", in_key=True,
-           accepts="an argument name such as 'n', several as ('n', 'mode') or 'n,mode', "
-                   "or None",
-           accepts_text="argument names, e.g. n or n,mode",
-           help="names of static arguments (plain functions only)"),
-    Option("stages", _stages_value, flags=("--stages",), frontends=_EVERYWHERE | _CLI,
-           metavar="LIST", in_key=True, choices=lambda: stage_registry.names(),
-           accepts=_stage_words,
-           accepts_text=lambda: f"stages, any of {','.join(stage_registry.names())}, or all",
-           help=_stage_help,
-           control=Control("stages", "stages", "the stages to show (the display only)")),
-    Option("debug_info", _true_false(True), default=True, flags=("--no-debug-info",),
-           takes="switch", frontends=_EVERYWHERE | {"cli report"}, in_key=True,
-           accepts="True or False", help="leave out source locations",
-           control=Control("debug_info", "debug info",
-                           "show source locations in the programs (the display only)")),
-    Option("compiler_options", _compiler_options_value, flags=("--compiler-option",),
-           takes="repeat", parse_text=parse_compiler_option, frontends=_EVERYWHERE,
-           metavar="KEY=VALUE", in_key=True,
-           accepts="a dict such as {'xla_backend_optimization_level': 0}, the text "
-                   "'KEY=VALUE, KEY=VALUE', (key, value) pairs, or None",
-           accepts_text="KEY=VALUE such as xla_backend_optimization_level=0",
-           help="an XLA compiler option; repeatable",
-           control=Control("compiler_options", "compiler options",
-                           "KEY=VALUE, KEY=VALUE: XLA compiler options (press Enter)")),
-    Option("save", _save_path, flags=("--save",), frontends=_REPORT, metavar="PATH.html",
-           static_only="writes a static report",
-           accepts="a path ending in .html (a str or a pathlib.Path) in a folder that "
-                   "exists, or None",
-           accepts_text="a path ending in .html in a folder that exists",
-           help="also write a standalone HTML report"),
-    Option("name", _variable_name, flags=("--name",), frontends=_REPORT, metavar="NAME",
-           accepts="a Python variable name, or None", accepts_text="a Python variable name",
-           help="keep the report in this variable"),
-    Option("interactive", _true_false(False), default=False, flags=("--interactive",),
-           takes="switch", frontends=_REPORT, accepts="True or False",
-           help="show the interactive inspector: edit shapes, dtypes, static values and "
-                "options, and watch every stage change"),
-    Option("full", _true_false(False), default=False, flags=("--full",), takes="switch",
-           frontends=_REPORT | {"inspect"}, in_key=True, accepts="True or False",
-           help="show stage texts in full, however long (default: long texts are capped)"),
-    Option("passes", _pass_filter, flags=("--passes",), takes="optional", const=".*",
-           frontends=_EVERYWHERE | _CLI, metavar="REGEX", in_key=True,
-           stage="passes", stage_value=".*",
-           accepts="True (every pass of XLA's pipeline), a regular expression of pass names "
-                   "such as 'fusion|cse', or None/False (no passes stage)",
-           accepts_text="a regular expression of pass names, e.g. fusion|cse "
-                        "(default: every pass)",
-           help="also compile once more with XLA's per-pass dumps and show what each pass "
-                "did, and where each line's ops went (default: every pass; REGEX keeps the "
-                "passes whose names it matches)",
-           control=Control("pass_filter", "pass filter",
-                           "a regular expression of XLA pass names: the passes stage shows "
-                           "only those (empty: every pass; press Enter)")),
-    Option("costs", _true_false(False), default=False, flags=("--costs",), takes="switch",
-           frontends=_EVERYWHERE | _CLI, stage="costs", stage_value=True,
-           accepts="True or False",
-           help="also show where the compiled program's cost goes, line by line: flops, "
-                "bytes accessed, the buffers live at the memory peak, and the collectives "
-                "a sharding costs"),
-    Option("timeout", _seconds, flags=("--timeout",), metavar="SECONDS",
-           frontends=_REPORT | {"inspect", "cli report"}, static_only="limits a static report",
-           accepts="a positive number of seconds (or None for no limit)",
-           accepts_text="a positive number of seconds",
-           help="stop staging after this long (a function that hangs while traced); the "
-                "report shows the line it was stopped at"),
-    Option("cache", _cache_value, default=True, frontends={"inspect"},
-           accepts="True (the default cache), False or None (no caching), or a ReportCache",
-           help="the reports to reuse: True, the default cache; False or None, none"),
-    Option("progress", _progress_value, frontends={"inspect"},
-           accepts="True (shown in the output), False or None, or a function taking the "
-                   "status line",
-           help="say which step runs and for how long once staging takes more than a second"),
-    Option("history_size", _count, default=32, frontends={"inspector"},
-           accepts="a positive whole number of entries",
-           help="how many specializations the Inspector keeps to compare with"),
-    Option("history_bytes", _count, default=64 * 2**20, frontends={"inspector"},
-           accepts="a positive whole number of bytes",
-           help="about how many bytes of program texts the Inspector's history keeps"),
-    Option("output", _save_path, flags=("-o", "--output"), frontends=_CLI, required=True,
-           metavar="REPORT.html",
-           accepts="a path ending in .html (a str or a pathlib.Path) in a folder that exists",
-           accepts_text="a path ending in .html in a folder that exists",
-           help="the standalone HTML report to write (its folder must exist)"),
+    Option(
+        "platforms",
+        _platforms_value,
+        keyword="platform",
+        flags=("--platform",),
+        frontends=_EVERYWHERE | {"cli report"},
+        metavar="NAME[,NAME]",
+        in_key=True,
+        choices=lambda: KNOWN_PLATFORMS,
+        accepts="a platform name such as 'cpu' or 'tpu', several as ('cpu', 'tpu') or "
+        "'cpu,tpu', or None for this machine's",
+        accepts_text="platform names, e.g. tpu or cpu,tpu",
+        help=f"lower for these platforms ({', '.join(KNOWN_PLATFORMS)}, or a plugin's); "
+        f"stages that cannot exist on this machine are shown with the reason",
+        control=Control(
+            "platforms", "platforms", "the platforms to lower for; none ticked: this machine's"
+        ),
+    ),
+    Option(
+        "static_argnums",
+        _positions,
+        flags=("--static-argnums",),
+        frontends=_EVERYWHERE,
+        metavar="N[,N]",
+        in_key=True,
+        accepts="an argument position such as 1, several as (0, 2), or None",
+        accepts_text="argument positions, e.g. 1 or 0,2",
+        help="positions of static arguments (plain functions only)",
+    ),
+    Option(
+        "static_argnames",
+        _argnames,
+        flags=("--static-argnames",),
+        frontends=_EVERYWHERE,
+        metavar="NAME[,NAME]",
+        in_key=True,
+        accepts="an argument name such as 'n', several as ('n', 'mode') or 'n,mode', or None",
+        accepts_text="argument names, e.g. n or n,mode",
+        help="names of static arguments (plain functions only)",
+    ),
+    Option(
+        "stages",
+        _stages_value,
+        flags=("--stages",),
+        frontends=_EVERYWHERE | _CLI,
+        metavar="LIST",
+        in_key=True,
+        choices=lambda: stage_registry.names(),
+        accepts=_stage_words,
+        accepts_text=lambda: f"stages, any of {','.join(stage_registry.names())}, or all",
+        help=_stage_help,
+        control=Control("stages", "stages", "the stages to show (the display only)"),
+    ),
+    Option(
+        "debug_info",
+        _true_false(True),
+        default=True,
+        flags=("--no-debug-info",),
+        takes="switch",
+        frontends=_EVERYWHERE | {"cli report"},
+        in_key=True,
+        accepts="True or False",
+        help="leave out source locations",
+        control=Control(
+            "debug_info", "debug info", "show source locations in the programs (the display only)"
+        ),
+    ),
+    Option(
+        "compiler_options",
+        _compiler_options_value,
+        flags=("--compiler-option",),
+        takes="repeat",
+        parse_text=parse_compiler_option,
+        frontends=_EVERYWHERE,
+        metavar="KEY=VALUE",
+        in_key=True,
+        accepts="a dict such as {'xla_backend_optimization_level': 0}, the text "
+        "'KEY=VALUE, KEY=VALUE', (key, value) pairs, or None",
+        accepts_text="KEY=VALUE such as xla_backend_optimization_level=0",
+        help="an XLA compiler option; repeatable",
+        control=Control(
+            "compiler_options",
+            "compiler options",
+            "KEY=VALUE, KEY=VALUE: XLA compiler options (press Enter)",
+        ),
+    ),
+    Option(
+        "save",
+        _save_path,
+        flags=("--save",),
+        frontends=_REPORT,
+        metavar="PATH.html",
+        static_only="writes a static report",
+        accepts="a path ending in .html (a str or a pathlib.Path) in a folder that exists, or None",
+        accepts_text="a path ending in .html in a folder that exists",
+        help="also write a standalone HTML report",
+    ),
+    Option(
+        "name",
+        _variable_name,
+        flags=("--name",),
+        frontends=_REPORT,
+        metavar="NAME",
+        accepts="a Python variable name, or None",
+        accepts_text="a Python variable name",
+        help="keep the report in this variable",
+    ),
+    Option(
+        "interactive",
+        _true_false(False),
+        default=False,
+        flags=("--interactive",),
+        takes="switch",
+        frontends=_REPORT,
+        accepts="True or False",
+        help="show the interactive inspector: edit shapes, dtypes, static values and "
+        "options, and watch every stage change",
+    ),
+    Option(
+        "full",
+        _true_false(False),
+        default=False,
+        flags=("--full",),
+        takes="switch",
+        frontends=_REPORT | {"inspect"},
+        in_key=True,
+        accepts="True or False",
+        help="show stage texts in full, however long (default: long texts are capped)",
+    ),
+    Option(
+        "passes",
+        _pass_filter,
+        flags=("--passes",),
+        takes="optional",
+        const=".*",
+        frontends=_EVERYWHERE | _CLI,
+        metavar="REGEX",
+        in_key=True,
+        stage="passes",
+        stage_value=".*",
+        accepts="True (every pass of XLA's pipeline), a regular expression of pass names "
+        "such as 'fusion|cse', or None/False (no passes stage)",
+        accepts_text="a regular expression of pass names, e.g. fusion|cse (default: every pass)",
+        help="also compile once more with XLA's per-pass dumps and show what each pass "
+        "did, and where each line's ops went (default: every pass; REGEX keeps the "
+        "passes whose names it matches)",
+        control=Control(
+            "pass_filter",
+            "pass filter",
+            "a regular expression of XLA pass names: the passes stage shows "
+            "only those (empty: every pass; press Enter)",
+        ),
+    ),
+    Option(
+        "costs",
+        _true_false(False),
+        default=False,
+        flags=("--costs",),
+        takes="switch",
+        frontends=_EVERYWHERE | _CLI,
+        stage="costs",
+        stage_value=True,
+        accepts="True or False",
+        help="also show where the compiled program's cost goes, line by line: flops, "
+        "bytes accessed, the buffers live at the memory peak, and the collectives "
+        "a sharding costs",
+    ),
+    Option(
+        "timeout",
+        _seconds,
+        flags=("--timeout",),
+        metavar="SECONDS",
+        frontends=_REPORT | {"inspect", "cli report"},
+        static_only="limits a static report",
+        accepts="a positive number of seconds (or None for no limit)",
+        accepts_text="a positive number of seconds",
+        help="stop staging after this long (a function that hangs while traced); the "
+        "report shows the line it was stopped at",
+    ),
+    Option(
+        "cache",
+        _cache_value,
+        default=True,
+        frontends={"inspect"},
+        accepts="True (the default cache), False or None (no caching), or a ReportCache",
+        help="the reports to reuse: True, the default cache; False or None, none",
+    ),
+    Option(
+        "progress",
+        _progress_value,
+        frontends={"inspect"},
+        accepts="True (shown in the output), False or None, or a function taking the status line",
+        help="say which step runs and for how long once staging takes more than a second",
+    ),
+    Option(
+        "history_size",
+        _count,
+        default=32,
+        frontends={"inspector"},
+        accepts="a positive whole number of entries",
+        help="how many specializations the Inspector keeps to compare with",
+    ),
+    Option(
+        "history_bytes",
+        _count,
+        default=64 * 2**20,
+        frontends={"inspector"},
+        accepts="a positive whole number of bytes",
+        help="about how many bytes of program texts the Inspector's history keeps",
+    ),
+    Option(
+        "output",
+        _save_path,
+        flags=("-o", "--output"),
+        frontends=_CLI,
+        required=True,
+        metavar="REPORT.html",
+        accepts="a path ending in .html (a str or a pathlib.Path) in a folder that exists",
+        accepts_text="a path ending in .html in a folder that exists",
+        help="the standalone HTML report to write (its folder must exist)",
+    ),
 )
 
 _TABLE: dict[str, Option] = {row.name: row for row in _BUILT_IN}
@@ -561,8 +711,7 @@ def options(frontend: str | None = None) -> tuple[Option, ...]:
     :data:`FRONTENDS`) when given."""
     if frontend is not None and frontend not in FRONTENDS:
         raise ValueError(f"unknown frontend {frontend!r}; choose from {', '.join(FRONTENDS)}")
-    return tuple(row for row in _TABLE.values()
-                 if frontend is None or frontend in row.frontends)
+    return tuple(row for row in _TABLE.values() if frontend is None or frontend in row.frontends)
 
 
 def option(name: str) -> Option:
@@ -586,14 +735,19 @@ def register_option(row: Option) -> Option:
     (['timeout', 'shout'], True)
     """
     for other in _TABLE.values():
-        taken = (("name", row.name, other.name) if row.name in (other.name, other.keyword)
-                 else ("keyword", row.keyword, other.name)
-                 if row.keyword in (other.name, other.keyword)
-                 else ("flag", next(iter(set(row.flags) & set(other.flags)), None), other.name))
+        taken = (
+            ("name", row.name, other.name)
+            if row.name in (other.name, other.keyword)
+            else ("keyword", row.keyword, other.name)
+            if row.keyword in (other.name, other.keyword)
+            else ("flag", next(iter(set(row.flags) & set(other.flags)), None), other.name)
+        )
         if taken[1] is not None:
-            raise OptionError(f"cannot register option {row.name!r}: its {taken[0]} "
-                              f"{taken[1]!r} is taken by option {taken[2]!r}; choose "
-                              f"another.")
+            raise OptionError(
+                f"cannot register option {row.name!r}: its {taken[0]} "
+                f"{taken[1]!r} is taken by option {taken[2]!r}; choose "
+                f"another."
+            )
     _TABLE[row.name] = row
     _VERSION[0] += 1
     return row
@@ -619,8 +773,10 @@ def _message(row: Option, value, rejected: Rejected, text: bool) -> str:
         return f"{rejected.detail} (given {row.keyword}={value!r})."
     kind = f" ({type(value).__name__})" if rejected.type_error else ""
     if rejected.detail:
-        return (f"{row.keyword}={value!r}{kind}: {rejected.detail}. "
-                f"{row.keyword} must be {row.accepts_words()}.")
+        return (
+            f"{row.keyword}={value!r}{kind}: {rejected.detail}. "
+            f"{row.keyword} must be {row.accepts_words()}."
+        )
     return f"{row.keyword} must be {row.accepts_words()}; got {value!r}{kind}."
 
 

@@ -23,6 +23,7 @@ True
 >>> "note: This output is capped at 0.06 MB" in forms["text/plain"]
 True
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,8 +37,7 @@ from olympus_jupyter.report.html import MAX_LINES
 from olympus_jupyter.report.interactive import live_tail, tail_size
 from olympus_jupyter.report.markup import Markup
 
-__all__ = ["MAX_OUTPUT_BYTES", "MAX_LINE_CHARS", "capped_forms", "output_size",
-           "clip_report"]
+__all__ = ["MAX_OUTPUT_BYTES", "MAX_LINE_CHARS", "capped_forms", "output_size", "clip_report"]
 
 #: The size a report's display bundle may take in a notebook, all forms together.
 MAX_OUTPUT_BYTES = 5_000_000
@@ -52,9 +52,12 @@ _ROUNDS = 8
 
 def output_size(forms: Mapping[str, Any]) -> int:
     """Bytes the forms take in a saved notebook (JSON for data, UTF-8 for text)."""
-    return sum(len(form.encode("utf-8")) if isinstance(form, str)
-               else len(compact_json(form))  # ASCII: a character is a byte
-               for form in forms.values())
+    return sum(
+        len(form.encode("utf-8"))
+        if isinstance(form, str)
+        else len(compact_json(form))  # ASCII: a character is a byte
+        for form in forms.values()
+    )
 
 
 def _stage_texts(report) -> dict[str, str]:
@@ -70,10 +73,14 @@ def clip_report(report, max_lines: int, note: str | None):
     return dataclasses.replace(
         report,
         provenance=clip(report.provenance, max_lines, MAX_LINE_CHARS)
-        if report.provenance else None,
-        texts={name: clip_text(text, max_lines, MAX_LINE_CHARS)
-               for name, text in report.texts.items()},
-        notes=tuple(report.notes) + ((note,) if note else ()), _memo={})
+        if report.provenance
+        else None,
+        texts={
+            name: clip_text(text, max_lines, MAX_LINE_CHARS) for name, text in report.texts.items()
+        },
+        notes=tuple(report.notes) + ((note,) if note else ()),
+        _memo={},
+    )
 
 
 def _shown_bytes(text: str) -> int:
@@ -82,19 +89,25 @@ def _shown_bytes(text: str) -> int:
 
 
 def _note(limit: int, max_lines: int, lines: Mapping[str, int], widest: int) -> str:
-    cut = [f"{stage_registry.stage(name).label} {max_lines:,} of {n:,}"
-           for name, n in lines.items() if n > max_lines]
+    cut = [
+        f"{stage_registry.stage(name).label} {max_lines:,} of {n:,}"
+        for name, n in lines.items()
+        if n > max_lines
+    ]
     shown = []
     if cut:
-        shown.append(f"the first lines of each long stage ({'; '.join(cut)} lines) and "
-                     f"their ops")
+        shown.append(f"the first lines of each long stage ({'; '.join(cut)} lines) and their ops")
     if widest > MAX_LINE_CHARS:
-        shown.append(f"the first {MAX_LINE_CHARS:,} characters of lines longer than that "
-                     f"(the longest has {widest:,})")
-    return (f"This output is capped at {limit / 1e6:g} MB so that the notebook stays small: "
-            f"it shows {' and '.join(shown) or 'what fits'}. The report holds everything: "
-            f"report.save('report.html') writes it all, and inspect(..., full=True) or "
-            f"%olympus_lower --full shows it all here.")
+        shown.append(
+            f"the first {MAX_LINE_CHARS:,} characters of lines longer than that "
+            f"(the longest has {widest:,})"
+        )
+    return (
+        f"This output is capped at {limit / 1e6:g} MB so that the notebook stays small: "
+        f"it shows {' and '.join(shown) or 'what fits'}. The report holds everything: "
+        f"report.save('report.html') writes it all, and inspect(..., full=True) or "
+        f"%olympus_lower --full shows it all here."
+    )
 
 
 #: The static HTML alone (``report.html()``): the ``text/html`` form is that, then the
@@ -115,8 +128,7 @@ def _form(report, mime: str, live: bool = False):
     """A form; the static HTML as the HTML form holds it (where the interactive view
     follows it: uncoloured, as the view colours the texts itself, and unstyled, as
     it is what shows where no script runs, and no style sheet either)."""
-    return report.html(highlight=not live, unstyled=live) if mime == _STATIC \
-        else report.form(mime)
+    return report.html(highlight=not live, unstyled=live) if mime == _STATIC else report.form(mime)
 
 
 def _size(report, mime: str, form, live: bool) -> int:
@@ -129,8 +141,17 @@ def _size(report, mime: str, form, live: bool) -> int:
     return output_size({mime: form})
 
 
-def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int,
-         limit: int, start: int, uncut=None, live: bool = False):
+def _fit(
+    report,
+    mime: str,
+    budget: float,
+    lines: Mapping[str, int],
+    widest: int,
+    limit: int,
+    start: int,
+    uncut=None,
+    live: bool = False,
+):
     """Form ``mime`` of ``report`` with as many first lines of each stage (``start``
     at most) as fit in ``budget`` bytes, and the report it was made from.
     ``uncut``: the form as made already, uncut, if it was. ``live``: the HTML form
@@ -156,9 +177,15 @@ def _fit(report, mime: str, budget: float, lines: Mapping[str, int], widest: int
         size = _size(cut, mime, form, live)
     if size > budget:  # what is left is not stage text: the summary alone
         cut = dataclasses.replace(
-            report, provenance=None, texts={}, _memo={},
-            notes=(f"This report is too large to show here (over {limit / 1e6:g} MB even "
-                   f"without its stage texts); report.save('report.html') writes it.",))
+            report,
+            provenance=None,
+            texts={},
+            _memo={},
+            notes=(
+                f"This report is too large to show here (over {limit / 1e6:g} MB even "
+                f"without its stage texts); report.save('report.html') writes it.",
+            ),
+        )
         form = _form(cut, mime, live)
     return form, cut
 
@@ -192,13 +219,19 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
         if widest > MAX_LINE_CHARS:  # of the texts as shown: long lines cut short
             text_bytes = sum(map(_shown_bytes, texts.values())) * (2 if live else 1)
         start = max(1, min(longest, int(longest * budget / text_bytes * 0.9)))
-    data, cut = _fit(report, MEDIA_TYPE, budget, lines, widest, limit, start, uncut=data,
-                     live=live)
+    data, cut = _fit(report, MEDIA_TYPE, budget, lines, widest, limit, start, uncut=data, live=live)
     text = cut.form("text/plain")
     # The static HTML shows at most MAX_LINES of a stage however much is kept.
-    html, _ = _fit(report, _STATIC,
-                   room * _SHARES[_STATIC] - output_size({"text/plain": text}), lines,
-                   widest, limit, min(longest, MAX_LINES), live=live)
+    html, _ = _fit(
+        report,
+        _STATIC,
+        room * _SHARES[_STATIC] - output_size({"text/plain": text}),
+        lines,
+        widest,
+        limit,
+        min(longest, MAX_LINES),
+        live=live,
+    )
     if live:  # then the data as cut for the data form, and the view
         html = Markup(html + live_tail(cut.to_json_text()))
     return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}

@@ -18,6 +18,7 @@ is ``full``, with the cap said.
 >>> "fusion" in html and "Where each line" in html
 True
 """
+
 from __future__ import annotations
 
 import os
@@ -46,9 +47,13 @@ def _diff_block(before: str, after: str, limit: int | None):
         out.append(h("span", {"class": cls} if cls else None, line, "\n"))
     cut = None
     if len(shown) < len(lines):
-        cut = h("p", {"class": "cap"}, f"Showing {len(shown):,} of the {len(lines):,} lines "
-                f"of this diff; the full diff is in the interactive view and in "
-                f"report.save('report.html').")
+        cut = h(
+            "p",
+            {"class": "cap"},
+            f"Showing {len(shown):,} of the {len(lines):,} lines "
+            f"of this diff; the full diff is in the interactive view and in "
+            f"report.save('report.html').",
+        )
     return [h("pre", {"class": "diff"}, out), cut]
 
 
@@ -56,10 +61,17 @@ def _row_cells(row) -> list:
     counts = f"{row['instructions_before']:,} → {row['instructions']:,}"
     lines = ""
     if row["kind"] == "changed":  # XLA may call a change what prints the same
-        lines = f"−{row['removed']:,} +{row['added']:,}" if row["removed"] or row["added"] \
+        lines = (
+            f"−{row['removed']:,} +{row['added']:,}"
+            if row["removed"] or row["added"]
             else "same text"
-    return [h("td", None, row["pipeline"]), h("td", None, h("code", None, row["pass"])),
-            h("td", None, counts), h("td", None, lines)]
+        )
+    return [
+        h("td", None, row["pipeline"]),
+        h("td", None, h("code", None, row["pass"])),
+        h("td", None, counts),
+        h("td", None, lines),
+    ]
 
 
 def _pass_tables(data, full: bool):
@@ -68,36 +80,70 @@ def _pass_tables(data, full: bool):
     diffs = 0
     for number, row in enumerate(data["rows"], 1):
         if row["kind"] != "changed":
-            kind = {"start": "a pipeline's start", "unchanged": "changed nothing",
-                    "context": "the module before a kept pass"}[row["kind"]]
-            quiet.append(h("tr", None, h("td", None, str(number)), _row_cells(row),
-                           h("td", None, kind)))
+            kind = {
+                "start": "a pipeline's start",
+                "unchanged": "changed nothing",
+                "context": "the module before a kept pass",
+            }[row["kind"]]
+            quiet.append(
+                h("tr", None, h("td", None, str(number)), _row_cells(row), h("td", None, kind))
+            )
             continue
         changed.append(h("tr", None, h("td", None, str(number)), _row_cells(row)))
         pair = step_diff(data, texts, row["step"])
         if pair is None or pair[0] == pair[1] or (not full and diffs >= MAX_DIFFS):
             continue
         diffs += 1
-        fold = h("details", {"class": "ol-pass-diff"},
-                 h("summary", None, f"diff of {row['pass']}"),
-                 _diff_block(*pair, None if full else MAX_DIFF_LINES))
+        fold = h(
+            "details",
+            {"class": "ol-pass-diff"},
+            h("summary", None, f"diff of {row['pass']}"),
+            _diff_block(*pair, None if full else MAX_DIFF_LINES),
+        )
         changed.append(h("tr", None, h("td", {"colspan": "5"}, fold)))
-    head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
-        "#", "pipeline", "pass", "instructions", "lines")]))
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            [h("th", None, x) for x in ("#", "pipeline", "pass", "instructions", "lines")],
+        ),
+    )
     tables = [h("table", {"class": "tab passes"}, head, h("tbody", None, changed))]
     n_changed = counts(data)[0]
     if not full and n_changed > MAX_DIFFS:
-        tables.append(h("p", {"class": "cap"}, f"Diffs are folded in for the first "
-                        f"{MAX_DIFFS} of {n_changed:,} passes; the interactive view and "
-                        f"report.save('report.html') have them all."))
+        tables.append(
+            h(
+                "p",
+                {"class": "cap"},
+                f"Diffs are folded in for the first "
+                f"{MAX_DIFFS} of {n_changed:,} passes; the interactive view and "
+                f"report.save('report.html') have them all.",
+            )
+        )
     if quiet:
-        quiet_head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
-            "#", "pipeline", "pass", "instructions", "", "what")]))
-        tables.append(h("details", {"class": "ol-quiet"},
-                        h("summary", None, f"Passes that changed nothing, and the "
-                                           f"pipelines' starts ({len(quiet):,})"),
-                        h("table", {"class": "tab passes"}, quiet_head,
-                          h("tbody", None, quiet))))
+        quiet_head = h(
+            "thead",
+            None,
+            h(
+                "tr",
+                None,
+                [h("th", None, x) for x in ("#", "pipeline", "pass", "instructions", "", "what")],
+            ),
+        )
+        tables.append(
+            h(
+                "details",
+                {"class": "ol-quiet"},
+                h(
+                    "summary",
+                    None,
+                    f"Passes that changed nothing, and the pipelines' starts ({len(quiet):,})",
+                ),
+                h("table", {"class": "tab passes"}, quiet_head, h("tbody", None, quiet)),
+            )
+        )
     return tables
 
 
@@ -111,13 +157,35 @@ def _journey_table(report, data):
             where = f"{os.path.basename(source.path)}:{j['line']}"
             code = (source.line(j["line"]) or "").strip()
         start, end, decided = line_summary(j)
-        rows.append(h("tr", None, h("td", None, where), h("td", None, h("code", None, code)),
-                      h("td", None, start), h("td", None, end), h("td", None, decided)))
-    head = h("thead", None, h("tr", None, [h("th", None, x) for x in (
-        "line", "code", "before the passes", "after the passes", "decided by")]))
-    return [h("h4", None, "Where each line's ops went"),
-            h("table", {"class": "tab journeys"}, head, h("tbody", None, rows))
-            if rows else h("p", {"class": "note"}, "No instruction came from your lines.")]
+        rows.append(
+            h(
+                "tr",
+                None,
+                h("td", None, where),
+                h("td", None, h("code", None, code)),
+                h("td", None, start),
+                h("td", None, end),
+                h("td", None, decided),
+            )
+        )
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            [
+                h("th", None, x)
+                for x in ("line", "code", "before the passes", "after the passes", "decided by")
+            ],
+        ),
+    )
+    return [
+        h("h4", None, "Where each line's ops went"),
+        h("table", {"class": "tab journeys"}, head, h("tbody", None, rows))
+        if rows
+        else h("p", {"class": "note"}, "No instruction came from your lines."),
+    ]
 
 
 def passes_section(report, uid: str, full: bool):
@@ -128,12 +196,20 @@ def passes_section(report, uid: str, full: bool):
     rows = data["rows"]
     n_changed, first, last = counts(data)
     scope = "" if data["pass_re"] == ".*" else f" whose names match {data['pass_re']!r}"
-    summary = h("p", None, f"{n_changed:,} passes{scope} changed the module, of the "
-                f"{len(rows):,} steps XLA names; {first:,} → {last:,} instructions. XLA "
-                f"writes the module only after a pass that changed it: a pass that "
-                f"changed nothing shows only where XLA names it as the one that ran next.")
+    summary = h(
+        "p",
+        None,
+        f"{n_changed:,} passes{scope} changed the module, of the "
+        f"{len(rows):,} steps XLA names; {first:,} → {last:,} instructions. XLA "
+        f"writes the module only after a pass that changed it: a pass that "
+        f"changed nothing shows only where XLA names it as the one that ran next.",
+    )
     note = h("p", {"class": "note"}, data["note"]) if data.get("note") else None
     meta = f"{n_changed:,} of {len(rows):,} changed the module"
-    return section(uid, "passes", stage_registry.stage("passes").title,
-                    [summary, note, _pass_tables(data, full), _journey_table(report, data)],
-                    meta)
+    return section(
+        uid,
+        "passes",
+        stage_registry.stage("passes").title,
+        [summary, note, _pass_tables(data, full), _journey_table(report, data)],
+        meta,
+    )

@@ -32,6 +32,7 @@ True
 >>> any(r["kind"] == "changed" and r["pass"] == "fusion" for r in data["rows"])
 True
 """
+
 from __future__ import annotations
 
 import re
@@ -42,8 +43,16 @@ from olympus.passes import Carrier, PassPipeline, instruction_count, journeys
 
 from olympus_jupyter.report.line_diff import line_diff
 
-__all__ = ["passes_json", "module_texts", "step_diff", "journey_json", "line_summary",
-           "counts", "check_passes", "MAX_DELTA_CHARS"]
+__all__ = [
+    "passes_json",
+    "module_texts",
+    "step_diff",
+    "journey_json",
+    "line_summary",
+    "counts",
+    "check_passes",
+    "MAX_DELTA_CHARS",
+]
 
 #: Characters of modules (the first one and the deltas) a report carries, uncapped
 #: with ``full``: a notebook keeps a report's data twice (its JSON, and the HTML's
@@ -59,21 +68,47 @@ def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
     count = instruction_count(pipeline.before)
     steps = pipeline.steps
     for k, step in enumerate(steps):
-        kind = ("start" if step.is_pipeline_start
-                else "changed" if keep.search(step.after) else "context")
+        kind = (
+            "start"
+            if step.is_pipeline_start
+            else "changed"
+            if keep.search(step.after)
+            else "context"
+        )
         row_of_step.append(len(rows))
-        rows.append({"step": k, "pipeline": step.pipeline, "pass": step.after, "kind": kind,
-                     "instructions_before": count, "instructions": step.instructions,
-                     "added": 0, "removed": 0})
+        rows.append(
+            {
+                "step": k,
+                "pipeline": step.pipeline,
+                "pass": step.after,
+                "kind": kind,
+                "instructions_before": count,
+                "instructions": step.instructions,
+                "added": 0,
+                "removed": 0,
+            }
+        )
         count = step.instructions
         following = steps[k + 1] if k + 1 < len(steps) else None
         ran = step.before
-        if ran and ran != "pipeline-end" and keep.search(ran) and (
-                following is None or following.after != ran
-                or following.pipeline != step.pipeline):
-            rows.append({"step": None, "pipeline": step.pipeline, "pass": ran,
-                         "kind": "unchanged", "instructions_before": count,
-                         "instructions": count, "added": 0, "removed": 0})
+        if (
+            ran
+            and ran != "pipeline-end"
+            and keep.search(ran)
+            and (following is None or following.after != ran or following.pipeline != step.pipeline)
+        ):
+            rows.append(
+                {
+                    "step": None,
+                    "pipeline": step.pipeline,
+                    "pass": ran,
+                    "kind": "unchanged",
+                    "instructions_before": count,
+                    "instructions": count,
+                    "added": 0,
+                    "removed": 0,
+                }
+            )
     return rows, row_of_step
 
 
@@ -91,12 +126,16 @@ def _delta(old: list[str], new: list[str]) -> tuple[list, int, int]:
 
 
 def _carrier_json(c: Carrier) -> dict[str, Any]:
-    return {"label": c.label, "opcode": c.opcode, "fusion": c.fusion,
-            "fusion_kind": c.fusion_kind}
+    return {"label": c.label, "opcode": c.opcode, "fusion": c.fusion, "fusion_kind": c.fusion_kind}
 
 
-def passes_json(pipeline: PassPipeline, files: Sequence[str], *, full: bool = False,
-                max_chars: int = MAX_DELTA_CHARS) -> dict[str, Any]:
+def passes_json(
+    pipeline: PassPipeline,
+    files: Sequence[str],
+    *,
+    full: bool = False,
+    max_chars: int = MAX_DELTA_CHARS,
+) -> dict[str, Any]:
     """The report's ``passes`` data (see the module's docstring); ``files`` are the
     paths of the report's source files, in order: journeys name a file by its index
     there, and lines of other files (JAX's, the tools') are left out. Deltas past
@@ -120,34 +159,56 @@ def passes_json(pipeline: PassPipeline, files: Sequence[str], *, full: bool = Fa
     index = {path: i for i, path in enumerate(files)}
     found = journeys(pipeline)
     out_journeys = []
-    for (path, line), j in sorted(found.items(), key=lambda kv: (index.get(kv[0][0], -1),
-                                                                 kv[0][1])):
+    for (path, line), j in sorted(
+        found.items(), key=lambda kv: (index.get(kv[0][0], -1), kv[0][1])
+    ):
         if path not in index:
             continue
         out_journeys.append(journey_json(j, index[path], row_of_step))
     note = None
     if left_out:
-        note = (f"The modules after the last {left_out:,} of {len(deltas):,} passes are "
-                f"left out to keep the report small (their table rows and the journeys "
-                f"are complete); make the report with full=True (--full) to keep them.")
+        note = (
+            f"The modules after the last {left_out:,} of {len(deltas):,} passes are "
+            f"left out to keep the report small (their table rows and the journeys "
+            f"are complete); make the report with full=True (--full) to keep them."
+        )
     if not before:
-        note = (f"The modules are left out to keep the report small: the module XLA was "
-                f"given is already {len(pipeline.before):,} characters (the table rows "
-                f"and the journeys are complete); make the report with full=True "
-                f"(--full) to keep them.")
-    return {"pass_re": pipeline.pass_re, "module": pipeline.module,
-            "before": before, "rows": rows, "deltas": deltas,
-            "journeys": out_journeys, "note": note}
+        note = (
+            f"The modules are left out to keep the report small: the module XLA was "
+            f"given is already {len(pipeline.before):,} characters (the table rows "
+            f"and the journeys are complete); make the report with full=True "
+            f"(--full) to keep them."
+        )
+    return {
+        "pass_re": pipeline.pass_re,
+        "module": pipeline.module,
+        "before": before,
+        "rows": rows,
+        "deltas": deltas,
+        "journeys": out_journeys,
+        "note": note,
+    }
 
 
 def journey_json(j, file: int, row_of_step: Sequence[int]) -> dict[str, Any]:
     """One line's journey as data: its events name the row of the pass table."""
-    return {"file": file, "line": j.line,
-            "start": [_carrier_json(c) for c in j.start],
-            "end": [_carrier_json(c) for c in j.end],
-            "events": [{"row": row_of_step[e.step], "pass": e.pass_name,
-                        "pipeline": e.pipeline, "kind": e.kind, "labels": list(e.labels),
-                        "detail": e.detail} for e in j.events]}
+    return {
+        "file": file,
+        "line": j.line,
+        "start": [_carrier_json(c) for c in j.start],
+        "end": [_carrier_json(c) for c in j.end],
+        "events": [
+            {
+                "row": row_of_step[e.step],
+                "pass": e.pass_name,
+                "pipeline": e.pipeline,
+                "kind": e.kind,
+                "labels": list(e.labels),
+                "detail": e.detail,
+            }
+            for e in j.events
+        ],
+    }
 
 
 def module_texts(data: Mapping[str, Any]) -> list[str | None]:
@@ -164,14 +225,15 @@ def module_texts(data: Mapping[str, Any]) -> list[str | None]:
             if isinstance(item, str):
                 lines.append(item)
             else:
-                lines.extend(previous[item[0]:item[1]])
+                lines.extend(previous[item[0] : item[1]])
         out.append("\n".join(lines))
         previous = lines
     return out
 
 
-def step_diff(data: Mapping[str, Any], texts: Sequence[str | None],
-              step: int) -> tuple[str, str] | None:
+def step_diff(
+    data: Mapping[str, Any], texts: Sequence[str | None], step: int
+) -> tuple[str, str] | None:
     """The module before and after dumped step ``step`` (``texts``:
     :func:`module_texts`), or None where it was left out."""
     after = texts[step]
@@ -233,13 +295,15 @@ def check_passes(data: Mapping[str, Any], files: int) -> None:
     steps, rows = len(data["deltas"]), len(data["rows"])
     for k, row in enumerate(data["rows"]):
         if row["step"] is not None and row["step"] >= steps:
-            raise ValueError(f"passes.rows.{k}.step: {row['step']} is past the "
-                             f"{steps} steps.")
+            raise ValueError(f"passes.rows.{k}.step: {row['step']} is past the {steps} steps.")
     for k, j in enumerate(data["journeys"]):
         if j["file"] >= files:
-            raise ValueError(f"passes.journeys.{k}.file: {j['file']} is not a file of the "
-                             f"report (it has {files}).")
+            raise ValueError(
+                f"passes.journeys.{k}.file: {j['file']} is not a file of the "
+                f"report (it has {files})."
+            )
         for e, event in enumerate(j["events"]):
             if event["row"] >= rows:
-                raise ValueError(f"passes.journeys.{k}.events.{e}.row: {event['row']} is "
-                                 f"past the {rows} rows.")
+                raise ValueError(
+                    f"passes.journeys.{k}.events.{e}.row: {event['row']} is past the {rows} rows."
+                )

@@ -1,5 +1,6 @@
 """The folding sections a report's static HTML is made of: one per stage (see
 :func:`section`), shared by :mod:`.html` and :mod:`.passes_html`."""
+
 from __future__ import annotations
 
 from olympus import stage_registry
@@ -12,8 +13,7 @@ __all__ = ["section", "unavailable"]
 Pieces = list
 
 
-def section(uid: str, key: str, title: str, body, meta: str = "",
-            open_: bool = True) -> Pieces:
+def section(uid: str, key: str, title: str, body, meta: str = "", open_: bool = True) -> Pieces:
     """A folding section titled ``title`` around ``body`` (Markup, or lists of it).
 
     >>> concat(section("ol1", "cost", "Cost <analysis>", h("p", None, "x"), "2 rows"))
@@ -26,6 +26,11 @@ def section(uid: str, key: str, title: str, body, meta: str = "",
 
 def unavailable(uid: str, key: str, reason: str) -> Pieces:
     """The section of a stage that could not be made, with the reason."""
-    return section(uid, key, stage_registry.stage(key).title,
-                   h("p", {"class": "unavailable"}, f"Not available: {reason}."),
-                   "unavailable", open_=True)
+    return section(
+        uid,
+        key,
+        stage_registry.stage(key).title,
+        h("p", {"class": "unavailable"}, f"Not available: {reason}."),
+        "unavailable",
+        open_=True,
+    )

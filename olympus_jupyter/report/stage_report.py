@@ -16,6 +16,7 @@ cannot exist on this machine). Its display bundle has three forms:
 >>> sorted(report._repr_mimebundle_())
 ['application/vnd.olympus.stages+json', 'text/html', 'text/plain']
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -51,6 +52,7 @@ class StageReport:
     ``save(path)`` writes a standalone HTML page that works offline, interactive
     in any browser.
     """
+
     name: str
     platforms: tuple[str, ...]
     stages: tuple[str, ...]
@@ -97,9 +99,15 @@ class StageReport:
         saves of the data, measured by the output cap and embedded in the HTML."""
         return self._memoized("json-text", lambda: compact_json(self.form(MEDIA_TYPE)))
 
-    def html(self, *, full: bool | None = None, standalone: bool = False,
-             interactive: bool | None = None, highlight: bool | None = None,
-             unstyled: bool | None = None) -> str:
+    def html(
+        self,
+        *,
+        full: bool | None = None,
+        standalone: bool = False,
+        interactive: bool | None = None,
+        highlight: bool | None = None,
+        unstyled: bool | None = None,
+    ) -> str:
         """The HTML form: static HTML, readable with no script; ``full=True`` lifts
         the cap on long stage texts. ``interactive`` (the default for a
         ``standalone`` page) adds the report's data and the interactive view, which
@@ -118,16 +126,30 @@ class StageReport:
         if unstyled is None:
             unstyled = interactive and not standalone and interactive_view.viewer() is not None
         if not interactive:
-            return self._memoized(("html", full, standalone, highlight, unstyled),
-                                  lambda: render_html(self, full=full, standalone=standalone,
-                                                      highlight=highlight, unstyled=unstyled))
+            return self._memoized(
+                ("html", full, standalone, highlight, unstyled),
+                lambda: render_html(
+                    self, full=full, standalone=standalone, highlight=highlight, unstyled=unstyled
+                ),
+            )
         if not standalone:  # the static fragment, made once, then the view
-            return self._memoized(("live", full, highlight, unstyled), lambda: Markup(
-                self.html(full=full, highlight=highlight, unstyled=unstyled)
-                + self._view_tail()))
-        return self._memoized(("live-page", full, highlight, unstyled), lambda: render_html(
-            self, full=full, standalone=True, after=self._view_tail(), highlight=highlight,
-            unstyled=unstyled))
+            return self._memoized(
+                ("live", full, highlight, unstyled),
+                lambda: Markup(
+                    self.html(full=full, highlight=highlight, unstyled=unstyled) + self._view_tail()
+                ),
+            )
+        return self._memoized(
+            ("live-page", full, highlight, unstyled),
+            lambda: render_html(
+                self,
+                full=full,
+                standalone=True,
+                after=self._view_tail(),
+                highlight=highlight,
+                unstyled=unstyled,
+            ),
+        )
 
     def _view_tail(self) -> Markup:
         """The report's data and the interactive view, after its static HTML."""
@@ -153,16 +175,17 @@ class StageReport:
         # Displaying a report again (a cached one, say) reuses the forms made the first
         # time. What a notebook keeps is capped (output_cap.MAX_OUTPUT_BYTES) unless
         # the report is ``full``.
-        forms = self.forms() if self.full else \
-            self._memoized("capped", lambda: capped_forms(self))
-        return {mime: form for mime, form in forms.items()
-                if (include is None or mime in include) and not (exclude and mime in exclude)}
+        forms = self.forms() if self.full else self._memoized("capped", lambda: capped_forms(self))
+        return {
+            mime: form
+            for mime, form in forms.items()
+            if (include is None or mime in include) and not (exclude and mime in exclude)
+        }
 
     def __repr__(self) -> str:
         return self.text()
 
-    def save(self, path: str | os.PathLike, *, full: bool = True,
-             interactive: bool = True) -> str:
+    def save(self, path: str | os.PathLike, *, full: bool = True, interactive: bool = True) -> str:
         """Writes a standalone HTML report; returns the path written. The page works
         offline, and is interactive in any browser: it carries the report's data and
         the interactive view (``interactive=False`` writes the static HTML alone)."""
@@ -171,7 +194,9 @@ class StageReport:
             raise ValueError(f"save() writes HTML: give a path ending in .html, got {path!r}.")
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
-            raise FileNotFoundError(f"Cannot save to {path!r}: folder {directory!r} does not exist.")
+            raise FileNotFoundError(
+                f"Cannot save to {path!r}: folder {directory!r} does not exist."
+            )
         with open(path, "w", encoding="utf-8") as out:
             out.write(self.html(full=full, standalone=True, interactive=interactive))
         return path
@@ -187,8 +212,7 @@ class StageReport:
         spec = stage_registry.stage(stage)
         if spec.kind != "program":
             programs = [s.name for s in stage_registry.program_stages()]
-            raise KeyError(f"{stage!r} is not a program stage; choose from "
-                           f"{', '.join(programs)}.")
+            raise KeyError(f"{stage!r} is not a program stage; choose from {', '.join(programs)}.")
         if not spec.linked:
             return self.texts.get(stage)
         if self.provenance is None or stage not in self.provenance.stages:
@@ -207,8 +231,10 @@ class StageReport:
         ``passes`` stage (``inspect(f, x, passes=True)``, ``%olympus_lower --passes``).
         """
         if self.passes is None:
-            raise ValueError("This report has no passes stage: make it with "
-                             "inspect(f, *args, passes=True) or %olympus_lower --passes.")
+            raise ValueError(
+                "This report has no passes stage: make it with "
+                "inspect(f, *args, passes=True) or %olympus_lower --passes."
+            )
         model = self.provenance
         if model is None:
             return None
@@ -220,8 +246,10 @@ class StageReport:
 
     def _costs(self) -> tuple[Mapping[str, Any], list[str]]:
         if self.costs is None:
-            raise ValueError("This report has no costs stage: make it with "
-                             "inspect(f, *args, costs=True) or %olympus_lower --costs.")
+            raise ValueError(
+                "This report has no costs stage: make it with "
+                "inspect(f, *args, costs=True) or %olympus_lower --costs."
+            )
         files = [f.path for f in self.provenance.files] if self.provenance else []
         return self.costs, files
 
@@ -327,6 +355,7 @@ class EarlyReading:
     >>> build_report(run, early=early).provenance.stage_names
     ('olympuspr', 'stablehlo', 'compiled')
     """
+
     stages: tuple[str, ...]
     debug_info: bool = True
     reading: Reading | None = None
@@ -348,16 +377,21 @@ class EarlyReading:
             make_hlo = lowered._hlo_later()
         except Exception:  # noqa: BLE001 - made again, and reported, by build_report
             return None
-        texts = [spec for spec in map(stage_registry.stage, self.stages)
-                 if spec.text is not None and spec.step == "lower"]
+        texts = [
+            spec
+            for spec in map(stage_registry.stage, self.stages)
+            if spec.text is not None and spec.step == "lower"
+        ]
 
         def work():
             make_hlo()
             self.reading = read()
             for spec in texts:  # from the HLO module made above: no MLIR touched
                 self.texts[spec.name] = spec.text(  # type: ignore[misc, assignment]
-                    lowered, self.debug_info)
+                    lowered, self.debug_info
+                )
             self.cost_lowered = lowered.cost_analysis()
+
         return work
 
     def of(self, run: StagedRun) -> "EarlyReading | None":
@@ -374,10 +408,16 @@ def _stage_objects(run: StagedRun) -> dict[str, Any]:
     return {"trace": run.traced, "lower": run.lowered, "compile": run.compiled}
 
 
-def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
-                 debug_info: bool = True, full: bool = False,
-                 models: MutableMapping | None = None,
-                 early: EarlyReading | None = None, pass_re: str = ".*") -> StageReport:
+def build_report(
+    run: StagedRun,
+    *,
+    stages: tuple[str, ...] | None = None,
+    debug_info: bool = True,
+    full: bool = False,
+    models: MutableMapping | None = None,
+    early: EarlyReading | None = None,
+    pass_re: str = ".*",
+) -> StageReport:
     """Makes the report of a :class:`~olympus_jupyter.staging.StagedRun` (no recompiling).
 
     ``stages`` are registry names (default: the registry's default stages).
@@ -388,8 +428,11 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
     while the program compiled (:class:`EarlyReading`). What fails on the way (an
     analysis, a stage's text) is the report's failure, shown with its message.
     """
-    stages = stage_registry.default_names() if stages is None else \
-        tuple(dict.fromkeys(stage_registry.stage(s).name for s in stages))  # former names too
+    stages = (
+        stage_registry.default_names()
+        if stages is None
+        else tuple(dict.fromkeys(stage_registry.stage(s).name for s in stages))
+    )  # former names too
     specs = [stage_registry.stage(s) for s in stages]
     early = early.of(run) if early is not None else None  # only a reading of this run
     unavailable = dict(run.unavailable)
@@ -411,8 +454,11 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
         provenance = cache.get(linked)
         if provenance is None:
             provenance = failures.attempt(
-                "provenance", lambda: build_provenance(
-                    stage_obj, stages=linked, start=early.reading if early else None))
+                "provenance",
+                lambda: build_provenance(
+                    stage_obj, stages=linked, start=early.reading if early else None
+                ),
+            )
             if provenance is not None:
                 cache[linked] = provenance
         if provenance is not None:
@@ -433,26 +479,35 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
     lowered, compiled = run.lowered, run.compiled
     cost_lowered = None
     if lowered is not None:
-        cost_lowered = _jsonable_cost(early.cost_lowered) if early is not None \
-            and early.cost_lowered else _lowered_cost(lowered, failures, unavailable)
+        cost_lowered = (
+            _jsonable_cost(early.cost_lowered)
+            if early is not None and early.cost_lowered
+            else _lowered_cost(lowered, failures, unavailable)
+        )
     analyses = Analyses(
         cost_lowered=cost_lowered,
         cost_compiled=_jsonable_cost(failures.attempt("cost_analysis", compiled.cost_analysis))
-        if compiled else None,
+        if compiled
+        else None,
         memory=(lambda m: m.as_dict() if m else None)(
-            failures.attempt("memory", compiled.memory_analysis)) if compiled else None,
+            failures.attempt("memory", compiled.memory_analysis)
+        )
+        if compiled
+        else None,
     )
     # Each stage kind's data (kinds.StageKind.make). What costs one more compile is
     # kept with the models: another display of the same stages compiles no more.
     kept = models.setdefault(stage_obj, {}) if models is not None and stage_obj else {}
-    context = MakeContext(run=run, provenance=provenance, full=full, pass_re=pass_re,
-                          kept=kept)
+    context = MakeContext(run=run, provenance=provenance, full=full, pass_re=pass_re, kept=kept)
     fields: dict[str, Any] = {}
     stage_data: dict[str, Any] = {}
     for handler in map(kinds.kind, stages):
         step = handler.spec.step
-        if not handler.makes_data() or handler.name in unavailable \
-                or (step is not None and context.stage_object(step) is None):
+        if (
+            not handler.makes_data()
+            or handler.name in unavailable
+            or (step is not None and context.stage_object(step) is None)
+        ):
             continue
         key = handler.cache_key(context)
         data = kept.get(key) if key is not None else None
@@ -468,10 +523,20 @@ def build_report(run: StagedRun, *, stages: tuple[str, ...] | None = None,
             stage_data[handler.name] = data
     provenance, failure = _as_cells(provenance, failures.failure)
     return StageReport(
-        name=run.name, platforms=tuple(run.platforms), stages=stages,
-        provenance=provenance, texts=texts, analyses=analyses,
-        timings=dict(run.timings), failure=failure, unavailable=unavailable,
-        debug_info=debug_info, full=full, stage_data=stage_data, **fields)
+        name=run.name,
+        platforms=tuple(run.platforms),
+        stages=stages,
+        provenance=provenance,
+        texts=texts,
+        analyses=analyses,
+        timings=dict(run.timings),
+        failure=failure,
+        unavailable=unavailable,
+        debug_info=debug_info,
+        full=full,
+        stage_data=stage_data,
+        **fields,
+    )
 
 
 def _as_cells(provenance, failure: StageFailure | None):
@@ -484,12 +549,23 @@ def _as_cells(provenance, failure: StageFailure | None):
         return provenance, failure
     if provenance is not None:
         provenance = dataclasses.replace(
-            provenance, files=tuple(cells.relabel(f, found) for f in provenance.files))
+            provenance, files=tuple(cells.relabel(f, found) for f in provenance.files)
+        )
     if failure is not None:
-        failure = dataclasses.replace(failure, frames=tuple(
-            cells.relabel_frame(fr, found) for fr in failure.frames))
+        failure = dataclasses.replace(
+            failure, frames=tuple(cells.relabel_frame(fr, found) for fr in failure.frames)
+        )
     return provenance, failure
 
 
-__all__ = ["StageReport", "Analyses", "build_report", "EarlyReading", "MEDIA_TYPE", "SCHEMA", "VERSION",
-           "UserFrame", "costs_data"]
+__all__ = [
+    "StageReport",
+    "Analyses",
+    "build_report",
+    "EarlyReading",
+    "MEDIA_TYPE",
+    "SCHEMA",
+    "VERSION",
+    "UserFrame",
+    "costs_data",
+]

@@ -11,6 +11,7 @@ Olympus report: <lambda> for ...
   trace ... ms, lower ... ms, compile ... ms
   ...
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,7 @@ import os
 from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names, kinds
-from olympus_jupyter.report.cost_names import (format_bytes, format_flops, format_ms,
-                                               format_share)
+from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
 from olympus_jupyter.report.passes_view import counts, line_summary
 
 
@@ -57,20 +57,33 @@ def cost_lines(lowered, compiled, limit: int = MAX_COST_LINES) -> list[str]:
     rows = []
     for key in keys[:limit]:
         name = cost_names.describe(key)
-        rows.append([_printable(name.label), *(_ascii_figure(name.format(t.get(key)))
-                                               for t in columns),
-                     f"[{_printable(key)}]" if name.known else ""])
+        rows.append(
+            [
+                _printable(name.label),
+                *(_ascii_figure(name.format(t.get(key))) for t in columns),
+                f"[{_printable(key)}]" if name.known else "",
+            ]
+        )
     widths = [min(max(len(r[i]) for r in rows), 40) for i in range(len(rows[0]) - 1)]
     if lowered is not None and compiled is not None:
         title = "before -> after optimization (lowered -> compiled)"
     else:
-        title = "before optimization (lowered)" if lowered is not None else \
-            "after optimization (compiled)"
+        title = (
+            "before optimization (lowered)"
+            if lowered is not None
+            else "after optimization (compiled)"
+        )
     out = [f"  cost, XLA's estimate {title}:"]
     for row in rows:
         cells = [f"{c:<{w}}" for c, w in zip(row, widths)]
-        out.append(("    " + "  ".join(cells[:2]) + "".join(f"  -> {c}" for c in cells[2:])
-                    + f"  {row[-1]}").rstrip())
+        out.append(
+            (
+                "    "
+                + "  ".join(cells[:2])
+                + "".join(f"  -> {c}" for c in cells[2:])
+                + f"  {row[-1]}"
+            ).rstrip()
+        )
     if len(keys) > limit:
         out.append(f"    ... and {len(keys) - limit} more: report.html() names every figure")
     return out
@@ -93,18 +106,25 @@ def pass_lines(passes, model, limit: int = MAX_JOURNEY_LINES) -> list[str]:
     if not passes:
         return []
     changed, first, last = counts(passes)
-    out = [f"  passes: {changed} of {len(passes['rows'])} steps changed the module; "
-           f"{first:,} -> {last:,} instructions"]
+    out = [
+        f"  passes: {changed} of {len(passes['rows'])} steps changed the module; "
+        f"{first:,} -> {last:,} instructions"
+    ]
     for j in passes["journeys"][:limit]:
         where = f"line {j['line']}"
-        if model is not None and 0 <= j["file"] < len(model.files) and j["file"] != \
-                model.function.file:
+        if (
+            model is not None
+            and 0 <= j["file"] < len(model.files)
+            and j["file"] != model.function.file
+        ):
             where = f"{os.path.basename(model.files[j['file']].path)}:{j['line']}"
         start, end, decided = line_summary(j)
         out.append(_printable(f"    {where}: {start} -> {end}  [{decided}]"))
     if len(passes["journeys"]) > limit:
-        out.append(f"    ... and {len(passes['journeys']) - limit} more lines: "
-                   f"report.journey(line) gives each")
+        out.append(
+            f"    ... and {len(passes['journeys']) - limit} more lines: "
+            f"report.journey(line) gives each"
+        )
     return out
 
 
@@ -178,19 +198,21 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
             where += f" ({os.path.basename(str(name)) or name})"
         out.append(_printable(f"    {where}: {figures(r)}"))
     if len(lines) > limit:
-        out.append(f"    ... and {len(lines) - limit} more lines: report.cost_by_line() "
-                   f"gives each")
+        out.append(f"    ... and {len(lines) - limit} more lines: report.cost_by_line() gives each")
     for r in rows:
         if r.get("what") == "compiler-made" and any(
-                _number(r.get(k)) for k in ("flops", "transcendentals", "bytes", "peak")):
+            _number(r.get(k)) for k in ("flops", "transcendentals", "bytes", "peak")
+        ):
             out.append(f"    compiler-made (copies, layout changes): {figures(r)}")
     found = costs.get("collectives") or []
     if found:
         out.append(f"    collectives: {len(found)}")
         out.extend(_printable(f"      {c.get('text', '')}") for c in found[:MAX_COLLECTIVES])
         if len(found) > MAX_COLLECTIVES:
-            out.append(f"      ... and {len(found) - MAX_COLLECTIVES} more: "
-                       f"report.collectives() gives each")
+            out.append(
+                f"      ... and {len(found) - MAX_COLLECTIVES} more: "
+                f"report.collectives() gives each"
+            )
     return out
 
 

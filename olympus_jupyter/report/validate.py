@@ -14,6 +14,7 @@ data they describe.
 Traceback (most recent call last):
 olympus_jupyter.report.validate.BundleError: Not a readable Olympus report: (top level): 'name' is a required property.
 """
+
 from __future__ import annotations
 
 import functools
@@ -84,22 +85,26 @@ def _check_depth(data: Any) -> None:
     while stack:
         node, depth, where = stack.pop()
         if depth > MAX_DEPTH:
-            raise BundleError(f"Not a readable Olympus report: {where}: nested deeper than "
-                              f"{MAX_DEPTH} levels.")
+            raise BundleError(
+                f"Not a readable Olympus report: {where}: nested deeper than {MAX_DEPTH} levels."
+            )
         if isinstance(node, Mapping):
-            stack.extend((v, depth + 1, f"{where}.{k}" if depth else str(k))
-                         for k, v in node.items())
+            stack.extend(
+                (v, depth + 1, f"{where}.{k}" if depth else str(k)) for k, v in node.items()
+            )
         elif isinstance(node, list):
-            stack.extend((v, depth + 1, f"{where}.{i}" if depth else str(i))
-                         for i, v in enumerate(node))
+            stack.extend(
+                (v, depth + 1, f"{where}.{i}" if depth else str(i)) for i, v in enumerate(node)
+            )
 
 
 def check_bundle(data: Any) -> None:
     """Raises :class:`BundleError` unless ``data`` is a report bundle that follows the
     schema (this version's or version 1's)."""
     if not isinstance(data, Mapping):
-        raise BundleError(f"Not a readable Olympus report: expected a JSON object, got "
-                          f"{type(data).__name__}.")
+        raise BundleError(
+            f"Not a readable Olympus report: expected a JSON object, got {type(data).__name__}."
+        )
     _check_depth(data)
     try:
         _fast_check()(data)

@@ -12,6 +12,7 @@ module, so that a change here is a change everywhere:
 >>> typescript_module().splitlines()[0]
 '// Generated from olympus_jupyter/report/view_tables.py by'
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -57,37 +58,46 @@ def _js_string(s: str) -> str:
 
 def _js_steps(name: str, doc: str, steps) -> list[str]:
     rows = [f"  [{_js_number(size)}, {_js_string(unit)}]" for size, unit in steps]
-    return [f"/** {doc} */",
-            f"export const {name}: ReadonlyArray<readonly [number, string]> = [",
-            ",\n".join(rows), "];", ""]
+    return [
+        f"/** {doc} */",
+        f"export const {name}: ReadonlyArray<readonly [number, string]> = [",
+        ",\n".join(rows),
+        "];",
+        "",
+    ]
 
 
 def typescript_module() -> str:
     """The text of ``src/viewtables.ts``."""
-    lines = [f"// Generated from {_HERE} by",
-             "// `python -m olympus_jupyter.report.view_tables`: do not edit (the test",
-             "// tests/test_view_tables.py fails when this file differs from what it makes).",
-             "",
-             "/** How many source colours there are (`olympus-src-0` ...). */",
-             f"export const PALETTE_SIZE = {PALETTE_SIZE};",
-             "",
-             "/** Units of a size in short form, each 1024 of the one before. */",
-             "export const SIZE_UNITS: ReadonlyArray<string> = ["
-             + ", ".join(_js_string(u) for u in SIZE_UNITS) + "];", ""]
-    lines += _js_steps("BINARY_PREFIXES",
-                       "Binary prefixes of a size written out in full, largest first.",
-                       BINARY_PREFIXES)
-    lines += _js_steps("SI_PREFIXES", "Decimal prefixes of a count, largest first.",
-                       SI_PREFIXES)
-    lines += _js_steps("SECOND_UNITS", "Units of a time in seconds, largest first.",
-                       SECOND_UNITS)
+    lines = [
+        f"// Generated from {_HERE} by",
+        "// `python -m olympus_jupyter.report.view_tables`: do not edit (the test",
+        "// tests/test_view_tables.py fails when this file differs from what it makes).",
+        "",
+        "/** How many source colours there are (`olympus-src-0` ...). */",
+        f"export const PALETTE_SIZE = {PALETTE_SIZE};",
+        "",
+        "/** Units of a size in short form, each 1024 of the one before. */",
+        "export const SIZE_UNITS: ReadonlyArray<string> = ["
+        + ", ".join(_js_string(u) for u in SIZE_UNITS)
+        + "];",
+        "",
+    ]
+    lines += _js_steps(
+        "BINARY_PREFIXES",
+        "Binary prefixes of a size written out in full, largest first.",
+        BINARY_PREFIXES,
+    )
+    lines += _js_steps("SI_PREFIXES", "Decimal prefixes of a count, largest first.", SI_PREFIXES)
+    lines += _js_steps("SECOND_UNITS", "Units of a time in seconds, largest first.", SECOND_UNITS)
     return "\n".join(lines)
 
 
 def palette_css() -> str:
     """The palette's block of ``style/base.css``, its marker lines included."""
-    rules = [f".olympus-src-{k} {{\n  --olympus-hue: {hue};\n}}\n"
-             for k, hue in enumerate(PALETTE_HUES)]
+    rules = [
+        f".olympus-src-{k} {{\n  --olympus-hue: {hue};\n}}\n" for k, hue in enumerate(PALETTE_HUES)
+    ]
     return CSS_BEGIN + "\n" + "\n".join(rules) + CSS_END
 
 
@@ -96,17 +106,21 @@ def with_palette(css: str) -> str:
     when the marker lines are missing."""
     start, end = css.find(CSS_BEGIN), css.find(CSS_END)
     if start < 0 or end < start:
-        raise ValueError(f"{CSS_PATH} has no palette block: put the lines {CSS_BEGIN!r} "
-                         f"and {CSS_END!r} where the palette goes")
-    return css[:start] + palette_css() + css[end + len(CSS_END):]
+        raise ValueError(
+            f"{CSS_PATH} has no palette block: put the lines {CSS_BEGIN!r} "
+            f"and {CSS_END!r} where the palette goes"
+        )
+    return css[:start] + palette_css() + css[end + len(CSS_END) :]
 
 
 def write(root: pathlib.Path) -> list[str]:
     """Writes the generated files under the repository ``root``; returns those changed."""
     changed = []
     ts, css = root / TS_PATH, root / CSS_PATH
-    for path, text in ((ts, typescript_module()),
-                       (css, with_palette(css.read_text(encoding="utf-8")))):
+    for path, text in (
+        (ts, typescript_module()),
+        (css, with_palette(css.read_text(encoding="utf-8"))),
+    ):
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
             changed.append(str(path.relative_to(root)))
@@ -116,6 +130,8 @@ def write(root: pathlib.Path) -> list[str]:
 if __name__ == "__main__":  # pragma: no cover - the test calls the functions
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     if not (root / "src").is_dir() or not (root / "style").is_dir():
-        sys.exit(f"{root.resolve()} is not the repository's root (no src/ and style/): "
-                 "run from there, or give it as the argument")
+        sys.exit(
+            f"{root.resolve()} is not the repository's root (no src/ and style/): "
+            "run from there, or give it as the argument"
+        )
     print("\n".join(write(root)) or "up to date")

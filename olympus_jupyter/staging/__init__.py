@@ -9,8 +9,14 @@ says why a function would recompile.
 >>> run_stages(lambda x: x * 2, (1.0,)).compiled is not None
 True
 """
-from olympus_jupyter.staging.runner import (
-    StagedRun, StageFailure, StagingError, UserFrame, as_wrapped, run_stages)
 
-__all__ = ["run_stages", "as_wrapped", "StagedRun", "StageFailure", "StagingError",
-           "UserFrame"]
+from olympus_jupyter.staging.runner import (
+    StagedRun,
+    StageFailure,
+    StagingError,
+    UserFrame,
+    as_wrapped,
+    run_stages,
+)
+
+__all__ = ["run_stages", "as_wrapped", "StagedRun", "StageFailure", "StagingError", "UserFrame"]

@@ -36,6 +36,7 @@ reading could take half a second on a loaded machine, where at 10 it takes about
 >>> with alongside(None):            # nothing to do
 ...     pass
 """
+
 from __future__ import annotations
 
 import collections

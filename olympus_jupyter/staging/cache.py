@@ -14,6 +14,7 @@ trace (and everything after it); a change of lowering platforms, a new lowering
 >>> cache.counts
 {'trace': 1, 'lower': 1, 'compile': 2}
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,15 +26,27 @@ from olympus.stages import Wrapped
 
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.staging.specialization import Specialization
-from olympus_jupyter.staging.runner import (STEPS, StagedRun, StageRequest, _timed, advance,
-                                            as_wrapped)
+from olympus_jupyter.staging.runner import (
+    STEPS,
+    StagedRun,
+    StageRequest,
+    _timed,
+    advance,
+    as_wrapped,
+)
 
 
 class StageCache:
     """The stages of one function for each specialization seen (the last ``size`` of each)."""
 
-    def __init__(self, fun, *, static_argnums: Sequence[int] = (),
-                 static_argnames: Sequence[str] = (), size: int = 16):
+    def __init__(
+        self,
+        fun,
+        *,
+        static_argnums: Sequence[int] = (),
+        static_argnames: Sequence[str] = (),
+        size: int = 16,
+    ):
         self.fun = fun
         self._static = (tuple(static_argnums) or None, tuple(static_argnames) or None)
         self.wrapped = as_wrapped(fun, *self._static)
@@ -66,18 +79,32 @@ class StageCache:
             self._wrappers.put(key, wrapped)
         return wrapped
 
-    def stage(self, spec: Specialization, args: Sequence[Any],
-              kwargs: Mapping[str, Any] | None = None, *, lower: bool = True,
-              compile: bool = True, progress=None) -> StagedRun:
+    def stage(
+        self,
+        spec: Specialization,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any] | None = None,
+        *,
+        lower: bool = True,
+        compile: bool = True,
+        progress=None,
+    ) -> StagedRun:
         """The stages for ``spec`` (whose arguments are ``args``/``kwargs``), made as
         needed; ``progress`` (a :class:`~olympus_jupyter.staging.progress.Progress`)
         is told when each step starts."""
-        request = StageRequest(tuple(args), dict(kwargs or {}), spec.platforms,
-                               dict(spec.compiler_options),
-                               "compile" if compile and lower else "lower" if lower else "trace")
-        run = StagedRun(name=getattr(self.wrapped, "__name__", "function"),
-                        wrapped=self._wrapper(spec.args), fun=self.wrapped.fun,
-                        platforms=spec.platforms or (_platforms.local_platform(),))
+        request = StageRequest(
+            tuple(args),
+            dict(kwargs or {}),
+            spec.platforms,
+            dict(spec.compiler_options),
+            "compile" if compile and lower else "lower" if lower else "trace",
+        )
+        run = StagedRun(
+            name=getattr(self.wrapped, "__name__", "function"),
+            wrapped=self._wrapper(spec.args),
+            fun=self.wrapped.fun,
+            platforms=spec.platforms or (_platforms.local_platform(),),
+        )
         # A step's key holds everything it depends on: a later step's, the earlier's too.
         keys: dict[str, tuple] = {"trace": spec.args}
         keys["lower"] = (keys["trace"], spec.platforms)
@@ -94,7 +121,9 @@ class StageCache:
 def _own_function(fun):
     """A function that calls ``fun`` and reads as it (name, signature, source), but
     is an object of its own for JAX's caches."""
+
     @functools.wraps(fun)
     def staged(*args, **kwargs):
         return fun(*args, **kwargs)
+
     return staged

@@ -23,6 +23,7 @@ about 0.2 ms, and took the GIL from the step it ran beside.
 >>> echo.say("hello"); echo._thread.join(); list(echo.heard)
 ['hello']
 """
+
 from __future__ import annotations
 
 import os

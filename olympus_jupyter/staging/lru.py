@@ -8,6 +8,7 @@ never stored and never found.
 >>> table.get("a"), table.get("c"), len(table)
 (None, 3, 2)
 """
+
 from __future__ import annotations
 
 import collections

@@ -28,6 +28,7 @@ Olympus: tracing the function… 0.0 s
 >>> lines   # done within a second: nothing was shown
 []
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -42,8 +43,16 @@ from olympus_jupyter.staging.kept_thread import KeptThread
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["Progress", "Scheduler", "Silent", "status_line", "shown_in_output", "shown_on",
-           "DELAY", "INTERVAL"]
+__all__ = [
+    "Progress",
+    "Scheduler",
+    "Silent",
+    "status_line",
+    "shown_in_output",
+    "shown_on",
+    "DELAY",
+    "INTERVAL",
+]
 
 #: Seconds of work before any progress is shown.
 DELAY = 1.0
@@ -51,12 +60,14 @@ DELAY = 1.0
 INTERVAL = 0.5
 
 #: What each step is called while it runs, and once done.
-_DOING = {"trace": ("tracing the function", "traced"),
-          "lower": ("lowering to StableHLO", "lowered"),
-          "compile": ("compiling with XLA", "compiled"),
-          "report": ("reading the stages into the report", "read"),
-          "display": ("making the display (data, HTML, text)", "made"),
-          "save": ("writing the page", "written")}
+_DOING = {
+    "trace": ("tracing the function", "traced"),
+    "lower": ("lowering to StableHLO", "lowered"),
+    "compile": ("compiling with XLA", "compiled"),
+    "report": ("reading the stages into the report", "read"),
+    "display": ("making the display (data, HTML, text)", "made"),
+    "save": ("writing the page", "written"),
+}
 
 
 def status_line(step: str, elapsed: float, done: Mapping[str, float]) -> str:
@@ -64,9 +75,11 @@ def status_line(step: str, elapsed: float, done: Mapping[str, float]) -> str:
     ``done`` (name → seconds)."""
     doing = _DOING.get(step, (step, step))[0]
     finished = ", ".join(f"{_DOING.get(s, (s, s))[1]} in {t:.2g} s" for s, t in done.items())
-    return (f"Olympus: {doing}… {elapsed:.1f} s so far"
-            + (f" ({finished})" if finished else "")
-            + ". Interrupt the kernel (or press Ctrl+C) to stop.")
+    return (
+        f"Olympus: {doing}… {elapsed:.1f} s so far"
+        + (f" ({finished})" if finished else "")
+        + ". Interrupt the kernel (or press Ctrl+C) to stop."
+    )
 
 
 class Scheduler(KeptThread):
@@ -127,8 +140,7 @@ class Scheduler(KeptThread):
                 try:
                     again = entry._tick()
                 except Exception:  # noqa: BLE001 - an entry that fails is not shown again
-                    _log.warning("a progress line failed: it is not shown again",
-                                 exc_info=True)
+                    _log.warning("a progress line failed: it is not shown again", exc_info=True)
                     again = None
                 with self._ready:
                     if entry in self._due:  # not removed while it was shown
@@ -154,9 +166,15 @@ class Progress:
     ended, nothing more is shown.
     """
 
-    def __init__(self, show: Callable[[str], None], done: Callable[[], None] | None = None,
-                 *, delay: float = DELAY, interval: float = INTERVAL,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        show: Callable[[str], None],
+        done: Callable[[], None] | None = None,
+        *,
+        delay: float = DELAY,
+        interval: float = INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._show, self._done = show, done
         self.delay, self.interval, self._clock = delay, interval, clock
         self._lock = threading.Lock()
@@ -195,8 +213,9 @@ class Progress:
                 try:
                     self._context.run(self._show, text)
                 except Exception:  # noqa: BLE001 - a frontend that cannot show: stop
-                    _log.warning("showing the progress line failed: no more is shown",
-                                 exc_info=True)
+                    _log.warning(
+                        "showing the progress line failed: no more is shown", exc_info=True
+                    )
                     self._scheduled = False
                     return None
                 self.shown += 1
@@ -250,6 +269,7 @@ def shown_on(stream) -> Progress:
     place and erased at the end; otherwise (a log) a line when a step starts and
     every ten seconds within one."""
     if getattr(stream, "isatty", lambda: False)():
+
         def show(text: str) -> None:
             stream.write("\r\033[K" + text)
             stream.flush()
@@ -257,6 +277,7 @@ def shown_on(stream) -> Progress:
         def done() -> None:
             stream.write("\r\033[K")
             stream.flush()
+
         return Progress(show, done)
     last: dict = {"step": None, "at": 0.0}
 
@@ -267,6 +288,7 @@ def shown_on(stream) -> Progress:
             stream.write(text + "\n")
             stream.flush()
             last.update(step=step, at=now)
+
     return Progress(log)
 
 

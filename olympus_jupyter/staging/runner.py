@@ -11,6 +11,7 @@ Bad *options* (an unknown platform, a static argument number out of range) raise
 >>> sorted(run.timings), run.failure is None, run.compiled is not None
 (['compile', 'lower', 'trace'], True, True)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,8 +30,7 @@ from olympus.buffers import compile_with_peak
 from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
 from olympus_jupyter.staging.alongside import alongside
-from olympus_jupyter.staging.time_limit import (StageTimeout, cannot_limit, check_timeout,
-                                                time_limit)
+from olympus_jupyter.staging.time_limit import StageTimeout, cannot_limit, check_timeout, time_limit
 
 STEPS = stage_registry.STEPS
 
@@ -42,6 +42,7 @@ class StagingError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class UserFrame:
     """One frame of the user's code: where an error came from."""
+
     file: str
     line: int
     function: str
@@ -54,6 +55,7 @@ class UserFrame:
 @dataclasses.dataclass(frozen=True)
 class StageFailure:
     """A stage that raised: which one, what, and the user's line it points at."""
+
     stage: str
     error_type: str
     message: str
@@ -76,6 +78,7 @@ class StageFailure:
 @dataclasses.dataclass
 class StagedRun:
     """What :func:`run_stages` made: the stage objects, their timings, any failure."""
+
     name: str
     wrapped: Wrapped | None = None
     traced: Traced | None = None
@@ -110,6 +113,7 @@ def failure_of(stage: str, exc: BaseException) -> StageFailure:
     """What a report shows of ``exc`` raised by ``stage``: its type, message and the
     user's frames (JAX's traceback note dropped)."""
     from olympus.errors import strip_jax_notes
+
     strip_jax_notes(exc)
     return StageFailure(stage, type(exc).__name__, str(exc), user_frames(exc))
 
@@ -122,15 +126,21 @@ def as_wrapped(fun, static_argnums=None, static_argnames=None, compiler_options=
             raise StagingError(
                 f"{getattr(fun, '__name__', 'The function')} is already jit-wrapped and keeps "
                 f"its own options; drop --static-argnums/--static-argnames, or pass the "
-                f"plain Python function.")
+                f"plain Python function."
+            )
         return from_jax(fun)
     if not callable(fun):
         raise StagingError(
             f"Expected a function to stage, got {type(fun).__name__}. Pass the function "
-            f"and its arguments: f(x, y).")
+            f"and its arguments: f(x, y)."
+        )
     try:
-        return olympus.jit(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                           compiler_options=compiler_options or None)
+        return olympus.jit(
+            fun,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            compiler_options=compiler_options or None,
+        )
     except (TypeError, ValueError) as e:
         raise StagingError(f"Cannot jit {getattr(fun, '__name__', fun)!r}: {e}") from None
 
@@ -159,10 +169,12 @@ def unknown_platform(requested) -> str | None:
     if not unknown:
         return None
     name = unknown[0]
-    return (f"Unknown lowering platform {name!r}. Choose among "
-            f"{', '.join(_platforms.known_platforms())}; to lower for a plugin that is "
-            f"not installed here, use "
-            f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},))")
+    return (
+        f"Unknown lowering platform {name!r}. Choose among "
+        f"{', '.join(_platforms.known_platforms())}; to lower for a plugin that is "
+        f"not installed here, use "
+        f"olympus.jit(f).trace(...).lower(lowering_platforms=({name!r},))"
+    )
 
 
 def _refuse_unknown_platforms(requested) -> None:
@@ -175,6 +187,7 @@ def _refuse_unknown_platforms(requested) -> None:
 class StageRequest:
     """What to stage: the arguments, the lowering platforms (``None``: this
     machine's), the compiler options, and the last step to take."""
+
     args: tuple = ()
     kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     platforms: tuple[str, ...] | None = None
@@ -185,11 +198,12 @@ class StageRequest:
     read_peak: bool = False
 
     def steps(self) -> tuple[str, ...]:
-        return STEPS[:STEPS.index(self.until) + 1]
+        return STEPS[: STEPS.index(self.until) + 1]
 
 
-def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None,
-              beside_compile=None) -> bool:
+def next_step(
+    run: StagedRun, step: str, request: StageRequest, *, timed=None, beside_compile=None
+) -> bool:
     """Takes one step (``'trace'``, ``'lower'`` or ``'compile'``) from what ``run``
     holds, timing it; ``False`` when it failed or cannot happen on this machine.
 
@@ -202,14 +216,24 @@ def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None,
     timed = timed or _timed
     if step == "trace":
         # A run is made with its function; a missing one fails in timed(), recorded.
-        run.traced = timed(run, "trace", lambda: run.wrapped.trace(  # type: ignore[union-attr]
-            *request.args, **request.kwargs))
+        run.traced = timed(
+            run,
+            "trace",
+            lambda: run.wrapped.trace(  # type: ignore[union-attr]
+                *request.args, **request.kwargs
+            ),
+        )
         if run.traced is not None:
             run.name = run.traced.fun_name
         return run.traced is not None
     if step == "lower":
-        run.lowered = timed(run, "lower", lambda: run.traced.lower(  # type: ignore[union-attr]
-            lowering_platforms=request.platforms))
+        run.lowered = timed(
+            run,
+            "lower",
+            lambda: run.traced.lower(  # type: ignore[union-attr]
+                lowering_platforms=request.platforms
+            ),
+        )
         return run.lowered is not None
     assert run.lowered is not None  # advance() compiles only what lowered
     reason = compile_unavailable(run.lowered)
@@ -225,6 +249,7 @@ def next_step(run: StagedRun, step: str, request: StageRequest, *, timed=None,
             return run.lowered.compile(options)  # type: ignore[union-attr]  # checked above
         compiled, run.peak, run.peak_unread = compile_with_peak(run.lowered, options)
         return compiled
+
     with alongside(beside_compile(run) if beside_compile is not None else None):
         run.compiled = timed(run, "compile", compile_it)
     return run.compiled is not None
@@ -236,23 +261,31 @@ def _steps_taken(run: StagedRun) -> int:
     return max((k + 1 for k, stage in enumerate(held) if stage is not None), default=0)
 
 
-def advance(run: StagedRun, request: StageRequest, *, timed=None,
-            beside_compile=None) -> StagedRun:
+def advance(run: StagedRun, request: StageRequest, *, timed=None, beside_compile=None) -> StagedRun:
     """Takes the steps ``request`` asks for that ``run`` does not hold yet, in order,
     stopping at the first that fails."""
-    for step in request.steps()[_steps_taken(run):]:
+    for step in request.steps()[_steps_taken(run) :]:
         if not next_step(run, step, request, timed=timed, beside_compile=beside_compile):
             break
     return run
 
 
-def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None,
-               *, static_argnums=None, static_argnames=None,
-               platforms: Sequence[str] | None = None,
-               compiler_options: Mapping[str, Any] | None = None,
-               lower: bool = True, compile: bool = True,
-               timeout: float | None = None, progress=None,
-               beside_compile=None, read_peak: bool = False) -> StagedRun:
+def run_stages(
+    target: Any,
+    args: Sequence[Any] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    static_argnums=None,
+    static_argnames=None,
+    platforms: Sequence[str] | None = None,
+    compiler_options: Mapping[str, Any] | None = None,
+    lower: bool = True,
+    compile: bool = True,
+    timeout: float | None = None,
+    progress=None,
+    beside_compile=None,
+    read_peak: bool = False,
+) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
     ``target`` may be a Python function, an ``olympus.jit``/``jax.jit`` function, or an
@@ -277,35 +310,48 @@ def run_stages(target: Any, args: Sequence[Any] = (), kwargs: Mapping[str, Any] 
     except _platforms.PlatformError as e:
         raise StagingError(str(e)) from None
     _refuse_unknown_platforms(requested)
-    request = StageRequest(tuple(args), dict(kwargs or {}), requested,
-                           dict(compiler_options or {}),
-                           "compile" if compile and lower else "lower" if lower else "trace",
-                           read_peak=read_peak)
+    request = StageRequest(
+        tuple(args),
+        dict(kwargs or {}),
+        requested,
+        dict(compiler_options or {}),
+        "compile" if compile and lower else "lower" if lower else "trace",
+        read_peak=read_peak,
+    )
 
     if isinstance(target, (jax.stages.Traced, jax.stages.Lowered, jax.stages.Compiled)):
         target = from_jax(target)
     if isinstance(target, (Traced, Lowered, Compiled)):
         if request.args or request.kwargs:
             raise StagingError(
-                f"A {type(target).__name__} is already specialized: pass it without arguments.")
-        return _advance_within(_run_from_stage(target, requested), request, timeout, progress,
-                               beside_compile)
+                f"A {type(target).__name__} is already specialized: pass it without arguments."
+            )
+        return _advance_within(
+            _run_from_stage(target, requested), request, timeout, progress, beside_compile
+        )
 
     wrapped = as_wrapped(target, static_argnums, static_argnames, request.compiler_options)
-    run = StagedRun(name=getattr(wrapped, "__name__", "function"), wrapped=wrapped,
-                    fun=wrapped.fun, platforms=requested or (_platforms.local_platform(),))
+    run = StagedRun(
+        name=getattr(wrapped, "__name__", "function"),
+        wrapped=wrapped,
+        fun=wrapped.fun,
+        platforms=requested or (_platforms.local_platform(),),
+    )
     return _advance_within(run, request, timeout, progress, beside_compile)
 
 
-def _advance_within(run: StagedRun, request: StageRequest, timeout: float | None,
-                    progress=None, beside_compile=None) -> StagedRun:
+def _advance_within(
+    run: StagedRun, request: StageRequest, timeout: float | None, progress=None, beside_compile=None
+) -> StagedRun:
     """:func:`advance` under a time limit; a limit that runs out between two steps
     fails the step that would have come next."""
     timed = None
     if progress is not None:
+
         def timed(run, step, make):
             progress.step(step)
             return _timed(run, step, make)
+
     try:
         with time_limit(timeout):
             return advance(run, request, timed=timed, beside_compile=beside_compile)
@@ -327,8 +373,10 @@ def compile_unavailable(lowered: Lowered) -> str | None:
     here = _platforms.local_platform()
     if here in lowered.platforms:
         return None
-    return (f"lowered for {', '.join(lowered.platforms)}; this machine compiles for "
-            f"{here}, so the compiled stages cannot exist here")
+    return (
+        f"lowered for {', '.join(lowered.platforms)}; this machine compiles for "
+        f"{here}, so the compiled stages cannot exist here"
+    )
 
 
 def _run_from_stage(stage, requested) -> StagedRun:
@@ -348,7 +396,8 @@ def _run_from_stage(stage, requested) -> StagedRun:
         if requested and requested != run.lowered.platforms:
             raise StagingError(
                 f"This stage was lowered for {run.lowered.platforms}; it cannot be "
-                f"re-lowered for {requested}. Pass the function instead.")
+                f"re-lowered for {requested}. Pass the function instead."
+            )
     else:
         run.platforms = requested or (_platforms.local_platform(),)
     return run

@@ -13,6 +13,7 @@ of which argument differs between two of them, in the words of the question
 argument 'x': shape (3,) → (4,)
 argument 'n': static value 2 → 3
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,6 +30,7 @@ from olympus.specs import format_spec
 @dataclasses.dataclass(frozen=True)
 class ArgSpec:
     """One leaf of the arguments: an array type, or a static value."""
+
     path: str
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
@@ -44,8 +46,9 @@ class ArgSpec:
     def text(self) -> str:
         if self.static:
             return repr(self.value)
-        return format_spec(jax.ShapeDtypeStruct(self.shape, np.dtype(self.dtype),
-                                                weak_type=self.weak_type))
+        return format_spec(
+            jax.ShapeDtypeStruct(self.shape, np.dtype(self.dtype), weak_type=self.weak_type)
+        )
 
 
 def arg_names(fun, n_args: int) -> list[str]:
@@ -56,8 +59,10 @@ def arg_names(fun, n_args: int) -> list[str]:
         params = []
     names = []
     for i in range(n_args):
-        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
-                                                   params[i].POSITIONAL_OR_KEYWORD):
+        if i < len(params) and params[i].kind in (
+            params[i].POSITIONAL_ONLY,
+            params[i].POSITIONAL_OR_KEYWORD,
+        ):
             names.append(params[i].name)
         else:
             names.append(f"args[{i}]")
@@ -87,13 +92,19 @@ def _leaf_spec(path: str, leaf, static: bool) -> ArgSpec:
         if spec is not None or len(getattr(sharding, "device_set", ())) > 1:
             sharding_text = format_partition_spec(spec) if spec is not None else str(sharding)
     dtype = jax.dtypes.canonicalize_dtype(leaf.dtype)  # what JAX traces it as (x64 off: f32)
-    return ArgSpec(path, tuple(leaf.shape), str(np.dtype(dtype)),
-                   bool(getattr(leaf, "weak_type", False)), sharding_text)
+    return ArgSpec(
+        path,
+        tuple(leaf.shape),
+        str(np.dtype(dtype)),
+        bool(getattr(leaf, "weak_type", False)),
+        sharding_text,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
 class Specialization:
     """Everything that decides what the stages make of a function."""
+
     args: tuple[ArgSpec, ...]
     platforms: tuple[str, ...] | None = None
     compiler_options: tuple[tuple[str, Any], ...] = ()
@@ -102,30 +113,44 @@ class Specialization:
     structures: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, fun, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, *,
-           static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
-           platforms: Sequence[str] | None = None,
-           compiler_options: Mapping[str, Any] | None = None) -> "Specialization":
+    def of(
+        cls,
+        fun,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any] | None = None,
+        *,
+        static_argnums: Sequence[int] = (),
+        static_argnames: Sequence[str] = (),
+        platforms: Sequence[str] | None = None,
+        compiler_options: Mapping[str, Any] | None = None,
+    ) -> "Specialization":
         """The specialization of ``fun`` for these arguments and options."""
         kwargs = dict(kwargs or {})
         names = arg_names(getattr(fun, "__wrapped__", fun), len(args))
         static_names = set(static_argnames or ())
         specs: list[ArgSpec] = []
         structures: list[tuple[str, str]] = []
-        named = [(name, arg, i in set(static_argnums or ()) or name in static_names)
-                 for i, (name, arg) in enumerate(zip(names, args))]
+        named = [
+            (name, arg, i in set(static_argnums or ()) or name in static_names)
+            for i, (name, arg) in enumerate(zip(names, args))
+        ]
         named += [(name, kwargs[name], name in static_names) for name in sorted(kwargs)]
         for name, arg, static in named:
             specs += _tree_specs(name, arg, static)
             if not static:
                 structures.append((name, str(jax.tree_util.tree_structure(arg))))
-        return cls(tuple(specs), tuple(platforms) if platforms else None,
-                   tuple(sorted((compiler_options or {}).items())), tuple(structures))
+        return cls(
+            tuple(specs),
+            tuple(platforms) if platforms else None,
+            tuple(sorted((compiler_options or {}).items())),
+            tuple(structures),
+        )
 
     def describe(self) -> str:
         """``x: f32[3], n=2`` style text of the arguments."""
-        return ", ".join(f"{a.path}={a.text}" if a.static else f"{a.path}: {a.text}"
-                         for a in self.args)
+        return ", ".join(
+            f"{a.path}={a.text}" if a.static else f"{a.path}: {a.text}" for a in self.args
+        )
 
 
 def _tree_specs(name: str, arg, static: bool) -> list[ArgSpec]:
@@ -152,8 +177,9 @@ def explain(before: Specialization, after: Specialization) -> list[str]:
     old_trees = dict(before.structures)
     for name, tree in after.structures:
         if name in old_trees and old_trees[name] != tree:
-            reasons.append(f"argument '{name}': pytree {_tree_text(old_trees[name])} → "
-                           f"{_tree_text(tree)}")
+            reasons.append(
+                f"argument '{name}': pytree {_tree_text(old_trees[name])} → {_tree_text(tree)}"
+            )
     for a in after.args:
         b = old.get(a.path)
         if b is None:
@@ -170,15 +196,18 @@ def explain(before: Specialization, after: Specialization) -> list[str]:
             if a.dtype != b.dtype:
                 reasons.append(f"{label}: dtype {b.dtype} → {a.dtype}")
             if a.weak_type != b.weak_type:
-                reasons.append(f"{label}: weak type {b.weak_type} → {a.weak_type} "
-                               f"(a Python scalar traces as a weak type)")
+                reasons.append(
+                    f"{label}: weak type {b.weak_type} → {a.weak_type} "
+                    f"(a Python scalar traces as a weak type)"
+                )
             if a.sharding != b.sharding:
                 reasons.append(f"{label}: sharding {b.sharding} → {a.sharding}")
     if before.platforms != after.platforms:
         reasons.append(f"lowering platforms {_platforms(before)} → {_platforms(after)}")
     if before.compiler_options != after.compiler_options:
-        reasons.append(f"compiler options {dict(before.compiler_options)} → "
-                       f"{dict(after.compiler_options)}")
+        reasons.append(
+            f"compiler options {dict(before.compiler_options)} → {dict(after.compiler_options)}"
+        )
     return reasons
 
 
@@ -195,7 +224,7 @@ def _static_key(value):
 
 def _tree_text(structure: str) -> str:
     """``PyTreeDef((*, *))`` -> ``(*, *)``."""
-    return structure[len("PyTreeDef("):-1] if structure.startswith("PyTreeDef(") else structure
+    return structure[len("PyTreeDef(") : -1] if structure.startswith("PyTreeDef(") else structure
 
 
 def _same_value(a, b) -> bool:

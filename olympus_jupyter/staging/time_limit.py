@@ -23,6 +23,7 @@ saying so, rather than silently running without one.
 ...     print(e)
 Stopped after the time limit of 0.05 s (timeout=0.05). Raise it, or look for a loop that does not end at the line shown.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,21 +51,27 @@ def check_timeout(seconds) -> float | None:
     """
     if seconds is None:
         return None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
-            or not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds (or None for no "
-                         f"limit), got {seconds!r}.")
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
+        raise ValueError(
+            f"timeout must be a positive number of seconds (or None for no limit), got {seconds!r}."
+        )
     return float(seconds)
 
 
 def cannot_limit() -> str | None:
     """Why no time limit can be set here (not the main thread, no ``SIGALRM``), or None."""
     if not hasattr(signal, "setitimer"):
-        return ("timeout needs SIGALRM, which this platform does not have; "
-                "run without timeout.")
+        return "timeout needs SIGALRM, which this platform does not have; run without timeout."
     if threading.current_thread() is not threading.main_thread():
-        return ("timeout works in the main thread only (it uses a signal); "
-                "run without timeout in other threads.")
+        return (
+            "timeout works in the main thread only (it uses a signal); "
+            "run without timeout in other threads."
+        )
     return None
 
 
@@ -89,9 +96,11 @@ def time_limit(seconds: float | None):
     def expired(signum, frame):
         if not armed[0]:  # fired while the block was ending: nothing left to stop
             return
-        raise StageTimeout(f"Stopped after the time limit of {_limit_text(seconds)} s "
-                           f"(timeout={_limit_text(seconds)}). Raise it, or look for a "
-                           f"loop that does not end at the line shown.")
+        raise StageTimeout(
+            f"Stopped after the time limit of {_limit_text(seconds)} s "
+            f"(timeout={_limit_text(seconds)}). Raise it, or look for a "
+            f"loop that does not end at the line shown."
+        )
 
     previous_handler = signal.signal(signal.SIGALRM, expired)
     previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, seconds)

@@ -18,6 +18,7 @@ Traceback (most recent call last):
 ...
 olympus_jupyter.teaching.checks.NotImplementedYet: Not implemented yet: fill in stub above (replace the line that raises NotImplementedError), then run this cell again.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, NoReturn
@@ -55,7 +56,8 @@ def attempt(fun: Callable, *args, name: str | None = None, hint: str = "", **kwa
     except NotImplementedError:
         raise NotImplementedYet(
             f"Not implemented yet: fill in {name} above (replace the line that raises "
-            f"NotImplementedError), then run this cell again.") from None
+            f"NotImplementedError), then run this cell again."
+        ) from None
     except NotYet:
         raise
     except Exception as e:  # noqa: BLE001 - the student's code: any error is feedback

@@ -24,6 +24,7 @@ def f(x):
 >>> "return x" in copy.cells[1].source and "<details>" in copy.cells[1].source
 True
 """
+
 from __future__ import annotations
 
 import copy
@@ -64,7 +65,7 @@ def without_solution(source: str, body: str = STUB) -> str:
             if inside:
                 raise ValueError(f"a solution region opens inside another: {line.strip()!r}")
             inside = True
-            indent = line[:len(line) - len(line.lstrip())]
+            indent = line[: len(line) - len(line.lstrip())]
             out.extend(indent + line for line in body.split("\n"))
         elif _END in line:
             if not inside:
@@ -79,13 +80,16 @@ def without_solution(source: str, body: str = STUB) -> str:
 
 def _solution_fold(cell) -> dict:
     import nbformat
+
     name = _grading(cell).get("grade_id", "")
-    code = "\n".join(line for line in cell.source.split("\n")
-                     if _BEGIN not in line and _END not in line)
+    code = "\n".join(
+        line for line in cell.source.split("\n") if _BEGIN not in line and _END not in line
+    )
     return nbformat.v4.new_markdown_cell(
         f"<details><summary>Show a solution{f' ({name})' if name else ''}</summary>\n\n"
         f"```python\n{code}\n```\n\nTry your own first: the check above accepts every "
-        f"correct answer, not only this one.\n\n</details>")
+        f"correct answer, not only this one.\n\n</details>"
+    )
 
 
 def student_notebook(nb):
@@ -113,18 +117,19 @@ def student_notebook(nb):
     return out
 
 
-def write_course(source: str | os.PathLike, dest: str | os.PathLike,
-                 names: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
+def write_course(
+    source: str | os.PathLike, dest: str | os.PathLike, names: Sequence[str] | None = None
+) -> tuple[list[str], list[str]]:
     """Writes the student's copy of every notebook of folder ``source`` (or of
     ``names`` in it) into folder ``dest`` (made if need be). A notebook already in
     ``dest`` is the student's work: it is kept as it is. Returns the names written
     and the names kept."""
     import nbformat
+
     source, dest = pathlib.Path(source), pathlib.Path(dest)
     if not source.is_dir():
         raise FileNotFoundError(f"no folder {str(source)!r} with the course's notebooks")
-    chosen = sorted(names) if names is not None else sorted(
-        p.name for p in source.glob("*.ipynb"))
+    chosen = sorted(names) if names is not None else sorted(p.name for p in source.glob("*.ipynb"))
     dest.mkdir(parents=True, exist_ok=True)
     written, kept = [], []
     for name in chosen:
@@ -143,8 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     the course in SOURCE, written into DEST (what is there already is kept)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
-        print("usage: python -m olympus_jupyter.teaching.student SOURCE_FOLDER DEST_FOLDER",
-              file=sys.stderr)
+        print(
+            "usage: python -m olympus_jupyter.teaching.student SOURCE_FOLDER DEST_FOLDER",
+            file=sys.stderr,
+        )
         return 2
     try:
         written, kept = write_course(*args)
@@ -154,8 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if written:
         print(f"wrote the student's copy of {len(written)} notebook(s) into {args[1]}")
     if kept:
-        print(f"kept {len(kept)} notebook(s) already in {args[1]} (your work): "
-              f"{', '.join(kept)}")
+        print(f"kept {len(kept)} notebook(s) already in {args[1]} (your work): {', '.join(kept)}")
     return 0
 
 

@@ -1,4 +1,5 @@
 """Fixtures of the browser tests: a JupyterLab server, Chromium, a page that fails on console errors."""
+
 import pathlib
 import sys
 
@@ -24,8 +25,12 @@ def lab(notebooks_dir, tmp_path_factory):
 @pytest.fixture(scope="session")
 def lab_without_kernels(notebooks_dir, tmp_path_factory):
     """A JupyterLab that can start no kernel at all: saved notebooks are all it can show."""
-    server = Server("lab", notebooks_dir, tmp_path_factory.mktemp("nokernels"),
-                    extra_args=["--KernelSpecManager.allowed_kernelspecs=no-kernel-is-allowed"])
+    server = Server(
+        "lab",
+        notebooks_dir,
+        tmp_path_factory.mktemp("nokernels"),
+        extra_args=["--KernelSpecManager.allowed_kernelspecs=no-kernel-is-allowed"],
+    )
     yield server
     server.stop()
 
@@ -40,6 +45,7 @@ def notebook7(notebooks_dir, tmp_path_factory):
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b

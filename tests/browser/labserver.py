@@ -4,6 +4,7 @@ Notebooks are executed with nbclient and saved before the browser opens them, so
 what the browser renders is what a saved notebook holds. Screenshots go to
 ``test-artifacts/browser/`` (ignored by git), or ``$OLYMPUS_ARTIFACTS``.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,16 @@ from notebook_runner import run_notebook  # tests/, beside this folder
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 TOKEN = "olympus-test"
 #: The media type of a report's data (the extension renders it).
 STAGES_MIME = "application/vnd.olympus.stages+json"
@@ -46,8 +54,7 @@ def write_notebook(path: pathlib.Path, sources, *, execute=True, kernel="python3
     """Writes a notebook of code cells; executes it first (outputs saved) unless told not to."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nb.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3", "language": "python"}
     if execute:
         run_notebook(nb, path.parent)
         nb.metadata["kernelspec"]["name"] = kernel
@@ -63,8 +70,12 @@ class Server:
         self.root = root
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ)
-        for name in ("JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR",
-                     "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        for name in (
+            "JUPYTERLAB_SETTINGS_DIR",
+            "JUPYTERLAB_WORKSPACES_DIR",
+            "JUPYTER_RUNTIME_DIR",
+            "IPYTHONDIR",
+        ):
             d = tmp / name.lower()
             d.mkdir(exist_ok=True)
             env[name] = str(d)
@@ -72,22 +83,37 @@ class Server:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
         # Notebook trust of its own: signing a test notebook never touches the user's
         # signature database (nbformat.sign.NotebookNotary(**server.notary) signs).
-        self.notary = {"db_file": str(tmp / "nbsignatures.db"),
-                       "secret_file": str(tmp / "notebook_secret")}
+        self.notary = {
+            "db_file": str(tmp / "nbsignatures.db"),
+            "secret_file": str(tmp / "notebook_secret"),
+        }
         self.log = open(tmp / f"{app}-server.log", "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyter", app, "--no-browser", "--allow-root",
-             f"--ServerApp.port={self.port}", "--ServerApp.ip=127.0.0.1",
-             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-             "--LabApp.expose_app_in_browser=True",
-             "--JupyterNotebookApp.expose_app_in_browser=True", "--ServerApp.port_retries=0",
-             # Kernels on Unix sockets, as in notebook_runner: no port races; each in a
-             # folder of its own (private_kernels.py).
-             "--MappingKernelManager.kernel_manager_class="
-             "private_kernels.PrivateIpcKernelManager",
-             *(f"--NotebookNotary.{k}={v}" for k, v in self.notary.items()),
-             *extra_args],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "jupyter",
+                app,
+                "--no-browser",
+                "--allow-root",
+                f"--ServerApp.port={self.port}",
+                "--ServerApp.ip=127.0.0.1",
+                f"--IdentityProvider.token={TOKEN}",
+                f"--ServerApp.root_dir={root}",
+                "--LabApp.expose_app_in_browser=True",
+                "--JupyterNotebookApp.expose_app_in_browser=True",
+                "--ServerApp.port_retries=0",
+                # Kernels on Unix sockets, as in notebook_runner: no port races; each in a
+                # folder of its own (private_kernels.py).
+                "--MappingKernelManager.kernel_manager_class="
+                "private_kernels.PrivateIpcKernelManager",
+                *(f"--NotebookNotary.{k}={v}" for k, v in self.notary.items()),
+                *extra_args,
+            ],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         self._wait()
 
     def _wait(self):
@@ -112,7 +138,8 @@ class Server:
             sessions = json.load(r)
         for session in sessions:
             req = urllib.request.Request(
-                f"{self.url}/api/sessions/{session['id']}?token={TOKEN}", method="DELETE")
+                f"{self.url}/api/sessions/{session['id']}?token={TOKEN}", method="DELETE"
+            )
             urllib.request.urlopen(req, timeout=30).close()
 
     def stop(self):
@@ -148,20 +175,26 @@ def saved_outputs_notebook(path, bundles, mime=STAGES_MIME, source="report"):
     (reports, or diffs) as their outputs, as a kernel left them; ``source`` is each
     cell's code."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     for i, data in enumerate(bundles):
         cell = nbformat.v4.new_code_cell(source, execution_count=i + 1)
-        cell.outputs = [nbformat.v4.new_output(
-            "execute_result", data={mime: data, "text/plain": "<olympus report>"},
-            execution_count=i + 1)]
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "execute_result",
+                data={mime: data, "text/plain": "<olympus report>"},
+                execution_count=i + 1,
+            )
+        ]
         nb.cells.append(cell)
     nbformat.write(nb, path)
     return path
 
 
-def open_notebook(page, server: Server, name: str, app: str = "lab",
-                  timeout_ms: int = 60_000):
+def open_notebook(page, server: Server, name: str, app: str = "lab", timeout_ms: int = 60_000):
     """Opens a notebook and waits (up to ``timeout_ms``; a benchmark's notebook of tens
     of megabytes takes longer) for the first Olympus view to paint."""
     path = f"lab/tree/{name}?reset" if app == "lab" else f"notebooks/{name}"
@@ -196,8 +229,10 @@ def open_offline(page, path, root_selector: str):
     and the page's URL."""
     requests = []
     page.on("request", lambda r: requests.append(r.url))
-    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-               else route.abort())
+    page.route(
+        "**/*",
+        lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort(),
+    )
     url = pathlib.Path(path).as_uri()
     page.goto(url)
     root = page.locator(root_selector)
@@ -214,5 +249,7 @@ def run_all_cells(page, server: Server, path: str):
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " const k = w && w.sessionContext && w.sessionContext.session"
         " && w.sessionContext.session.kernel; return k && k.connectionStatus === 'connected'"
-        " && w.sessionContext.kernelDisplayStatus === 'idle'; }", timeout=120_000)
+        " && w.sessionContext.kernelDisplayStatus === 'idle'; }",
+        timeout=120_000,
+    )
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")

@@ -8,6 +8,7 @@ connects. Each kernel gets a private folder here, removed when the kernel goes.
 The server loads this class by name (``labserver.Server`` puts this folder on its
 ``PYTHONPATH``).
 """
+
 import shutil
 import tempfile
 

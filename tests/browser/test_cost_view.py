@@ -3,6 +3,7 @@ line's share of the flops in the gutter, its figures on hover; each op line of a
 coloured by its source line's), and the panel's table of figures by line, in JupyterLab
 and in the standalone page ``report.save()`` writes; and a hostile ``costs`` (a file index
 out of range, markup in its strings) shown as text."""
+
 from __future__ import annotations
 
 import copy
@@ -17,18 +18,28 @@ import olympus_jupyter
 from olympus_jupyter.report import interactive
 from olympus_jupyter.report.cost_names import format_flops, format_share
 
-from labserver import (STAGES_MIME, artifacts_dir, open_notebook, open_offline,
-                       saved_outputs_notebook, set_layout)
+from labserver import (
+    STAGES_MIME,
+    artifacts_dir,
+    open_notebook,
+    open_offline,
+    saved_outputs_notebook,
+    set_layout,
+)
 
-SETUP = ("import numpy as np, olympus, olympus.numpy as jnp\n"
-         "import olympus_jupyter\n"
-         "%load_ext olympus_jupyter")
+SETUP = (
+    "import numpy as np, olympus, olympus.numpy as jnp\n"
+    "import olympus_jupyter\n"
+    "%load_ext olympus_jupyter"
+)
 #: The matmul on a line of its own: its flops are the dot's, 2*M*N*K.
-MODEL = ("def f(x, w):\n"
-         "    y = x @ w\n"
-         "    return jnp.tanh(y).sum()\n"
-         "x = np.ones((8, 16), np.float32)\n"
-         "w = np.ones((16, 32), np.float32)")
+MODEL = (
+    "def f(x, w):\n"
+    "    y = x @ w\n"
+    "    return jnp.tanh(y).sum()\n"
+    "x = np.ones((8, 16), np.float32)\n"
+    "w = np.ones((16, 32), np.float32)"
+)
 M, K, N = 8, 16, 32
 MATMUL = "y = x @ w"
 #: The matmul's line in the cell (the source view numbers a cell's lines from 1).
@@ -50,6 +61,7 @@ def args():
 # -- the figures: the view writes them as the text and static HTML do (format_flops and
 # format_share; tests/test_view_tables.py runs the view's functions against them) ------
 
+
 def expected_heat(costs: dict, line: int) -> tuple[str, str]:
     """The matmul line's share as the gutter writes it, and its tooltip's start."""
     flops = 2 * M * N * K
@@ -59,14 +71,18 @@ def expected_heat(costs: dict, line: int) -> tuple[str, str]:
 
 # -- fixtures ------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def costs_nb(notebooks_dir):
     from labserver import write_notebook
-    path = write_notebook(notebooks_dir / "costs.ipynb",
-                          [SETUP, MODEL, "%olympus_lower --costs f(x, w)"])
+
+    path = write_notebook(
+        notebooks_dir / "costs.ipynb", [SETUP, MODEL, "%olympus_lower --costs f(x, w)"]
+    )
     nb = nbformat.read(path, as_version=4)
-    data = next(o["data"][STAGES_MIME] for o in nb.cells[-1].outputs
-                if STAGES_MIME in o.get("data", {}))
+    data = next(
+        o["data"][STAGES_MIME] for o in nb.cells[-1].outputs if STAGES_MIME in o.get("data", {})
+    )
     return path.name, data
 
 
@@ -78,6 +94,7 @@ def saved_page(tmp_path_factory):
 
 
 # -- steps ---------------------------------------------------------------------------------
+
 
 def choose_tab(root, stage):
     tab = root.locator(f'[role="tab"][data-stage="{stage}"]')
@@ -91,7 +108,11 @@ def heat_on(root, metric="flops"):
     select = root.locator('select[data-olympus-action="heat"]')
     assert select.count() == 1
     assert select.locator("option").all_inner_texts() == [
-        "off", "flops", "bytes accessed", "peak memory"]
+        "off",
+        "flops",
+        "bytes accessed",
+        "peak memory",
+    ]
     select.focus()
     select.select_option(metric)
     assert root.get_attribute("data-olympus-heat") == metric
@@ -170,10 +191,13 @@ def assert_costs_row(root, costs, line_number):
     # One device: no collectives, said in words.
     assert "runs on one device" in panel.locator("[data-olympus-no-collectives]").inner_text()
     assert panel.locator('table[data-olympus-table="cost-buffers"] tbody tr').count() == len(
-        costs["buffers"])
+        costs["buffers"]
+    )
     if costs["peak"]["difference"]:
-        assert panel.locator("[data-olympus-costs-difference]").inner_text() == costs[
-            "peak"]["difference"]
+        assert (
+            panel.locator("[data-olympus-costs-difference]").inner_text()
+            == costs["peak"]["difference"]
+        )
     # Choosing the row selects the line: it is marked, and the source view shows it.
     row.locator("button[data-olympus-cost-line]").click()
     assert row.get_attribute("aria-current") == "true"
@@ -183,6 +207,7 @@ def assert_costs_row(root, costs, line_number):
 
 
 # -- tests ---------------------------------------------------------------------------------
+
 
 def test_the_heatmap_and_the_costs_tab_in_jupyterlab(page, lab, costs_nb):
     name, data = costs_nb
@@ -214,8 +239,9 @@ def test_the_heatmap_and_the_costs_tab_in_jupyterlab(page, lab, costs_nb):
     page.screenshot(path=str(artifacts_dir() / "costs-panel.png"))
 
 
-@pytest.mark.skipif(interactive.viewer() is None,
-                    reason="the view is not built (jlpm build:standalone)")
+@pytest.mark.skipif(
+    interactive.viewer() is None, reason="the view is not built (jlpm build:standalone)"
+)
 def test_a_saved_page_shows_the_heatmap_and_the_costs(page, saved_page):
     path, data = saved_page
     root, requests, url = open_offline(page, path, LIVE)
@@ -243,13 +269,34 @@ def hostile_nb(notebooks_dir, saved_page):
     bad = dict(matmul, file=99_999, instructions=[HOSTILE])
     c["lines"].insert(0, bad)
     c["lines"].append(dict(matmul, file=None, path=HOSTILE, line=3))
-    c["buffers"].append({"label": HOSTILE, "index": HOSTILE, "size": 16, "kind": HOSTILE,
-                         "shape": HOSTILE, "file": 12_345, "path": None, "line": 2,
-                         "aliased_argument": None})
-    c["collectives"].append({
-        "label": HOSTILE, "opcode": HOSTILE, "kind": "inserted", "replica_groups": HOSTILE,
-        "group_size": 2, "result_bytes": 64, "moved_bytes": None, "op_name": HOSTILE,
-        "lines": [[99_999, 2], [None, 3]], "shardings": [HOSTILE], "text": HOSTILE})
+    c["buffers"].append(
+        {
+            "label": HOSTILE,
+            "index": HOSTILE,
+            "size": 16,
+            "kind": HOSTILE,
+            "shape": HOSTILE,
+            "file": 12_345,
+            "path": None,
+            "line": 2,
+            "aliased_argument": None,
+        }
+    )
+    c["collectives"].append(
+        {
+            "label": HOSTILE,
+            "opcode": HOSTILE,
+            "kind": "inserted",
+            "replica_groups": HOSTILE,
+            "group_size": 2,
+            "result_bytes": 64,
+            "moved_bytes": None,
+            "op_name": HOSTILE,
+            "lines": [[99_999, 2], [None, 3]],
+            "shardings": [HOSTILE],
+            "text": HOSTILE,
+        }
+    )
     c["shardings"]["inputs"].append(HOSTILE)
     c["notes"].append(HOSTILE)
     c["unavailable"]["something"] = HOSTILE
@@ -282,6 +329,10 @@ def test_hostile_costs_are_text_and_checked(page, lab, hostile_nb):
     assert "?:" in first.locator("th").inner_text()
     assert panel.locator("[data-olympus-costs-difference]").inner_text() == HOSTILE
     assert page.evaluate("() => window.__pwned === undefined")
-    assert page.evaluate(
-        "() => document.querySelectorAll('[data-olympus-viewer] img, "
-        "[data-olympus-viewer] script').length") == 0
+    assert (
+        page.evaluate(
+            "() => document.querySelectorAll('[data-olympus-viewer] img, "
+            "[data-olympus-viewer] script').length"
+        )
+        == 0
+    )

@@ -6,6 +6,7 @@ first exercise's check cell, in the lesson's live kernel. The check says
 ``Correct: ...`` (the solution is in place in the source notebook), and the reports
 above it are rendered by the extension.
 """
+
 import shutil
 
 import nbformat
@@ -29,8 +30,7 @@ def course_dir(notebooks_dir):
 def first_check(name):
     """The index of the lesson's first check cell (an nbgrader test cell)."""
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    return next(i for i, c in enumerate(nb.cells)
-                if c.metadata.get("nbgrader", {}).get("grade"))
+    return next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade"))
 
 
 KERNEL_IDLE = (
@@ -38,11 +38,11 @@ KERNEL_IDLE = (
     " const k = w && w.context && w.context.path === path && w.sessionContext"
     " && w.sessionContext.session && w.sessionContext.session.kernel;"
     " return !!k && k.connectionStatus === 'connected'"
-    " && w.sessionContext.kernelDisplayStatus === 'idle'; }")
+    " && w.sessionContext.kernelDisplayStatus === 'idle'; }"
+)
 
 
-def test_the_index_leads_to_a_lesson_whose_exercise_runs_in_the_live_kernel(page, lab,
-                                                                            course_dir):
+def test_the_index_leads_to_a_lesson_whose_exercise_runs_in_the_live_kernel(page, lab, course_dir):
     try:
         run_the_first_exercise(page, lab)
     finally:
@@ -68,12 +68,18 @@ def run_the_first_exercise(page, lab):
             panel.content.activeCellIndex = index;
             await app.commands.execute('notebook:run-all-above');
             await app.commands.execute('notebook:run-cell');
-        }""", check)
+        }""",
+        check,
+    )
     cell = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(check)
     output = cell.locator(".jp-OutputArea-output")
     output.filter(has_text="Correct: ").wait_for(timeout=ms(120))
-    assert cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-                        ).count() == 0
+    assert (
+        cell.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+        ).count()
+        == 0
+    )
     # The reports the lesson's magics made above are the extension's views, not the
     # static HTML a saved notebook falls back on.
     lesson = page.locator(".jp-NotebookPanel:visible")

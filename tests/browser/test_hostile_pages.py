@@ -10,6 +10,7 @@ write. Opened untrusted and trusted in JupyterLab, and from ``file://``: nothing
 from the data runs, what is shown is shown as text, no ``javascript:`` link exists,
 and the tab still answers.
 """
+
 from __future__ import annotations
 
 import copy
@@ -110,6 +111,7 @@ MODULE = "olympus_hostile_program"
 
 # -- the reports ----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     """The hostile program's folder (its name holds markup) and module."""
@@ -134,16 +136,19 @@ def program(tmp_path_factory):
 def reports(program):
     """Real reports of the hostile program: one that stages, one that fails."""
     _, m = program
-    good = olympus_jupyter.inspect(m.hostile, jnp.ones(3), m.Config(SCRIPT),
-                                   static_argnums=1, cache=None)
+    good = olympus_jupyter.inspect(
+        m.hostile, jnp.ones(3), m.Config(SCRIPT), static_argnums=1, cache=None
+    )
     assert good.ok, good.failure
     failing = olympus_jupyter.inspect(m.fails, jnp.ones(3), cache=None)
     assert not failing.ok and "<script>" in failing.failure.error_type
     # The markup did get into the report: its folder, docstring, scopes, name.
     data = good.to_json()
     assert data["name"].startswith("hostile<svg")
-    assert FOLDER in data["provenance"]["files"][0]["path"] or "markup-not" in \
-        data["provenance"]["files"][0]["path"]
+    assert (
+        FOLDER in data["provenance"]["files"][0]["path"]
+        or "markup-not" in data["provenance"]["files"][0]["path"]
+    )
     source = "".join(c[1] for c in data["provenance"]["files"][0]["chunks"])
     assert IMG in source and SCRIPT in source
     scopes = data["provenance"]["stages"]["stablehlo"]["ops"]["name_stack"]["values"]
@@ -166,32 +171,39 @@ def payload_everywhere(data):
         row["title"] = f"{PAYLOADS[k % len(PAYLOADS)]} {row['title']}"[:256]
         row["label"] = PAYLOADS[(k + 1) % len(PAYLOADS)][:64]
         row["unit"] = PAYLOADS[(k + 2) % len(PAYLOADS)][:64]
-    d["failure"] = {"stage": "cost", "type": SCRIPT, "message": ALL,
-                    "frames": [{"file": f"/{FOLDER}/{IMG}.py", "line": 1, "function": SVG,
-                                "code": LINK}]}
+    d["failure"] = {
+        "stage": "cost",
+        "type": SCRIPT,
+        "message": ALL,
+        "frames": [{"file": f"/{FOLDER}/{IMG}.py", "line": 1, "function": SVG, "code": LINK}],
+    }
     d["texts"].pop("hlo", None)  # so that its reason for being absent is shown
     d["unavailable"] = {"hlo": ALL, "cost": IMG, "memory": SCRIPT}
-    d["analyses"] = {"cost": {"lowered": {IMG: 1.0, SCRIPT: 2.0},
-                              "compiled": {SVG: 3.0, LINK: 4.0}},
-                     # (The text form reads the peak: a bundle without it cannot be
-                     # shown as text by Python today.)
-                     "memory": {BREAKOUT: 5.0, JS: 6.0, "peak_memory_in_bytes": 64}}
+    d["analyses"] = {
+        "cost": {"lowered": {IMG: 1.0, SCRIPT: 2.0}, "compiled": {SVG: 3.0, LINK: 4.0}},
+        # (The text form reads the peak: a bundle without it cannot be
+        # shown as text by Python today.)
+        "memory": {BREAKOUT: 5.0, JS: 6.0, "peak_memory_in_bytes": 64},
+    }
     prov = d["provenance"]
     prov["function"]["name"] = ALL
     prov["platforms"] = [SVG]
     for f in prov["files"]:
         f["path"] = f"/{FOLDER}/{IMG}{SCRIPT}.py"
         f["chunks"] = [[first, text + f"# {ALL}\n"] for first, text in f["chunks"]]
-    prov["frames"] = [[*frame[:5], f"{frame[5]}{PAYLOADS[k % len(PAYLOADS)]}"]
-                      for k, frame in enumerate(prov["frames"])]
+    prov["frames"] = [
+        [*frame[:5], f"{frame[5]}{PAYLOADS[k % len(PAYLOADS)]}"]
+        for k, frame in enumerate(prov["frames"])
+    ]
     prov["unavailable"] = {"partitioned": ALL}
     for name, stage in prov["stages"].items():
         stage["text"] += "\n" + "\n".join(PAYLOADS)
         ops = stage["ops"]
         for key in ("name", "name_stack", "label"):
             if isinstance(ops.get(key), dict):
-                ops[key]["values"] = [f"{PAYLOADS[k % len(PAYLOADS)]}{v}"
-                                      for k, v in enumerate(ops[key]["values"])]
+                ops[key]["values"] = [
+                    f"{PAYLOADS[k % len(PAYLOADS)]}{v}" for k, v in enumerate(ops[key]["values"])
+                ]
         if isinstance(ops.get("types"), dict):
             ops["types"]["values"] = [[IMG, *v] for v in ops["types"]["values"]]
         ops["sharding"] = column(ops["count"], IMG)
@@ -220,12 +232,15 @@ def refused_bundles(data):
     def stage_name(d):
         d["stages"][1] = IMG
         d["stage_table"][1]["name"] = IMG
+
     bad(stage_name, "/stages/1")
     bad(lambda d: d["timings"].update({SCRIPT: 1.0}), SCRIPT)  # named in the message
     bad(lambda d: d["stage_table"][0].update(kind=SVG), "/stage_table/0/kind")
     bad(lambda d: d["stage_table"][2].update(title=IMG * 10), "/stage_table/2/title")
-    bad(lambda d: d["provenance"]["lines"][0].update(ops={"compiled": JS}),
-        "/provenance/lines/0/ops/compiled")
+    bad(
+        lambda d: d["provenance"]["lines"][0].update(ops={"compiled": JS}),
+        "/provenance/lines/0/ops/compiled",
+    )
     bad(lambda d: d.update(schema=IMG), json.dumps(IMG))  # quoted as JSON
     bad(lambda d: d.update(version=SCRIPT), SCRIPT)
     return out
@@ -249,8 +264,9 @@ def hostile_outputs(reports):
         assert set(bundle) == {MIME, "text/html", "text/plain"}
         outputs.append(display_data(bundle))
         # The same report as a frontend without this extension shows it: its HTML.
-        outputs.append(display_data({"text/html": bundle["text/html"],
-                                     "text/plain": bundle["text/plain"]}))
+        outputs.append(
+            display_data({"text/html": bundle["text/html"], "text/plain": bundle["text/plain"]})
+        )
         views += 1
     outputs.append(display_data({MIME: crafted, "text/plain": ALL}))
     views += 1
@@ -266,8 +282,11 @@ def hostile_outputs(reports):
 
 def hostile_notebook(path, outputs, *, notary=None):
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     for i, output in enumerate(outputs):
         cell = nbformat.v4.new_code_cell(f"%olympus_lower hostile(x)  # {i}")
         cell.outputs = [output]
@@ -330,29 +349,40 @@ def assert_responsive(page):
 
 def all_text(page, selector):
     """The text of every match (`textContent`: cells out of sight are not laid out)."""
-    return page.evaluate("s => [...document.querySelectorAll(s)].map(e => e.textContent)"
-                         ".join('\\n')", selector)
+    return page.evaluate(
+        "s => [...document.querySelectorAll(s)].map(e => e.textContent).join('\\n')", selector
+    )
 
 
 # -- saved notebooks ------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def hostile_nbs(notebooks_dir, hostile_outputs, lab):
     outputs, _, _ = hostile_outputs
-    return {trusted: hostile_notebook(
-        notebooks_dir / f"hostile-{'trusted' if trusted else 'untrusted'}.ipynb", outputs,
-        notary=lab.notary if trusted else None) for trusted in (False, True)}
+    return {
+        trusted: hostile_notebook(
+            notebooks_dir / f"hostile-{'trusted' if trusted else 'untrusted'}.ipynb",
+            outputs,
+            notary=lab.notary if trusted else None,
+        )
+        for trusted in (False, True)
+    }
 
 
 @pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
-def test_a_hostile_saved_notebook_runs_nothing_and_shows_text(page, lab, hostile_nbs,
-                                                              hostile_outputs, trusted):
+def test_a_hostile_saved_notebook_runs_nothing_and_shows_text(
+    page, lab, hostile_nbs, hostile_outputs, trusted
+):
     outputs, views, refusals = hostile_outputs
     page.goto(lab.page_url(f"lab/tree/{hostile_nbs[trusted]}?reset"))
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=ms(60))
     # Every output is rendered: JupyterLab need not draw cells out of sight.
-    page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length === n",
-                           arg=len(outputs), timeout=ms(60))
+    page.wait_for_function(
+        "n => document.querySelectorAll('.jp-Notebook .jp-Cell').length === n",
+        arg=len(outputs),
+        timeout=ms(60),
+    )
     cells = page.locator(".jp-Notebook .jp-Cell")
     for i in range(len(outputs)):
         cells.nth(i).scroll_into_view_if_needed()
@@ -360,10 +390,15 @@ def test_a_hostile_saved_notebook_runs_nothing_and_shows_text(page, lab, hostile
     page.wait_for_function(
         "n => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
         ".length === n && document.querySelector('.olympus-diff[data-olympus-rendered]')",
-        arg=views, timeout=ms(60))
-    assert page.evaluate(
-        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(0).trusted"
-    ) is trusted
+        arg=views,
+        timeout=ms(60),
+    )
+    assert (
+        page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(0).trusted"
+        )
+        is trusted
+    )
     assert_inert(page, ".jp-OutputArea")
 
     # Shown, as text: the function's name, its docstring (in the source view),
@@ -374,13 +409,16 @@ def test_a_hostile_saved_notebook_runs_nothing_and_shows_text(page, lab, hostile
     assert IMG in all_text(page, ".olympus-panel-title")
     html = all_text(page, ".jp-RenderedHTMLCommon")
     assert IMG in html and SCRIPT in html and JS in html
-    errors = page.evaluate("() => [...document.querySelectorAll('[data-olympus-error]')]"
-                           ".map(e => e.textContent)")
+    errors = page.evaluate(
+        "() => [...document.querySelectorAll('[data-olympus-error]')].map(e => e.textContent)"
+    )
     assert len(errors) == len(refusals)
     for shows in refusals:
         assert any(shows in e for e in errors), (shows, errors)
-    assert all(e.startswith(("Not a readable Olympus report", "Not an Olympus report",
-                             "Report version")) for e in errors), errors
+    assert all(
+        e.startswith(("Not a readable Olympus report", "Not an Olympus report", "Report version"))
+        for e in errors
+    ), errors
     diff = all_text(page, ".olympus-diff")
     assert IMG in diff and SCRIPT in diff  # its labels
 
@@ -407,6 +445,7 @@ def test_a_hostile_saved_notebook_runs_nothing_and_shows_text(page, lab, hostile
 
 # -- standalone pages -----------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def standalone_pages(program, reports):
     """The hostile program's standalone pages, written in its folder: by
@@ -414,19 +453,43 @@ def standalone_pages(program, reports):
     folder, _ = program
     good, failing = reports
     crafted = olympus_jupyter.StageReport.from_json(payload_everywhere(good.to_json()))
-    pages = {"save": good.save(folder / "saved.html"),
-             "save-failure": failing.save(folder / "saved-failure.html"),
-             "save-crafted": crafted.save(folder / "saved-crafted.html")}
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
-        str(pathlib.Path(olympus_jupyter.__file__).resolve().parents[1]),
-        os.environ.get("PYTHONPATH")])))
-    for name, target, status in (("cli", "for_the_command_line", 0),
-                                 ("cli-failure", "fails", 1)):
+    pages = {
+        "save": good.save(folder / "saved.html"),
+        "save-failure": failing.save(folder / "saved-failure.html"),
+        "save-crafted": crafted.save(folder / "saved-crafted.html"),
+    }
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            filter(
+                None,
+                [
+                    str(pathlib.Path(olympus_jupyter.__file__).resolve().parents[1]),
+                    os.environ.get("PYTHONPATH"),
+                ],
+            )
+        ),
+    )
+    for name, target, status in (("cli", "for_the_command_line", 0), ("cli-failure", "fails", 1)):
         out = folder / f"{name}.html"
         proc = subprocess.run(
-            [sys.executable, "-m", "olympus_jupyter", "report", f"{MODULE}:{target}",
-             "--arg", "f32[3]", "-o", str(out)],
-            cwd=folder, env=env, capture_output=True, text=True, timeout=deadline(300))
+            [
+                sys.executable,
+                "-m",
+                "olympus_jupyter",
+                "report",
+                f"{MODULE}:{target}",
+                "--arg",
+                "f32[3]",
+                "-o",
+                str(out),
+            ],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=deadline(300),
+        )
         assert proc.returncode == status, proc.stderr
         pages[name] = str(out)
     return pages
@@ -442,15 +505,18 @@ def test_a_hostile_standalone_page_runs_nothing_and_shows_text(page, standalone_
     page.wait_for_selector(".olympus-report")
     assert page.evaluate("() => document.scripts.length") == 0
     assert_inert(page)
-    hrefs = page.evaluate("() => [...document.querySelectorAll('[href]')]"
-                          ".map(a => a.getAttribute('href'))")
+    hrefs = page.evaluate(
+        "() => [...document.querySelectorAll('[href]')].map(a => a.getAttribute('href'))"
+    )
     assert hrefs and all(h.startswith("#") for h in hrefs), hrefs  # in-page links only
     text = page.locator("body").inner_text()
-    shown = {"save": [IMG, SCRIPT, 'hostile<svg onload="window.__pwned=1">'],
-             "save-failure": [IMG, "Error<script>window.__pwned=1</script>", JS],
-             "save-crafted": PAYLOADS,
-             "cli": [SCRIPT, IMG],
-             "cli-failure": [IMG, "Error<script>window.__pwned=1</script>", JS]}[name]
+    shown = {
+        "save": [IMG, SCRIPT, 'hostile<svg onload="window.__pwned=1">'],
+        "save-failure": [IMG, "Error<script>window.__pwned=1</script>", JS],
+        "save-crafted": PAYLOADS,
+        "cli": [SCRIPT, IMG],
+        "cli-failure": [IMG, "Error<script>window.__pwned=1</script>", JS],
+    }[name]
     for payload in shown:
         assert payload.strip() in text, (payload, name)
     # Used, it stays inert: every in-page link followed, every fold opened.
@@ -470,8 +536,9 @@ def test_the_checks_see_markup_that_escaping_missed(page, standalone_pages, tmp_
     escaped = 'hostile&lt;svg onload="window.__pwned=1"&gt;'
     assert escaped in html
     broken = tmp_path / "missed-escape.html"
-    broken.write_text(html.replace(escaped, 'hostile<svg onload="window.__pwned=1">'),
-                      encoding="utf-8")
+    broken.write_text(
+        html.replace(escaped, 'hostile<svg onload="window.__pwned=1">'), encoding="utf-8"
+    )
     page.goto(broken.as_uri())
     page.wait_for_selector(".olympus-report")
     assert page.evaluate("() => window.__pwned") == 1

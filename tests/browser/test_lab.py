@@ -1,4 +1,5 @@
 """The JupyterLab viewer in a real browser: rendering, linking, layout, diff, theme, no kernel."""
+
 import json
 import os
 import subprocess
@@ -6,40 +7,54 @@ import sys
 
 import pytest
 
-from labserver import (artifacts_dir, dismiss_kernel_dialog, open_notebook, set_layout,
-                       write_notebook)
+from labserver import (
+    artifacts_dir,
+    dismiss_kernel_dialog,
+    open_notebook,
+    set_layout,
+    write_notebook,
+)
 from deadlines import deadline, ms
 
-SETUP = ("import olympus, olympus.numpy as jnp\n"
-         "import olympus_jupyter\n"
-         "%load_ext olympus_jupyter")
-MODEL = ("def f(x):\n"
-         "    y = jnp.sin(x)\n"
-         "    z = y * 2\n"
-         "    return jnp.tanh(z @ z.T)\n"
-         "x = jnp.ones((4, 4))")
+SETUP = "import olympus, olympus.numpy as jnp\nimport olympus_jupyter\n%load_ext olympus_jupyter"
+MODEL = (
+    "def f(x):\n"
+    "    y = jnp.sin(x)\n"
+    "    z = y * 2\n"
+    "    return jnp.tanh(z @ z.T)\n"
+    "x = jnp.ones((4, 4))"
+)
 
 
 @pytest.fixture(scope="module")
 def stages_nb(notebooks_dir):
-    return write_notebook(notebooks_dir / "stages.ipynb",
-                          [SETUP, MODEL, "%olympus_lower f(x)"]).name
+    return write_notebook(
+        notebooks_dir / "stages.ipynb", [SETUP, MODEL, "%olympus_lower f(x)"]
+    ).name
 
 
 @pytest.fixture(scope="module")
 def diff_nb(notebooks_dir):
-    return write_notebook(notebooks_dir / "diff.ipynb", [
-        SETUP, MODEL,
-        "a = olympus_jupyter.inspect(f, jnp.ones((4, 4)))\n"
-        "b = olympus_jupyter.inspect(f, jnp.ones((2, 4)))\n"
-        "olympus_jupyter.compare(a, b, labels=('f32[4,4]', 'f32[2,4]'))"]).name
+    return write_notebook(
+        notebooks_dir / "diff.ipynb",
+        [
+            SETUP,
+            MODEL,
+            "a = olympus_jupyter.inspect(f, jnp.ones((4, 4)))\n"
+            "b = olympus_jupyter.inspect(f, jnp.ones((2, 4)))\n"
+            "olympus_jupyter.compare(a, b, labels=('f32[4,4]', 'f32[2,4]'))",
+        ],
+    ).name
 
 
 @pytest.fixture(scope="module")
 def no_kernel_nb(notebooks_dir):
     # Saved with outputs, for a kernel this server does not have: nothing runs.
-    return write_notebook(notebooks_dir / "saved.ipynb", [SETUP, MODEL, "%olympus_lower f(x)"],
-                          kernel="no-such-kernel").name
+    return write_notebook(
+        notebooks_dir / "saved.ipynb",
+        [SETUP, MODEL, "%olympus_lower f(x)"],
+        kernel="no-such-kernel",
+    ).name
 
 
 def viewer(page):
@@ -48,8 +63,9 @@ def viewer(page):
 
 def test_the_labextension_is_installed_and_enabled():
     jupyter = os.path.join(os.path.dirname(sys.executable), "jupyter")
-    proc = subprocess.run([jupyter, "labextension", "list"], capture_output=True,
-                          text=True, timeout=deadline(120))
+    proc = subprocess.run(
+        [jupyter, "labextension", "list"], capture_output=True, text=True, timeout=deadline(120)
+    )
     listing = proc.stdout + proc.stderr
     line = next((ln for ln in listing.splitlines() if "olympus-jupyter" in ln), "")
     assert "enabled" in line and "OK" in line, listing
@@ -60,8 +76,7 @@ def test_report_renders_after_the_magic(page, lab, stages_nb):
     root = viewer(page)
     assert root.locator(".cm-editor").count() >= 1
     set_layout(viewer(page), "tabs")
-    for stage in ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost_analysis",
-                  "memory"):
+    for stage in ("source", "olympuspr", "stablehlo", "hlo", "compiled", "cost_analysis", "memory"):
         root.locator(f'[role="tab"][data-stage="{stage}"]').click()
         panel = root.locator(f'[role="tabpanel"][data-stage-panel="{stage}"]')
         assert panel.is_visible()
@@ -102,13 +117,18 @@ def test_a_source_line_leads_to_its_ops_in_every_stage(page, lab, stages_nb):
     line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.sin(x)")
     line.click()
     assert "olympus-active" in line.get_attribute("class")
-    for stage, text in (("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"),
-                        ("compiled", "sine")):
+    for stage, text in (
+        ("olympuspr", "sin"),
+        ("stablehlo", "stablehlo.sine"),
+        ("compiled", "sine"),
+    ):
         linked = root.locator(f'[data-stage-panel="{stage}"] .cm-line.olympus-linked')
         linked.first.wait_for()
         assert any(text in t for t in linked.all_inner_texts()), (stage, linked.all_inner_texts())
     # The compiled stage also marks the fusion that holds the instruction.
-    compiled = root.locator('[data-stage-panel="compiled"] .cm-line.olympus-linked').all_inner_texts()
+    compiled = root.locator(
+        '[data-stage-panel="compiled"] .cm-line.olympus-linked'
+    ).all_inner_texts()
     assert any("fusion" in t for t in compiled)
     page.keyboard.press("Escape")
     assert root.locator(".cm-line.olympus-linked").count() == 0
@@ -153,7 +173,10 @@ def test_keyboard_reaches_every_action(page, lab, stages_nb):
     first.focus()
     first.press("Enter")
     page.keyboard.press("ArrowRight")
-    assert root.locator('[role="tab"][aria-selected="true"]').get_attribute("data-stage") == "olympuspr"
+    assert (
+        root.locator('[role="tab"][aria-selected="true"]').get_attribute("data-stage")
+        == "olympuspr"
+    )
     button = root.locator('button[data-olympus-action="layout"]')
     button.focus()
     page.keyboard.press("Enter")
@@ -177,33 +200,43 @@ def test_theme_switch_follows_jupyterlab(page, lab, stages_nb):
 
     def background():
         return editor.evaluate("e => getComputedStyle(e).backgroundColor")
+
     light = background()
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
-                  "{theme: 'JupyterLab Dark'})")
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', "
+        "{theme: 'JupyterLab Dark'})"
+    )
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
     # The editor takes the theme's colours once its style sheet applies.
-    page.wait_for_function("([e, light]) => getComputedStyle(e).backgroundColor !== light",
-                           arg=[editor.element_handle(), light])
+    page.wait_for_function(
+        "([e, light]) => getComputedStyle(e).backgroundColor !== light",
+        arg=[editor.element_handle(), light],
+    )
     dark = background()
     page.screenshot(path=str(artifacts_dir() / "dark-theme.png"))
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
-                  "{theme: 'JupyterLab Light'})")
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', "
+        "{theme: 'JupyterLab Light'})"
+    )
     assert light != dark
 
 
 def test_saved_notebook_renders_without_a_kernel(page, lab_without_kernels, no_kernel_nb):
     lab = lab_without_kernels
     page.goto(lab.page_url(f"lab/tree/{no_kernel_nb}?reset"))
-    page.wait_for_selector(".jp-Dialog, [data-olympus-viewer][data-olympus-rendered]",
-                           timeout=ms(60))
+    page.wait_for_selector(
+        ".jp-Dialog, [data-olympus-viewer][data-olympus-rendered]", timeout=ms(60)
+    )
     dismiss_kernel_dialog(page)
     page.wait_for_selector("[data-olympus-viewer][data-olympus-rendered]")
     assert viewer(page).locator(".cm-editor").count() >= 1
-    specs = json.loads(page.evaluate(
-        "async () => JSON.stringify(await (await fetch('/api/kernelspecs')).json())"))
+    specs = json.loads(
+        page.evaluate("async () => JSON.stringify(await (await fetch('/api/kernelspecs')).json())")
+    )
     assert specs["kernelspecs"] == {}  # this server has no kernel to run anything with
-    kernels = json.loads(page.evaluate(
-        "async () => JSON.stringify(await (await fetch('/api/kernels')).json())"))
+    kernels = json.loads(
+        page.evaluate("async () => JSON.stringify(await (await fetch('/api/kernels')).json())")
+    )
     assert kernels == []
 
 

@@ -1,6 +1,7 @@
 """The JupyterLab viewer takes its stages from the report's stage table: a stage added
 through the registry alone (``partitioned``) renders and links, version 1 bundles of
 saved notebooks still render, and stages or data this viewer does not know are said so."""
+
 import copy
 import json
 
@@ -9,23 +10,32 @@ import pytest
 import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report.cost_names import bundle_json
-from labserver import (artifacts_dir, open_notebook, saved_outputs_notebook, set_layout,
-                       write_notebook)
+from labserver import (
+    artifacts_dir,
+    open_notebook,
+    saved_outputs_notebook,
+    set_layout,
+    write_notebook,
+)
 from deadlines import ms
 
 MIME = "application/vnd.olympus.stages+json"
 DIFF_MIME = "application/vnd.olympus.diff+json"
 
-V1_TITLES = ["Source", "olympuspr · traced program", "StableHLO · lowered program",
-             "HLO · compiler input", "Compiled HLO · after optimization", "Cost analysis",
-             "Memory analysis"]
+V1_TITLES = [
+    "Source",
+    "olympuspr · traced program",
+    "StableHLO · lowered program",
+    "HLO · compiler input",
+    "Compiled HLO · after optimization",
+    "Cost analysis",
+    "Memory analysis",
+]
 
 SHARDED = [
     # A fresh kernel: the flag goes in before JAX is imported, and nowhere else.
     'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"',
-    "import jax, olympus, olympus.numpy as jnp\n"
-    "import olympus_jupyter\n"
-    "%load_ext olympus_jupyter",
+    "import jax, olympus, olympus.numpy as jnp\nimport olympus_jupyter\n%load_ext olympus_jupyter",
     "from jax.sharding import NamedSharding, PartitionSpec as P\n"
     "mesh = jax.make_mesh((8,), ('d',), axis_types=(jax.sharding.AxisType.Auto,))\n"
     "rows = NamedSharding(mesh, P('d', None))\n"
@@ -48,8 +58,9 @@ def to_version_1(data):
     v1["version"] = 1
     # It called the cost analysis cost.
     v1["stages"] = ["cost" if s == "cost_analysis" else s for s in v1["stages"]]
-    v1["unavailable"] = {("cost" if k == "cost_analysis" else k): v
-                         for k, v in v1["unavailable"].items()}
+    v1["unavailable"] = {
+        ("cost" if k == "cost_analysis" else k): v for k, v in v1["unavailable"].items()
+    }
     del v1["stage_table"]
     v1["hlo_text"] = v1["texts"].get("hlo")
     del v1["texts"]
@@ -85,44 +96,84 @@ def version_1_nb(notebooks_dir):
 def mixed_diff_nb(notebooks_dir):
     old = to_version_1(olympus_jupyter.inspect(model, jnp.ones((4, 4))).to_json())
     new = olympus_jupyter.inspect(model, jnp.ones((2, 4))).to_json()
-    diff = {"schema": "olympus.diff", "version": 1, "labels": ["saved", "now"],
-            "before": old, "after": new}
+    diff = {
+        "schema": "olympus.diff",
+        "version": 1,
+        "labels": ["saved", "now"],
+        "before": old,
+        "after": new,
+    }
     return saved_outputs_notebook(notebooks_dir / "mixed_diff.ipynb", [diff], DIFF_MIME).name
 
 
 @pytest.fixture(scope="module")
 def unknown_nb(notebooks_dir):
-    data = olympus_jupyter.inspect(model, jnp.ones((4, 4)),
-                                   stages=("source", "compiled", "partitioned")).to_json()
+    data = olympus_jupyter.inspect(
+        model, jnp.ones((4, 4)), stages=("source", "compiled", "partitioned")
+    ).to_json()
     newer = copy.deepcopy(data)
     # Stages a newer registry might add within the schema: an analysis, a program in
     # a language this viewer does not highlight.
     newer["stages"] += ["roofline", "mlir"]
     newer["stage_table"] += [
-        {"name": "roofline", "title": "Roofline analysis", "label": "roofline",
-         "kind": "analysis", "step": "compile", "language": None, "unit": "ops",
-         "linked": False},
-        {"name": "mlir", "title": "Some MLIR dialect", "label": "MLIR", "kind": "program",
-         "step": "lower", "language": "nosuchlanguage", "unit": "ops", "linked": False},
+        {
+            "name": "roofline",
+            "title": "Roofline analysis",
+            "label": "roofline",
+            "kind": "analysis",
+            "step": "compile",
+            "language": None,
+            "unit": "ops",
+            "linked": False,
+        },
+        {
+            "name": "mlir",
+            "title": "Some MLIR dialect",
+            "label": "MLIR",
+            "kind": "program",
+            "step": "lower",
+            "language": "nosuchlanguage",
+            "unit": "ops",
+            "linked": False,
+        },
     ]
     newer["texts"]["mlir"] = "module @m {\n  func.func @main() {\n  }\n}"
     # A kind registered in a newer release whose view this viewer does not have.
     newer["stages"] += ["timeline"]
     newer["stage_table"] += [
-        {"name": "timeline", "title": "Timeline", "label": "timeline", "kind": "timeline",
-         "view": "timeline", "step": None, "language": None, "unit": "events",
-         "linked": False}]
+        {
+            "name": "timeline",
+            "title": "Timeline",
+            "label": "timeline",
+            "kind": "timeline",
+            "view": "timeline",
+            "step": None,
+            "language": None,
+            "unit": "events",
+            "linked": False,
+        }
+    ]
     # A kind that is not a kind's name (lower-case letters and _): refused, as the
     # Python side refuses it.
     new_kind = copy.deepcopy(data)
     new_kind["stages"] += ["timeline"]
     new_kind["stage_table"] += [
-        {"name": "timeline", "title": "Timeline", "label": "timeline", "kind": "Time line",
-         "step": None, "language": None, "unit": "events", "linked": False}]
+        {
+            "name": "timeline",
+            "title": "Timeline",
+            "label": "timeline",
+            "kind": "Time line",
+            "step": None,
+            "language": None,
+            "unit": "events",
+            "linked": False,
+        }
+    ]
     malformed = copy.deepcopy(data)
     malformed["stage_table"][1]["linked"] = "yes"
-    return saved_outputs_notebook(notebooks_dir / "unknown.ipynb",
-                                  [data, newer, new_kind, malformed]).name
+    return saved_outputs_notebook(
+        notebooks_dir / "unknown.ipynb", [data, newer, new_kind, malformed]
+    ).name
 
 
 def test_a_stage_added_through_the_registry_renders_and_links(page, lab, sharded_nb):
@@ -172,8 +223,11 @@ def test_a_version_1_bundle_still_renders(page, lab, version_1_nb):
     assert "HloModule" in hlo.locator(".cm-content").inner_text()
     line = root.locator('[data-stage-panel="source"] .cm-line', has_text="jnp.sin(x)")
     line.click()
-    for stage, text in (("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"),
-                        ("compiled", "sine")):
+    for stage, text in (
+        ("olympuspr", "sin"),
+        ("stablehlo", "stablehlo.sine"),
+        ("compiled", "sine"),
+    ):
         linked = root.locator(f'[data-stage-panel="{stage}"] .cm-line.olympus-linked')
         linked.first.wait_for()
         assert any(text in t for t in linked.all_inner_texts()), (stage, linked.all_inner_texts())
@@ -185,7 +239,9 @@ def test_stages_this_viewer_does_not_know_are_said_so(page, lab, unknown_nb):
     open_notebook(page, lab, unknown_nb)
     page.wait_for_function(
         "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
-        ".length === 4", timeout=ms(60))
+        ".length === 4",
+        timeout=ms(60),
+    )
     # A one-device program has no partitioned stage: the report says why.
     one = viewer(page, 0)
     set_layout(one, "side-by-side")
@@ -217,12 +273,20 @@ def test_a_diff_of_a_version_1_and_a_version_2_report(page, lab, mixed_diff_nb):
     diff = page.locator("div.olympus-diff[data-olympus-rendered]").first
     diff.wait_for(timeout=ms(60))
     tabs = diff.locator('[role="tab"]')
-    assert tabs.all_inner_texts() == ["source", "olympuspr", "StableHLO", "HLO", "compiled",
-                                      "cost", "memory"]
+    assert tabs.all_inner_texts() == [
+        "source",
+        "olympuspr",
+        "StableHLO",
+        "HLO",
+        "compiled",
+        "cost",
+        "memory",
+    ]
     # It opens on the compiled program, titled as the first report's stage table says
     # (version 1's, built into the view).
-    assert diff.locator('[role="tab"][aria-selected="true"]').get_attribute("data-stage") == \
-        "compiled"
+    assert (
+        diff.locator('[role="tab"][aria-selected="true"]').get_attribute("data-stage") == "compiled"
+    )
     panel = diff.locator('[data-stage-panel="compiled"]')
     assert panel.locator(".olympus-panel-title").inner_text() == V1_TITLES[4]
     assert "f32[4,4]" in panel.locator(".cm-mergeView").inner_text()
@@ -243,7 +307,6 @@ def inflated_nb(notebooks_dir):
     stage["lines"] = ",".join(spans)
     data["provenance"]["lines"][0]["ops"]["compiled"] = "0-99999999"
     return saved_outputs_notebook(notebooks_dir / "inflated.ipynb", [data]).name
-
 
 
 def test_sizes_read_from_a_saved_notebook_cannot_freeze_the_tab(page, lab, inflated_nb):
@@ -289,6 +352,7 @@ def off_schema_nb(notebooks_dir):
     through, and the published schema refuses: a wrong type deep in the call stacks, a
     title over its size limit, a key no stage name can be. Python refuses each too."""
     from olympus_jupyter.report.validate import BundleError, check_bundle
+
     data = olympus_jupyter.inspect(model, jnp.ones((4, 4))).to_json()
     deep = copy.deepcopy(data)
     deep["provenance"]["frames"][1][1] = "5"  # a line number, as a string
@@ -299,18 +363,23 @@ def off_schema_nb(notebooks_dir):
     for bundle in (deep, long_title, bad_key):
         with pytest.raises(BundleError):
             check_bundle(bundle)
-    return saved_outputs_notebook(notebooks_dir / "off_schema.ipynb",
-                                  [deep, long_title, bad_key]).name
+    return saved_outputs_notebook(
+        notebooks_dir / "off_schema.ipynb", [deep, long_title, bad_key]
+    ).name
 
 
 def test_a_bundle_the_schema_refuses_is_refused_naming_the_field(page, lab, off_schema_nb):
     open_notebook(page, lab, off_schema_nb)
     page.wait_for_function(
         "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
-        ".length === 3", timeout=ms(60))
-    expected = [("/provenance/frames/1/1", "must be integer"),
-                ("/stage_table/2/title", "256 characters"),
-                ("/timings", "<img src=x onerror=window.__pwned=1>")]
+        ".length === 3",
+        timeout=ms(60),
+    )
+    expected = [
+        ("/provenance/frames/1/1", "must be integer"),
+        ("/stage_table/2/title", "256 characters"),
+        ("/timings", "<img src=x onerror=window.__pwned=1>"),
+    ]
     for n, (path, what) in enumerate(expected):
         root = viewer(page, n)
         error = root.locator("[data-olympus-error]")
@@ -339,11 +408,13 @@ def long_model(x):
 @pytest.fixture(scope="module")
 def capped_nb(notebooks_dir):
     from olympus_jupyter.report.output_cap import capped_forms
+
     report = olympus_jupyter.inspect(long_model, jnp.ones((4, 4)), cache=None)
     data = capped_forms(report, limit=250_000)[MIME]
     assert data["notes"]
-    return saved_outputs_notebook(notebooks_dir / "capped.ipynb",
-                                  [json.loads(json.dumps(data))]).name
+    return saved_outputs_notebook(
+        notebooks_dir / "capped.ipynb", [json.loads(json.dumps(data))]
+    ).name
 
 
 def test_a_capped_report_says_what_it_left_out_and_still_links(page, lab, capped_nb):
@@ -368,15 +439,20 @@ def matmul_and_tuple(a, b):
 
 #: Cost keys a bundle may hold beyond what XLA gave here: a tuple element's, one no
 #: release names, and markup (which must stay text).
-EXTRA_COST = {"bytes accessedout{1}": 2048.0, "a figure of a future XLA": 7.0,
-              "<img src=x onerror=window.__pwned=1>": 1.0}
+EXTRA_COST = {
+    "bytes accessedout{1}": 2048.0,
+    "a figure of a future XLA": 7.0,
+    "<img src=x onerror=window.__pwned=1>": 1.0,
+}
 
 
 @pytest.fixture(scope="module")
 def cost_nb(notebooks_dir):
     import numpy as np
-    data = olympus_jupyter.inspect(matmul_and_tuple, np.ones((4, 8), np.float32),
-                                   np.ones((8, 3), np.float32), cache=None).to_json()
+
+    data = olympus_jupyter.inspect(
+        matmul_and_tuple, np.ones((4, 8), np.float32), np.ones((8, 3), np.float32), cache=None
+    ).to_json()
     data = json.loads(json.dumps(data))
     assert data["analyses"]["cost"]["lowered"], "this backend reports no cost analysis"
     cost = data["analyses"]["cost"]
@@ -393,11 +469,14 @@ def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, co
     """The view shows the names the bundle carries (it names nothing itself); an
     older bundle without them shows XLA's keys."""
     from olympus_jupyter.report.cost_names import STAGES_NOTE, describe
+
     name, data = cost_nb
     open_notebook(page, lab, name)
     page.wait_for_function(
         "() => document.querySelectorAll('[data-olympus-viewer][data-olympus-rendered]')"
-        ".length === 2", timeout=ms(60))
+        ".length === 2",
+        timeout=ms(60),
+    )
     lowered = data["analyses"]["cost"]["lowered"]
     compiled = data["analyses"]["cost"]["compiled"] or {}
     for n in (0, 1):
@@ -435,8 +514,11 @@ def test_the_cost_table_names_each_figure_and_explains_it_on_hover(page, lab, co
         row = table.locator('tr[data-key="bytes accessed0{}"] th')
         row.hover()  # what a user does; the browser's tooltip is the title
         assert "not argument 0 of the function" in row.get_attribute("title")
-        assert table.locator('tr[data-key="bytes accessedout{1}"] th').inner_text().startswith(
-            "bytes written to results, tuple element {1}")
+        assert (
+            table.locator('tr[data-key="bytes accessedout{1}"] th')
+            .inner_text()
+            .startswith("bytes written to results, tuple element {1}")
+        )
         assert "2.0 KiB (2,048 B)" in table.inner_text()
         heads = table.locator("thead th")
         assert "before any of its optimization passes" in heads.nth(1).get_attribute("title")

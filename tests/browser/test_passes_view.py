@@ -1,6 +1,7 @@
 """The ``passes`` stage in a real browser: XLA's pass pipeline pass by pass, each pass's
 diff in the merge view, and where a source line's instructions went (its journey), in
 JupyterLab and in the standalone page ``report.save()`` writes."""
+
 from __future__ import annotations
 
 
@@ -11,17 +12,27 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
-from labserver import (artifacts_dir, open_notebook, open_offline, saved_outputs_notebook,
-                       set_layout, write_notebook)
+from labserver import (
+    artifacts_dir,
+    open_notebook,
+    open_offline,
+    saved_outputs_notebook,
+    set_layout,
+    write_notebook,
+)
 
-SETUP = ("import numpy as np, olympus, olympus.numpy as jnp\n"
-         "import olympus_jupyter\n"
-         "%load_ext olympus_jupyter")
-MODEL = ("def f(x, w):\n"
-         "    y = jnp.tanh(x @ w)\n"
-         "    return y.sum()\n"
-         "x = np.ones((8, 16), np.float32)\n"
-         "w = np.ones((16, 16), np.float32)")
+SETUP = (
+    "import numpy as np, olympus, olympus.numpy as jnp\n"
+    "import olympus_jupyter\n"
+    "%load_ext olympus_jupyter"
+)
+MODEL = (
+    "def f(x, w):\n"
+    "    y = jnp.tanh(x @ w)\n"
+    "    return y.sum()\n"
+    "x = np.ones((8, 16), np.float32)\n"
+    "w = np.ones((16, 16), np.float32)"
+)
 
 PANEL = '[role="tabpanel"][data-stage-panel="passes"]'
 LIVE = "[data-olympus-live][data-olympus-rendered]"
@@ -36,15 +47,17 @@ def f(x, w):
 
 @pytest.fixture(scope="module")
 def passes_nb(notebooks_dir):
-    return write_notebook(notebooks_dir / "passes.ipynb",
-                          [SETUP, MODEL, "%olympus_lower --passes f(x, w)"]).name
+    return write_notebook(
+        notebooks_dir / "passes.ipynb", [SETUP, MODEL, "%olympus_lower --passes f(x, w)"]
+    ).name
 
 
 @pytest.fixture(scope="module")
 def saved_page(tmp_path_factory):
     folder = tmp_path_factory.mktemp("passes-page")
-    report = olympus_jupyter.inspect(f, np.ones((8, 16), np.float32),
-                                     np.ones((16, 16), np.float32), passes=True, cache=None)
+    report = olympus_jupyter.inspect(
+        f, np.ones((8, 16), np.float32), np.ones((16, 16), np.float32), passes=True, cache=None
+    )
     data = report.to_json()
     return report.save(folder / "passes.html"), data
 
@@ -82,10 +95,13 @@ def assert_pass_list(panel):
 
 def open_fusion_diff(panel):
     """Clicking the changed pass ``fusion`` opens its diff in the merge view."""
-    fusion = panel.locator('li[data-pass-kind="changed"] button',
-                           has=panel.page.locator(".olympus-pass-name", has_text="fusion"))
-    button = [b for b in fusion.all()
-              if b.locator(".olympus-pass-name").inner_text() == "fusion"][0]
+    fusion = panel.locator(
+        'li[data-pass-kind="changed"] button',
+        has=panel.page.locator(".olympus-pass-name", has_text="fusion"),
+    )
+    button = [b for b in fusion.all() if b.locator(".olympus-pass-name").inner_text() == "fusion"][
+        0
+    ]
     button.click()
     assert button.get_attribute("aria-current") == "true"
     diff = panel.locator("[data-olympus-pass-diff]")
@@ -125,8 +141,10 @@ def test_the_magic_shows_each_pass_and_a_line_journey(page, lab, passes_nb):
     diff.locator(".cm-mergeView").wait_for()
     row = event[0].get_attribute("data-row")
     assert diff.get_attribute("data-row") == row
-    assert panel.locator(f'button[data-olympus-pass-row="{row}"]').get_attribute(
-        "aria-current") == "true"
+    assert (
+        panel.locator(f'button[data-olympus-pass-row="{row}"]').get_attribute("aria-current")
+        == "true"
+    )
     hit = diff.locator(".cm-line.olympus-pass-hit")
     hit.first.wait_for()
     assert hit.first.is_visible()
@@ -160,8 +178,9 @@ def test_the_pass_list_is_keyboard_reachable(page, lab, passes_nb):
     diff.locator(".cm-mergeView").wait_for()
 
 
-@pytest.mark.skipif(interactive.viewer() is None,
-                    reason="the view is not built (jlpm build:standalone)")
+@pytest.mark.skipif(
+    interactive.viewer() is None, reason="the view is not built (jlpm build:standalone)"
+)
 def test_a_saved_page_shows_the_passes(page, saved_page):
     path, data = saved_page
     root, requests, url = open_offline(page, path, LIVE)
@@ -197,10 +216,12 @@ def hostile_nb(notebooks_dir, saved_page):
     """A saved notebook whose report's passes hold markup, a kept range past the end
     of its module, and an event naming a row that does not exist."""
     import copy
+
     data = copy.deepcopy(saved_page[1])
     p = data["passes"]
-    fusion = next(i for i, r in enumerate(p["rows"])
-                  if r["kind"] == "changed" and r["pass"] == "fusion")
+    fusion = next(
+        i for i, r in enumerate(p["rows"]) if r["kind"] == "changed" and r["pass"] == "fusion"
+    )
     p["rows"][fusion]["pass"] = HOSTILE
     p["rows"][fusion]["pipeline"] = HOSTILE
     step = p["rows"][fusion]["step"]
@@ -235,6 +256,10 @@ def test_hostile_passes_data_is_text_and_clamped(page, lab, hostile_nb):
     # An event naming no row cannot be chosen.
     assert journey.locator('button[data-olympus-journey-event="0"]').is_disabled()
     assert page.evaluate("() => window.__pwned === undefined")
-    assert page.evaluate(
-        "() => document.querySelectorAll('[data-olympus-viewer] img, "
-        "[data-olympus-viewer] script').length") == 0
+    assert (
+        page.evaluate(
+            "() => document.querySelectorAll('[data-olympus-viewer] img, "
+            "[data-olympus-viewer] script').length"
+        )
+        == 0
+    )

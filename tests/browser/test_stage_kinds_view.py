@@ -2,6 +2,7 @@
 shown by the JupyterLab view and by a saved page, with no change to the extension: its
 handler names a generic view (a table, a text) and its data follows that view's schema.
 The other forms of such a kind: tests/test_stage_kinds.py."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,16 +12,29 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus.stage_registry import StageSpec
 from olympus_jupyter import inspect
-from olympus_jupyter.report.kinds import (MakeContext, TableKind, TextKind, register_kind,
-                                          unregister_kind)
+from olympus_jupyter.report.kinds import (
+    MakeContext,
+    TableKind,
+    TextKind,
+    register_kind,
+    unregister_kind,
+)
 
 from labserver import open_notebook, open_offline, saved_outputs_notebook, set_layout
 
 
 class OpcodeCounts(TableKind):
     """How many instructions of each opcode the compiled program has."""
-    spec = StageSpec("opcode_counts", "Opcodes of the compiled program", "opcodes",
-                     "opcode_table", step="compile", unit="opcodes", default=False)
+
+    spec = StageSpec(
+        "opcode_counts",
+        "Opcodes of the compiled program",
+        "opcodes",
+        "opcode_table",
+        step="compile",
+        unit="opcodes",
+        default=False,
+    )
 
     def rows(self, ctx: MakeContext):
         counts: dict[str, int] = {}
@@ -28,14 +42,24 @@ class OpcodeCounts(TableKind):
             if " = " in line and "(" in line:
                 opcode = line.split(" = ", 1)[1].split("(", 1)[0].split()[-1]
                 counts[opcode] = counts.get(opcode, 0) + 1
-        return ["opcode", "count"], sorted(([k, v] for k, v in counts.items()),
-                                           key=lambda r: (-r[1], r[0]))
+        return ["opcode", "count"], sorted(
+            ([k, v] for k, v in counts.items()), key=lambda r: (-r[1], r[0])
+        )
 
 
 class Printed(TextKind):
     """The traced program, as its ``print`` shows it."""
-    spec = StageSpec("printed", "The olympuspr, printed", "printed", "printed_text",
-                     step="trace", language="olympuspr", unit="lines", default=False)
+
+    spec = StageSpec(
+        "printed",
+        "The olympuspr, printed",
+        "printed",
+        "printed_text",
+        step="trace",
+        language="olympuspr",
+        unit="lines",
+        default=False,
+    )
 
     def make_text(self, ctx: MakeContext):
         return str(ctx.run.traced.olympuspr)
@@ -54,8 +78,7 @@ def reports():
     """Two reports with the two kinds: of ``f`` on 4 numbers, and on 8."""
     handlers = [register_kind(OpcodeCounts()), register_kind(Printed())]
     try:
-        yield tuple(inspect(f, np.ones(n, np.float32), cache=None, stages=STAGES)
-                    for n in (4, 8))
+        yield tuple(inspect(f, np.ones(n, np.float32), cache=None, stages=STAGES) for n in (4, 8))
     finally:
         for h in handlers:
             unregister_kind(h.name)
@@ -90,8 +113,7 @@ def check_view(root, report):
 
 
 def test_a_registered_kind_in_jupyterlab(page, lab, notebooks_dir, report):
-    name = saved_outputs_notebook(notebooks_dir / "registered_kind.ipynb",
-                                  [report.to_json()]).name
+    name = saved_outputs_notebook(notebooks_dir / "registered_kind.ipynb", [report.to_json()]).name
     open_notebook(page, lab, name)
     check_view(page.locator("[data-olympus-viewer]").first, report)
 
@@ -104,13 +126,18 @@ def test_a_registered_kind_in_a_saved_page(page, tmp_path, report):
 
 def test_a_registered_kind_in_a_diff(page, lab, notebooks_dir, reports):
     diff = olympus_jupyter.compare(*reports).to_json()
-    name = saved_outputs_notebook(notebooks_dir / "registered_kind_diff.ipynb", [diff],
-                                  DIFF_MIME).name
+    name = saved_outputs_notebook(
+        notebooks_dir / "registered_kind_diff.ipynb", [diff], DIFF_MIME
+    ).name
     page.goto(lab.page_url(f"lab/tree/{name}?reset"))
     root = page.locator("div.olympus-diff[data-olympus-rendered]").first
     root.wait_for(timeout=60_000)
-    assert root.locator('[role="tab"]').all_inner_texts() == ["source", "compiled", "opcodes",
-                                                              "printed"]
+    assert root.locator('[role="tab"]').all_inner_texts() == [
+        "source",
+        "compiled",
+        "opcodes",
+        "printed",
+    ]
     assert root.locator("[data-olympus-unsupported]").count() == 0
     # The text of each: the shapes differ. The table, a line a row: the same opcodes.
     root.locator('[role="tab"][data-stage="printed"]').click()

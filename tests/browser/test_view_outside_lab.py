@@ -7,6 +7,7 @@ where scripts run, the report is the extension's live view, linked both ways;
 where they do not (an untrusted notebook), it is the static HTML, and nothing from
 the report runs anywhere.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,8 @@ from deadlines import deadline, ms
 
 pytestmark = pytest.mark.skipif(
     interactive.viewer() is None,
-    reason="the view is not built (jlpm build:standalone; the package build makes it)")
+    reason="the view is not built (jlpm build:standalone; the package build makes it)",
+)
 
 #: Markup that would end the data's script element and run its own.
 BREAKOUT = "</script><script>window.__pwned=1</script><!--<script>"
@@ -60,6 +62,7 @@ def assert_linked_both_ways(root, source_line: str, ops, back: tuple[str, str]):
 
 # -- the page report.save() writes ----------------------------------------------------
 
+
 def model(x):
     y = jnp.sin(x)
     z = y * 2
@@ -80,10 +83,12 @@ hostile.__name__ = hostile.__qualname__ = BREAKOUT
 def saved_pages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pages")
     return {
-        "model": olympus_jupyter.inspect(model, jnp.ones((4, 4)), cache=None)
-        .save(folder / "model.html"),
-        "hostile": olympus_jupyter.inspect(hostile, jnp.ones(3), cache=None)
-        .save(folder / "hostile.html"),
+        "model": olympus_jupyter.inspect(model, jnp.ones((4, 4)), cache=None).save(
+            folder / "model.html"
+        ),
+        "hostile": olympus_jupyter.inspect(hostile, jnp.ones(3), cache=None).save(
+            folder / "hostile.html"
+        ),
     }
 
 
@@ -94,14 +99,16 @@ def test_a_saved_page_is_the_live_view_linked_both_ways(page, saved_pages):
     assert not page.locator(".olympus-report > details.stage").first.is_visible()
     assert page.evaluate("() => document.scripts.length") == 0
     line = assert_linked_both_ways(
-        root, "y = jnp.sin(x)",
+        root,
+        "y = jnp.sin(x)",
         [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
-        ("stablehlo", "stablehlo.tanh"))
+        ("stablehlo", "stablehlo.tanh"),
+    )
     assert "jnp.tanh" in line
     page.keyboard.press("Escape")
     assert root.locator(".cm-line.olympus-linked").count() == 0
     page.screenshot(path=str(artifacts_dir() / "standalone-saved-page.png"))
-    assert requests == [url]                              # nothing else was asked for
+    assert requests == [url]  # nothing else was asked for
     # The analyses are there too.
     set_layout(root, "tabs")
     root.locator('[role="tab"][data-stage="memory"]').click()
@@ -112,10 +119,13 @@ def test_a_hostile_saved_page_shows_the_markup_as_text(page, saved_pages):
     root, requests, url = open_offline(page, saved_pages["hostile"], LIVE)
     assert not pwned(page)
     assert BREAKOUT in root.locator(".olympus-name").inner_text()
-    assert 'label = "</script><script>window.__pwned=1</script>"' in \
-        root.locator('[data-stage-panel="source"] .cm-content').inner_text()
-    assert_linked_both_ways(root, "jnp.cos(x)", [("stablehlo", "stablehlo.cosine")],
-                            ("stablehlo", "stablehlo.cosine"))
+    assert (
+        'label = "</script><script>window.__pwned=1</script>"'
+        in root.locator('[data-stage-panel="source"] .cm-content').inner_text()
+    )
+    assert_linked_both_ways(
+        root, "jnp.cos(x)", [("stablehlo", "stablehlo.cosine")], ("stablehlo", "stablehlo.cosine")
+    )
     assert not pwned(page)
     # (CodeMirror's widget buffers are images with no source: they load nothing.)
     assert page.evaluate("() => document.querySelectorAll('script, img[src], iframe').length") == 0
@@ -170,15 +180,17 @@ def test_every_way_of_running_an_outputs_scripts_shows_the_view(page, how):
     # Two outputs of one report (a report displayed twice) and another report.
     for html in (report.form("text/html"), report.form("text/html"), other.form("text/html")):
         page.evaluate(INSERT[how], html)
-    page.wait_for_function("() => document.querySelectorAll("
-                           f"'{LIVE}').length === 3")
+    page.wait_for_function(f"() => document.querySelectorAll('{LIVE}').length === 3")
     assert page.evaluate("() => Object.keys(window.__olympusViewers).length") == 1
     assert page.locator(".olympus-report:not([data-olympus-live])").count() == 0
     assert not pwned(page)
     roots = page.locator(LIVE)
-    line = assert_linked_both_ways(roots.nth(1), "y = jnp.sin(x)",
-                                   [("stablehlo", "stablehlo.sine")],
-                                   ("stablehlo", "stablehlo.tanh"))
+    line = assert_linked_both_ways(
+        roots.nth(1),
+        "y = jnp.sin(x)",
+        [("stablehlo", "stablehlo.sine")],
+        ("stablehlo", "stablehlo.tanh"),
+    )
     assert "jnp.tanh" in line
     # Each view is linked on its own.
     assert roots.nth(0).locator(".cm-line.olympus-linked").count() == 0
@@ -188,16 +200,16 @@ def test_every_way_of_running_an_outputs_scripts_shows_the_view(page, how):
 
 # -- a notebook in JupyterLab with the extension disabled -----------------------------
 
-SETUP = ("import olympus, olympus.numpy as jnp\n"
-         "import olympus_jupyter\n"
-         "%load_ext olympus_jupyter")
-MODEL = ('def f(x):\n'
-         '    """</script><script>window.__pwned=1</script><!--<script>"""\n'
-         '    y = jnp.sin(x)\n'
-         '    z = y * 2\n'
-         '    return jnp.tanh(z @ z.T)\n'
-         'f.__name__ = "f</script><script>window.__pwned=1</script>"\n'
-         'x = jnp.ones((4, 4))')
+SETUP = "import olympus, olympus.numpy as jnp\nimport olympus_jupyter\n%load_ext olympus_jupyter"
+MODEL = (
+    "def f(x):\n"
+    '    """</script><script>window.__pwned=1</script><!--<script>"""\n'
+    "    y = jnp.sin(x)\n"
+    "    z = y * 2\n"
+    "    return jnp.tanh(z @ z.T)\n"
+    'f.__name__ = "f</script><script>window.__pwned=1</script>"\n'
+    "x = jnp.ones((4, 4))"
+)
 SHOW = "%olympus_lower f(x)"
 
 
@@ -208,10 +220,21 @@ def lab_without_olympus(notebooks_dir, tmp_path_factory):
     config = tmp / "config"
     config.mkdir()
     env = {"JUPYTER_CONFIG_DIR": str(config)}
-    proc = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "disable",
-                           "--level=user", "olympus-jupyter"],
-                          env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=deadline(120))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "labextension",
+            "disable",
+            "--level=user",
+            "olympus-jupyter",
+        ],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+    )
     assert proc.returncode == 0, proc.stderr
     page_config = json.loads((config / "labconfig" / "page_config.json").read_text())
     assert page_config["disabledExtensions"]["olympus-jupyter"] is True
@@ -221,35 +244,45 @@ def lab_without_olympus(notebooks_dir, tmp_path_factory):
     server.stop()
 
 
-def test_the_html_output_is_the_live_view_where_the_extension_is_off(page, lab_without_olympus,
-                                                                     notebooks_dir):
-    name = write_notebook(notebooks_dir / "no-extension.ipynb", [SETUP, MODEL, SHOW],
-                          execute=False).name
+def test_the_html_output_is_the_live_view_where_the_extension_is_off(
+    page, lab_without_olympus, notebooks_dir
+):
+    name = write_notebook(
+        notebooks_dir / "no-extension.ipynb", [SETUP, MODEL, SHOW], execute=False
+    ).name
     run_all_cells(page, lab_without_olympus, f"lab/tree/{name}?reset")
     root = page.locator(f'.jp-OutputArea-output[data-mime-type="text/html"] {LIVE}')
     root.wait_for(timeout=ms(120))
     assert page.locator("[data-olympus-viewer]").count() == 0  # no extension here
     assert not pwned(page)
     line = assert_linked_both_ways(
-        root, "y = jnp.sin(x)",
+        root,
+        "y = jnp.sin(x)",
         [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
-        ("stablehlo", "stablehlo.tanh"))
+        ("stablehlo", "stablehlo.tanh"),
+    )
     assert "jnp.tanh" in line
-    assert "f</script><script>window.__pwned=1</script>" in \
-        root.locator(".olympus-name").inner_text()
+    assert (
+        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
+    )
     page.screenshot(path=str(artifacts_dir() / "standalone-lab-without-extension.png"))
     assert not pwned(page)
     assert page.locator(".jp-OutputArea script").count() == 0
 
 
-def test_an_untrusted_notebook_shows_the_static_html_and_runs_nothing(page, lab_without_olympus,
-                                                                      notebooks_dir):
+def test_an_untrusted_notebook_shows_the_static_html_and_runs_nothing(
+    page, lab_without_olympus, notebooks_dir
+):
     name = write_notebook(notebooks_dir / "no-extension-saved.ipynb", [SETUP, MODEL, SHOW]).name
     page.goto(lab_without_olympus.page_url(f"lab/tree/{name}?reset"))
     static = page.locator('.jp-OutputArea-output[data-mime-type="text/html"] .olympus-report')
     static.wait_for(timeout=ms(60))
-    assert page.evaluate(
-        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2).trusted") is False
+    assert (
+        page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2).trusted"
+        )
+        is False
+    )
     page.wait_for_timeout(1000)  # time for any script to have run
     assert page.locator("[data-olympus-live]").count() == 0
     assert page.locator(".jp-OutputArea script").count() == 0  # the sanitizer took them
@@ -260,7 +293,8 @@ def test_an_untrusted_notebook_shows_the_static_html_and_runs_nothing(page, lab_
     sine = [line for line in lines if "y = jnp.sin(x)" in line]
     assert len(sine) == 1 and "z = y * 2" not in sine[0] and "olympuspr: sin" in sine[0]
     sine_ops = [line for line in lines if "= stablehlo.sine" in line]
-    assert sine_ops and all(re.match(r"\s*\d+  ", line) and line.endswith("In [2]:3 (f)")
-                            for line in sine_ops)
+    assert sine_ops and all(
+        re.match(r"\s*\d+  ", line) and line.endswith("In [2]:3 (f)") for line in sine_ops
+    )
     assert not pwned(page)
     page.screenshot(path=str(artifacts_dir() / "standalone-lab-untrusted.png"))

@@ -1,14 +1,17 @@
 """The inspector and the stepper in a real JupyterLab with a live kernel."""
+
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from labserver import ROOT, artifacts_dir, run_all_cells, write_notebook
 from deadlines import ms
 
-SETUP = ("import olympus, olympus.numpy as jnp\n"
-         "from olympus_jupyter import Inspector, Stepper\n"
-         "def layer(w, x):\n"
-         "    return jnp.tanh(x @ w)")
+SETUP = (
+    "import olympus, olympus.numpy as jnp\n"
+    "from olympus_jupyter import Inspector, Stepper\n"
+    "def layer(w, x):\n"
+    "    return jnp.tanh(x @ w)"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -27,8 +30,9 @@ def run_all(page, server, name, app="lab"):
 
 
 def editor_input(widget, label):
-    row = widget.locator(".widget-text").filter(has=widget.page.locator(
-        f'label.widget-label:text-is("{label}")'))
+    row = widget.locator(".widget-text").filter(
+        has=widget.page.locator(f'label.widget-label:text-is("{label}")')
+    )
     return row.locator("input")
 
 
@@ -61,15 +65,20 @@ def type_spec(input_, text):
 
 @pytest.fixture(scope="module")
 def inspector_nb(notebooks_dir):
-    return write_notebook(notebooks_dir / "inspector.ipynb", [
-        SETUP, "ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)))\nins"],
-        execute=False).name
+    return write_notebook(
+        notebooks_dir / "inspector.ipynb",
+        [SETUP, "ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)))\nins"],
+        execute=False,
+    ).name
 
 
 @pytest.fixture(scope="module")
 def stepper_nb(notebooks_dir):
-    return write_notebook(notebooks_dir / "stepper.ipynb", [
-        SETUP, "Stepper(lambda x, y: 2 * x + y, 3, 4)"], execute=False).name
+    return write_notebook(
+        notebooks_dir / "stepper.ipynb",
+        [SETUP, "Stepper(lambda x, y: 2 * x + y, 3, 4)"],
+        execute=False,
+    ).name
 
 
 def test_typing_a_new_shape_shows_the_new_program(page, lab, inspector_nb):
@@ -93,7 +102,9 @@ def test_typing_a_new_shape_shows_the_new_program(page, lab, inspector_nb):
     type_spec(editor_input(widget, "x"), "f32[16,4]")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.olympus-inspector .widget-dropdown option')]"
-        ".length >= 2", timeout=ms(120))
+        ".length >= 2",
+        timeout=ms(120),
+    )
     widget.locator(".widget-dropdown select").select_option(index=0)
     widget.locator("button", has_text="Compare").click()
     diff = widget.locator(".olympus-diff").first
@@ -106,8 +117,12 @@ def test_stepping_through_the_stepper(page, lab, stepper_nb):
     run_all(page, lab, stepper_nb)
     widget = page.locator(".olympus-stepper").first
     widget.wait_for(timeout=ms(120))
-    for stage, shows in (("trace", "mul 2:i32[] a"), ("lower", "stablehlo.multiply"),
-                         ("compile", "HloModule"), ("execute", "Array(10")):
+    for stage, shows in (
+        ("trace", "mul 2:i32[] a"),
+        ("lower", "stablehlo.multiply"),
+        ("compile", "HloModule"),
+        ("execute", "Array(10"),
+    ):
         button = widget.locator("button", has_text=f"Next: {stage}")
         button.click()
         widget.locator("pre", has_text=shows).first.wait_for(timeout=ms(120))
@@ -125,11 +140,14 @@ def test_the_inspector_works_in_notebook_7(page, notebook7, inspector_nb):
 
 # --- controls people know, reachable by keyboard ------------------------------------------
 
+
 def new_inspector(page, server, notebooks_dir, name):
     """A fresh notebook holding an inspector of ``layer``, run in the browser's kernel."""
-    write_notebook(notebooks_dir / name, [
-        SETUP, "ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)))\nins"],
-        execute=False)
+    write_notebook(
+        notebooks_dir / name,
+        [SETUP, "ins = Inspector(layer, jnp.ones((4, 4)), jnp.ones((2, 4)))\nins"],
+        execute=False,
+    )
     run_all(page, server, name)
     widget = page.locator(".olympus-inspector").first
     widget.wait_for(timeout=ms(120))
@@ -153,7 +171,10 @@ def wait_for_tabs(widget, present=(), absent=()):
              if (!v) return false;
              const has = s => !!v.querySelector(`[role="tab"][data-stage="${s}"]`);
              return present.every(has) && !absent.some(has);
-           }""", arg=[list(present), list(absent)], timeout=ms(120))
+           }""",
+        arg=[list(present), list(absent)],
+        timeout=ms(120),
+    )
 
 
 def test_the_checkboxes_and_toggles_change_what_is_shown(page, lab, notebooks_dir):
@@ -166,22 +187,24 @@ def test_the_checkboxes_and_toggles_change_what_is_shown(page, lab, notebooks_di
     choice(widget, "stages", "partitioned").check()
     wait_for_tabs(widget, present=("partitioned",))
 
-    widget.locator(".widget-toggle-button", has_text="HLO").filter(
-        has_not_text="Stable").click()
+    widget.locator(".widget-toggle-button", has_text="HLO").filter(has_not_text="Stable").click()
     wait_for_tabs(widget, present=("hlo",), absent=("stablehlo",))
 
     choice(widget, "platforms", "tpu").check()
     widget.locator(".widget-html", has_text="Re-lowered").first.wait_for(timeout=ms(120))
-    assert "lowering platforms this machine → tpu" in widget.locator(
-        ".widget-html", has_text="Re-lowered").first.inner_text()
+    assert (
+        "lowering platforms this machine → tpu"
+        in widget.locator(".widget-html", has_text="Re-lowered").first.inner_text()
+    )
     assert choice(widget, "platforms", "tpu").is_checked()
     assert not choice(widget, "stages", "source").is_checked()
     page.screenshot(path=str(artifacts_dir() / "inspector-toggles.png"))
 
 
 #: The compare dropdown has an entry chosen.
-CHOSEN = ("() => document.querySelector('.olympus-inspector .widget-dropdown select')"
-          ".selectedIndex >= 0")
+CHOSEN = (
+    "() => document.querySelector('.olympus-inspector .widget-dropdown select').selectedIndex >= 0"
+)
 
 
 def compare_state(page):
@@ -190,7 +213,8 @@ def compare_state(page):
                    return {count: s.options.length, index: s.selectedIndex,
                            shown: s.selectedIndex >= 0 ? s.options[s.selectedIndex].textContent
                                                        : '',
-                           disabled: s.disabled}; }""")
+                           disabled: s.disabled}; }"""
+    )
 
 
 def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, notebooks_dir):
@@ -201,7 +225,10 @@ def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, not
         type_spec(x, spec)
         page.wait_for_function(
             "n => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
-            ".length === n", arg=n, timeout=ms(120))
+            ".length === n",
+            arg=n,
+            timeout=ms(120),
+        )
         page.wait_for_function(CHOSEN)  # the choice comes with the entries
         state = compare_state(page)
         # The entries are there, one is chosen and it shows (it used to show blank).
@@ -215,7 +242,9 @@ def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, not
     type_spec(x, "f32[32,4]")
     page.wait_for_function(
         "() => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
-        ".length === 3", timeout=ms(120))
+        ".length === 3",
+        timeout=ms(120),
+    )
     page.wait_for_function(CHOSEN)
     assert compare_state(page)["shown"].startswith("2."), compare_state(page)  # kept
 
@@ -243,16 +272,35 @@ def test_tab_reaches_every_inspector_control_in_order(page, lab, notebooks_dir):
     type_spec(editor_input(widget, "x"), "f32[8,4]")  # something to compare with
     page.wait_for_function(
         "() => !document.querySelector('.olympus-inspector .widget-dropdown select').disabled",
-        timeout=ms(120))
+        timeout=ms(120),
+    )
     editor_input(widget, "w").focus()
     assert page.evaluate(FOCUSED)["inside"]
     seen = tab_through(page, 21)
     labels = [f["label"] for f in seen if f["inside"]]
-    expected = ["x", "cpu", "cuda", "rocm", "tpu", "source", "olympuspr", "compiled",
-                "partitioned", "passes", "cost by line", "cost", "memory", "StableHLO", "HLO",
-                "debug info",
-                "compiler options", "pass filter", "compare with…", "Compare"]
-    assert labels[:len(expected)] == expected, seen
+    expected = [
+        "x",
+        "cpu",
+        "cuda",
+        "rocm",
+        "tpu",
+        "source",
+        "olympuspr",
+        "compiled",
+        "partitioned",
+        "passes",
+        "cost by line",
+        "cost",
+        "memory",
+        "StableHLO",
+        "HLO",
+        "debug info",
+        "compiler options",
+        "pass filter",
+        "compare with…",
+        "Compare",
+    ]
+    assert labels[: len(expected)] == expected, seen
     kinds = {f["label"]: (f["tag"], f["type"]) for f in seen}
     assert kinds["tpu"] == ("INPUT", "checkbox") and kinds["HLO"] == ("BUTTON", "button")
     assert kinds["compare with…"][0] == "SELECT"
@@ -270,8 +318,11 @@ def test_tab_reaches_every_inspector_control_in_order(page, lab, notebooks_dir):
 
 
 def test_the_stepper_steps_from_the_keyboard(page, lab, notebooks_dir):
-    write_notebook(notebooks_dir / "stepper-keys.ipynb", [
-        SETUP, "Stepper(lambda x, y: 2 * x + y, 3, 4)"], execute=False)
+    write_notebook(
+        notebooks_dir / "stepper-keys.ipynb",
+        [SETUP, "Stepper(lambda x, y: 2 * x + y, 3, 4)"],
+        execute=False,
+    )
     run_all(page, lab, "stepper-keys.ipynb")
     widget = page.locator(".olympus-stepper").first
     widget.wait_for(timeout=ms(120))
@@ -288,14 +339,23 @@ def test_the_stepper_steps_from_the_keyboard(page, lab, notebooks_dir):
     page.keyboard.press("Enter")  # on "random inputs"
     page.wait_for_function(
         "() => [...document.querySelectorAll('.olympus-stepper .widget-toggle-button')]"
-        ".find(b => b.textContent.includes('random')).classList.contains('mod-active')")
+        ".find(b => b.textContent.includes('random')).classList.contains('mod-active')"
+    )
 
 
-def test_the_screenshot_script_draws_the_widgets_and_the_report_view(page, lab, notebooks_dir, tmp_path):
+def test_the_screenshot_script_draws_the_widgets_and_the_report_view(
+    page, lab, notebooks_dir, tmp_path
+):
     import runpy  # no bytecode left in scripts/, which run.sh fingerprints
+
     take = runpy.run_path(str(ROOT / "scripts" / "screenshots.py"), run_name="screenshots")["take"]
     paths = take(page, lab, notebooks_dir, tmp_path)
-    assert [p.name for p in paths] == ["inspector.png", "stepper.png", "lab-view.png",
-                                       "linking-1-line.png", "linking-2-op.png"]
+    assert [p.name for p in paths] == [
+        "inspector.png",
+        "stepper.png",
+        "lab-view.png",
+        "linking-1-line.png",
+        "linking-2-op.png",
+    ]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000

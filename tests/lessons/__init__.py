@@ -8,6 +8,7 @@
 - ``RIGHT``: other correct answers, ``(check name, answer)``, that its checks accept;
 - ``WRONG_ANSWERS``: other wrong answers, ``(check name, answer, what the check says)``.
 """
+
 import importlib
 
 

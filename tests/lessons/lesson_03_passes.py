@@ -1,7 +1,9 @@
 """notebooks/03_passes.ipynb: what XLA's passes did to a line."""
+
 import re
 
 from notebook_outputs import MEDIA, bundles, report_of, text
+
 
 def shows(nb, code):
     reports = [report_of(c) for c in code if bundles(c)]
@@ -13,8 +15,9 @@ def shows(nb, code):
     assert layer["pass_re"] == ".*" and filtered["pass_re"] == "fusion|cse"
     assert any(r["kind"] == "changed" for r in layer["rows"])
     assert {r["kind"] for r in filtered["rows"]} <= {"start", "changed", "unchanged", "context"}
-    assert all(re.search("fusion|cse", r["pass"]) for r in filtered["rows"]
-               if r["kind"] == "changed")
+    assert all(
+        re.search("fusion|cse", r["pass"]) for r in filtered["rows"] if r["kind"] == "changed"
+    )
     outputs = "".join(text(c) for c in code)
     assert "removed by cse" in outputs  # the planted common subexpression
     assert re.search(r"\(tanh\) is in \S+, k[A-Z]\w+", outputs)  # the tanh's fusion and kind
@@ -31,8 +34,7 @@ def _removed_by(report, line):
     journey = report.journey(line)
     if not journey or journey["end"]:
         return None
-    return next((e["pass"] for e in reversed(journey["events"]) if e["kind"] == "removed"),
-                None)
+    return next((e["pass"] for e in reversed(journey["events"]) if e["kind"] == "removed"), None)
 
 
 def _fusion_kind(report, line):
@@ -49,7 +51,10 @@ RIGHT = [
 
 #: Other wrong answers, and what its checks say of them.
 WRONG_ANSWERS = [
-    ("check_removed_by", lambda report, line: report.journey(line)["end"],
-     "journey returns None for a line that made no instruction"),
+    (
+        "check_removed_by",
+        lambda report, line: report.journey(line)["end"],
+        "journey returns None for a line that made no instruction",
+    ),
     ("check_fusion_kind", lambda report, line: "kOutput", "got 'kOutput'"),
 ]

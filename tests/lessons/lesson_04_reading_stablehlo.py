@@ -1,5 +1,6 @@
 """notebooks/04_reading_stablehlo.ipynb: source locations, named scopes, argument and
 result names, and the provenance model's way from an op to its line."""
+
 import re
 
 import jax
@@ -24,7 +25,7 @@ def shows(nb, code):
     outputs = "".join(text(c) for c in code)
     assert "loc(#loc" in outputs and 'loc("x")' in outputs  # the raw debug info
     assert "'project'" in outputs and "'jit(block)/normalize/" in outputs  # per stage
-    assert "loc(\"params['w']\")" in outputs and 'result_info = "result[\'loss\']"' in outputs
+    assert "loc(\"params['w']\")" in outputs and "result_info = \"result['loss']\"" in outputs
     # Each op's line, from the provenance model; the relu's ops (in a private function,
     # or inlined) have the line that called it.
     assert re.search(r"stablehlo.dot_general +line 1 of mlp: h = jnp.tanh\(x @ w1\)", outputs)
@@ -35,16 +36,20 @@ def shows(nb, code):
 
 #: Per exercise: a wrong body for its solution region, and what its check must say.
 WRONG = {
-    "scoped_autoencoder": ('with jax.named_scope("encoder"):\n'
-                           '    h = jnp.tanh(x @ w1)\n'
-                           'with jax.named_scope("decoder"):\n'
-                           '    y = h @ w2\n'
-                           'return jax.nn.relu(y).sum()',
-                           "names no scope"),
-    "lines_of": ("model = report.provenance\n"
-                 "return sorted({op.lines[0] for op in model.stages['stablehlo'].ops "
-                 "if op.name == name})",
-                 "the lines where those ops are printed in the StableHLO text"),
+    "scoped_autoencoder": (
+        'with jax.named_scope("encoder"):\n'
+        "    h = jnp.tanh(x @ w1)\n"
+        'with jax.named_scope("decoder"):\n'
+        "    y = h @ w2\n"
+        "return jax.nn.relu(y).sum()",
+        "names no scope",
+    ),
+    "lines_of": (
+        "model = report.provenance\n"
+        "return sorted({op.lines[0] for op in model.stages['stablehlo'].ops "
+        "if op.name == name})",
+        "the lines where those ops are printed in the StableHLO text",
+    ),
 }
 
 
@@ -72,8 +77,11 @@ def _scoped_decorated(x, w1, w2):
 def _lines_from_table(report, name):
     model = report.provenance
     stage = model.stages["stablehlo"]
-    return [entry.line for entry in model.lines
-            if any(stage.ops[i].name == name for i in entry.ops.get("stablehlo", ()))]
+    return [
+        entry.line
+        for entry in model.lines
+        if any(stage.ops[i].name == name for i in entry.ops.get("stablehlo", ()))
+    ]
 
 
 def _lines_from_frames(report, name):
@@ -114,9 +122,11 @@ def _tanh_in_decoder(x, w1, w2):
 WRONG_ANSWERS = [
     ("check_scoped_autoencoder", _nested, "names both scopes"),
     ("check_scoped_autoencoder", _tanh_in_decoder, "it computes h (the hidden f32[2,5])"),
-    ("check_scoped_autoencoder", lambda x, w1, w2: (jnp.tanh(x @ w1) @ w2).sum(),
-     "the autoencoder gives"),
-    ("check_lines_of", lambda report, name: [report.provenance.function.first_line],
-     "made none"),
+    (
+        "check_scoped_autoencoder",
+        lambda x, w1, w2: (jnp.tanh(x @ w1) @ w2).sum(),
+        "the autoencoder gives",
+    ),
+    ("check_lines_of", lambda report, name: [report.provenance.function.first_line], "made none"),
     ("check_lines_of", lambda report, name: [2, 2], "with a line more than once"),
 ]

@@ -1,5 +1,6 @@
 """notebooks/05_control_flow.ipynb: Python control flow at trace time, staged control
 flow (cond, fori_loop, while_loop, scan) and what it lowers to, a loop body's lines."""
+
 import re
 
 import olympus.numpy as jnp
@@ -57,6 +58,7 @@ def _repeat_while(step, x, n):
     def body(state):
         i, x = state
         return i + 1, step(x)
+
     return lax.while_loop(lambda state: state[0] < n, body, (0, x))[1]
 
 
@@ -89,15 +91,27 @@ def _rescale_if(x, limit):
 
 #: Other wrong answers, and what its checks say of them.
 WRONG_ANSWERS = [
-    ("check_repeat", lambda step, x, n: lax.fori_loop(0, n, lambda i, x: step(x), x, unroll=True),
-     "the program has no loop"),
-    ("check_repeat", lambda step, x, n: lax.fori_loop(0, n + 1, lambda i, x: step(x), x),
-     "step applied 0 times to x"),
-    ("check_repeat", lambda step, x, n: lax.fori_loop(
-        0, n, lambda i, x: step(x), lax.fori_loop(0, 2, lambda i, x: x + 0.0, x)),
-     "stablehlo.while loops; expected one each"),
+    (
+        "check_repeat",
+        lambda step, x, n: lax.fori_loop(0, n, lambda i, x: step(x), x, unroll=True),
+        "the program has no loop",
+    ),
+    (
+        "check_repeat",
+        lambda step, x, n: lax.fori_loop(0, n + 1, lambda i, x: step(x), x),
+        "step applied 0 times to x",
+    ),
+    (
+        "check_repeat",
+        lambda step, x, n: lax.fori_loop(
+            0, n, lambda i, x: step(x), lax.fori_loop(0, 2, lambda i, x: x + 0.0, x)
+        ),
+        "stablehlo.while loops; expected one each",
+    ),
     ("check_rescale_jittable", _rescale_if, "raised TracerBoolConversionError"),
-    ("check_rescale_jittable", lambda x, limit: jnp.where(jnp.abs(x).sum() < limit,
-                                                          x * (limit / jnp.abs(x).sum()), x),
-     "expected x scaled to the limit"),
+    (
+        "check_rescale_jittable",
+        lambda x, limit: jnp.where(jnp.abs(x).sum() < limit, x * (limit / jnp.abs(x).sum()), x),
+        "expected x scaled to the limit",
+    ),
 ]

@@ -1,5 +1,6 @@
 """notebooks/06_cost_and_memory.ipynb: flops, bytes and peak memory by line;
 rematerialization and donation."""
+
 import re
 
 import olympus
@@ -34,20 +35,27 @@ def shows(nb, code):
     assert "same gradient: True" in outputs
     # Donation: the output reuses argument 0's buffer, memory_analysis counts it once.
     assert "kept: output reuses argument None; memory_analysis: alias 0 bytes" in outputs
-    donated = re.search(r"donated: output reuses argument 0; memory_analysis: alias ([\d,]+) "
-                        r"bytes, peak ([\d,]+)", outputs)
+    donated = re.search(
+        r"donated: output reuses argument 0; memory_analysis: alias ([\d,]+) "
+        r"bytes, peak ([\d,]+)",
+        outputs,
+    )
     assert donated and int(donated.group(1).replace(",", "")) == 512 * 512 * 4
     # The costs stage counts the donated memory once too: one array less than kept.
-    peaks = {name: int(v.replace(",", "")) for name, v in re.findall(
-        r"(kept|donated): .*costs stage: peak ([\d,]+) bytes", outputs)}
+    peaks = {
+        name: int(v.replace(",", ""))
+        for name, v in re.findall(r"(kept|donated): .*costs stage: peak ([\d,]+) bytes", outputs)
+    }
     assert peaks["kept"] - peaks["donated"] == 512 * 512 * 4, peaks
 
 
 #: Per exercise: a wrong body for its solution region, and what its check must say.
 WRONG = {
-    "heaviest_line": ("rows = [r for r in report.cost_by_line() if r['what'] == 'line']\n"
-                      "return max(rows, key=lambda r: r['transcendentals'])['line']",
-                      "has the most transcendentals"),
+    "heaviest_line": (
+        "rows = [r for r in report.cost_by_line() if r['what'] == 'line']\n"
+        "return max(rows, key=lambda r: r['transcendentals'])['line']",
+        "has the most transcendentals",
+    ),
     "lean_attention": ("return attention(q, k, v)", "not under 3,145,728 bytes"),
 }
 
@@ -66,7 +74,7 @@ def _sixteen_blocks(q, k, v):
 
 
 def _unrolled(q, k, v):
-    return jnp.concatenate([attention(q[i:i + 256], k, v) for i in range(0, 1024, 256)])
+    return jnp.concatenate([attention(q[i : i + 256], k, v) for i in range(0, 1024, 256)])
 
 
 def _bfloat16(q, k, v):

@@ -1,9 +1,11 @@
 """notebooks/08_export.ipynb: export, serialization, versions, platforms, symbolic shapes."""
+
 import jax
 import numpy as np
 
 import olympus
 from notebook_outputs import MEDIA, bundles, report_of, text
+
 
 def shows(nb, code):
     reports = [report_of(c) for c in code if bundles(c)]
@@ -31,17 +33,22 @@ def shows(nb, code):
 
 #: Per exercise: a wrong body for its solution region, and what its check must say.
 WRONG = {
-    "any_batch": ("x = np.ones((8, 4), np.float32)\n"
-                  "return olympus.export.export(olympus.jit(fun))(w, b, x).serialize()",
-                  "its batch dimension is the constant 8, so it serves only batches of 8"),
-    "cpu_and_tpu": ('return olympus.export.export(olympus.jit(fun), platforms=("tpu",))(*args)',
-                    "no code for 'cpu', so a CPU machine cannot call it"),
+    "any_batch": (
+        "x = np.ones((8, 4), np.float32)\n"
+        "return olympus.export.export(olympus.jit(fun))(w, b, x).serialize()",
+        "its batch dimension is the constant 8, so it serves only batches of 8",
+    ),
+    "cpu_and_tpu": (
+        'return olympus.export.export(olympus.jit(fun), platforms=("tpu",))(*args)',
+        "no code for 'cpu', so a CPU machine cannot call it",
+    ),
 }
 
 
 def _symbolic_args(fun, w, b):  # an Exported, not bytes; the batch named n
-    specs = olympus.export.symbolic_args_specs((w, b, np.ones((1, 4), np.float32)),
-                                               (None, None, "n, 4"))
+    specs = olympus.export.symbolic_args_specs(
+        (w, b, np.ones((1, 4), np.float32)), (None, None, "n, 4")
+    )
     return olympus.export.export(olympus.jit(fun))(*specs)
 
 
@@ -53,19 +60,33 @@ def _closed_over(fun, w, b):  # the weights baked in: the server's call(w, b, x)
 #: Other correct answers its checks accept.
 RIGHT = [
     ("check_any_batch", _symbolic_args),
-    ("check_cpu_and_tpu", lambda fun, *args: olympus.export.export(
-        olympus.jit(fun), platforms=("tpu", "cpu"))(*args).serialize()),
+    (
+        "check_cpu_and_tpu",
+        lambda fun, *args: olympus.export.export(olympus.jit(fun), platforms=("tpu", "cpu"))(
+            *args
+        ).serialize(),
+    ),
 ]
 
 #: Other wrong answers, and what its checks say of them.
 WRONG_ANSWERS = [
     ("check_any_batch", lambda fun, w, b: olympus.jit(fun), "not an artifact"),
     ("check_any_batch", _closed_over, "the artifact takes 1 array"),
-    ("check_any_batch", lambda fun, w, b: _symbolic_args(fun, w, b).serialize()[:100],
-     "not an artifact olympus.export.deserialize reads: The blob is truncated"),
-    ("check_cpu_and_tpu", lambda fun, *args: olympus.export.export(olympus.jit(fun))(*args),
-     "TPU machine cannot call it"),
-    ("check_cpu_and_tpu", lambda fun, *args: olympus.export.export(
-        olympus.jit(lambda x: x + 1), platforms=("cpu", "tpu"))(*args),
-     "what the CPU code of fun computes"),
+    (
+        "check_any_batch",
+        lambda fun, w, b: _symbolic_args(fun, w, b).serialize()[:100],
+        "not an artifact olympus.export.deserialize reads: The blob is truncated",
+    ),
+    (
+        "check_cpu_and_tpu",
+        lambda fun, *args: olympus.export.export(olympus.jit(fun))(*args),
+        "TPU machine cannot call it",
+    ),
+    (
+        "check_cpu_and_tpu",
+        lambda fun, *args: olympus.export.export(
+            olympus.jit(lambda x: x + 1), platforms=("cpu", "tpu")
+        )(*args),
+        "what the CPU code of fun computes",
+    ),
 ]

@@ -15,6 +15,7 @@ In a notebook's check cell::
 One module per lesson holds its checks (``stages`` for ``01_stages``...); this
 package gathers them, so that a check cell reads the same in every lesson.
 """
+
 from olympus_jupyter.teaching.checks import NotYet  # noqa: F401 - what a check raises
 from olympus_jupyter.teaching.exercises.stages import *  # noqa: F403
 from olympus_jupyter.teaching.exercises.specializations import *  # noqa: F403

@@ -1,4 +1,5 @@
 """What the lessons' checks share: programs of their own, and numbers read from answers."""
+
 from __future__ import annotations
 
 import linecache

@@ -1,4 +1,5 @@
 """The checks of lesson 05_control_flow: staged loops and branches."""
+
 from __future__ import annotations
 
 import collections
@@ -42,7 +43,9 @@ def _short(a) -> str:
     return np.array2string(a, precision=3, separator=", ", max_line_width=10_000)
 
 
-_LOOP_HINT = "Use olympus.lax.fori_loop(0, n, lambda i, x: step(x), x) (or lax.scan, lax.while_loop)."
+_LOOP_HINT = (
+    "Use olympus.lax.fori_loop(0, n, lambda i, x: step(x), x) (or lax.scan, lax.while_loop)."
+)
 
 
 def check_repeat(repeat) -> None:
@@ -58,42 +61,61 @@ def check_repeat(repeat) -> None:
         got = np.asarray(attempt(repeat, step, x, n, name="repeat", hint=_LOOP_HINT))
         want = _repeat_reference(x, n)
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-5):
-            verdict.stop(f"repeat(step, x, {n}) returned {_short(got)}; step applied {n} "
-                         f"time{'' if n == 1 else 's'} to x = {_short(x)} gives "
-                         f"{_short(want)}{' (x itself)' if n == 0 else ''}.")
+            verdict.stop(
+                f"repeat(step, x, {n}) returned {_short(got)}; step applied {n} "
+                f"time{'' if n == 1 else 's'} to x = {_short(x)} gives "
+                f"{_short(want)}{' (x itself)' if n == 0 else ''}."
+            )
     counts = {}
     for n in _TRIPS:
-        traced = attempt(lambda: olympus.jit(lambda x: repeat(step, x, n)).trace(x),
-                         name="repeat", hint=_LOOP_HINT)
+        traced = attempt(
+            lambda: olympus.jit(lambda x: repeat(step, x, n)).trace(x),
+            name="repeat",
+            hint=_LOOP_HINT,
+        )
         model = build_provenance(traced.lower())
         names = collections.Counter(op.name for op in model.stages["stablehlo"].ops)
-        counts[n] = (sum(names.values()), names["stablehlo.while"],
-                     len(model.stages["olympuspr"].ops))
+        counts[n] = (
+            sum(names.values()),
+            names["stablehlo.while"],
+            len(model.stages["olympuspr"].ops),
+        )
     (small, loops_small, eqns_small), (big, loops_big, eqns_big) = (counts[n] for n in _TRIPS)
     a, b = _TRIPS
     if loops_small == 0 and loops_big == 0:
-        grows = (f"for n={a} the StableHLO has {small} ops and for n={b} {big}: "
-                 if big > small else "")
-        verdict.expect(False, f"the program has no loop: {grows}the Python loop ran while "
-                              f"tracing, and each of its iterations was staged out one "
-                              f"after the other (unrolled). A staged loop is one op, "
-                              f"stablehlo.while, whose body holds step once. {_LOOP_HINT}")
+        grows = (
+            f"for n={a} the StableHLO has {small} ops and for n={b} {big}: " if big > small else ""
+        )
+        verdict.expect(
+            False,
+            f"the program has no loop: {grows}the Python loop ran while "
+            f"tracing, and each of its iterations was staged out one "
+            f"after the other (unrolled). A staged loop is one op, "
+            f"stablehlo.while, whose body holds step once. {_LOOP_HINT}",
+        )
     else:
-        verdict.expect(loops_small == 1 and loops_big == 1,
-                       f"the programs for n={a} and n={b} have {loops_small} and "
-                       f"{loops_big} stablehlo.while loops; expected one each: one "
-                       f"staged loop whose body calls step once.")
-        verdict.expect(small == big,
-                       f"the program grows with n: {small} StableHLO ops for n={a}, "
-                       f"{big} for n={b}. Only the trip count may change with n, not the "
-                       f"program: call step inside the loop's body, not in a Python loop.")
-    verdict.close(f"for n={a} and n={b} the StableHLO has the same {small} ops, one "
-                  f"stablehlo.while among them ({eqns_small} olympuspr equations, nested "
-                  f"ones included): step is traced once, into the loop's body, and n is "
-                  f"only the trip count. The Python loop would have traced step n times.")
+        verdict.expect(
+            loops_small == 1 and loops_big == 1,
+            f"the programs for n={a} and n={b} have {loops_small} and "
+            f"{loops_big} stablehlo.while loops; expected one each: one "
+            f"staged loop whose body calls step once.",
+        )
+        verdict.expect(
+            small == big,
+            f"the program grows with n: {small} StableHLO ops for n={a}, "
+            f"{big} for n={b}. Only the trip count may change with n, not the "
+            f"program: call step inside the loop's body, not in a Python loop.",
+        )
+    verdict.close(
+        f"for n={a} and n={b} the StableHLO has the same {small} ops, one "
+        f"stablehlo.while among them ({eqns_small} olympuspr equations, nested "
+        f"ones included): step is traced once, into the loop's body, and n is "
+        f"only the trip count. The Python loop would have traced step n times."
+    )
 
 
 # -- exercise 2: a branch on a traced value ------------------------------------------------
+
 
 def _rescale_reference(x: np.ndarray, limit: float) -> np.ndarray:
     total = np.abs(x).sum()
@@ -107,9 +129,11 @@ _RESCALE_CASES = (
     (np.array([0.5, 0.5, -3.0, 0.0], np.float32), 1.0, "its total 4 is above the limit 1"),
 )
 
-_BRANCH_HINT = ("Under jit, `total > limit` is a traced boolean: Python's `if` needs True or "
-                "False while tracing, which a traced value has not. Stage the branch: "
-                "olympus.lax.cond(pred, if_true, if_false, x), or jnp.where(pred, a, b).")
+_BRANCH_HINT = (
+    "Under jit, `total > limit` is a traced boolean: Python's `if` needs True or "
+    "False while tracing, which a traced value has not. Stage the branch: "
+    "olympus.lax.cond(pred, if_true, if_false, x), or jnp.where(pred, a, b)."
+)
 
 
 def check_rescale_jittable(rescale_jittable) -> None:
@@ -120,34 +144,46 @@ def check_rescale_jittable(rescale_jittable) -> None:
     """
     x_type = olympus.ShapeDtypeStruct((4,), np.dtype("float32"))
     limit_type = olympus.ShapeDtypeStruct((), np.dtype("float32"))
-    traced = attempt(lambda: olympus.jit(rescale_jittable).trace(x_type, limit_type),
-                     name="rescale_jittable", hint=_BRANCH_HINT)
+    traced = attempt(
+        lambda: olympus.jit(rescale_jittable).trace(x_type, limit_type),
+        name="rescale_jittable",
+        hint=_BRANCH_HINT,
+    )
     verdict = Verdict()
     try:
         compiled = traced.lower().compile()
     except Exception as e:  # noqa: BLE001 - the student's program
-        verdict.stop(f"rescale_jittable traced, but did not compile: {type(e).__name__}: "
-                     f"{first_line(e)}")
+        verdict.stop(
+            f"rescale_jittable traced, but did not compile: {type(e).__name__}: {first_line(e)}"
+        )
     for x, limit, case in _RESCALE_CASES:
         want = _rescale_reference(x, limit)
         got = np.asarray(compiled(x, np.float32(limit)))
         branch = "scaled to the limit" if np.abs(x).sum() > limit else "unchanged"
-        verdict.expect(got.shape == want.shape and np.allclose(got, want, rtol=1e-5),
-                       f"for x={x.tolist()}, limit={limit:g} ({case}) the program returned "
-                       f"{got.tolist()}; expected x {branch}: {want.tolist()}.")
+        verdict.expect(
+            got.shape == want.shape and np.allclose(got, want, rtol=1e-5),
+            f"for x={x.tolist()}, limit={limit:g} ({case}) the program returned "
+            f"{got.tolist()}; expected x {branch}: {want.tolist()}.",
+        )
     names = {op.name for op in build_provenance(traced).stages["olympuspr"].ops}
     if "cond" in names:
-        how = ("lax.cond staged both branches as sub-programs of one `cond` equation "
-               "(stablehlo.case in the StableHLO): the program holds both, and each call "
-               "runs only the one the traced predicate picks")
+        how = (
+            "lax.cond staged both branches as sub-programs of one `cond` equation "
+            "(stablehlo.case in the StableHLO): the program holds both, and each call "
+            "runs only the one the traced predicate picks"
+        )
     elif "select_n" in names:
-        how = ("jnp.where (select_n) computes both sides for every element and keeps one: "
-               "fine for cheap branches; lax.cond runs only one, which matters when a "
-               "branch is expensive")
+        how = (
+            "jnp.where (select_n) computes both sides for every element and keeps one: "
+            "fine for cheap branches; lax.cond runs only one, which matters when a "
+            "branch is expensive"
+        )
     else:
         how = "the branch is staged in the program"
-    verdict.close(f"one program, compiled once with x and limit traced, takes each branch "
-                  f"on its own inputs: {how}.")
+    verdict.close(
+        f"one program, compiled once with x and limit traced, takes each branch "
+        f"on its own inputs: {how}."
+    )
 
 
 __all__ = ["check_repeat", "check_rescale_jittable"]

@@ -1,4 +1,5 @@
 """The checks of lesson 06_cost_and_memory."""
+
 from __future__ import annotations
 
 import functools
@@ -17,19 +18,25 @@ from olympus_jupyter.teaching.exercises._programs import program
 #: The check's own programs: the heaviest line is not at the same place in both, and
 #: the line with the most transcendentals (a tanh) is never the one with the most flops.
 _FLOPS_PROGRAMS = (
-    ("""\
+    (
+        """\
 def program_1(x, w):
     h = jnp.tanh(x)
     y = h @ w
     return jnp.sum(y * y)
-""", ((128, 256), (256, 128))),
-    ("""\
+""",
+        ((128, 256), (256, 128)),
+    ),
+    (
+        """\
 def program_2(a, b):
     t = jnp.tanh(b)
     c = a.T @ a
     d = c @ t
     return d.sum()
-""", ((16, 64), (64, 2048))),
+""",
+        ((16, 64), (64, 2048)),
+    ),
 )
 
 
@@ -48,8 +55,10 @@ def _line_table(report, first: int, filename: str) -> str:
     out = []
     for r in sorted(rows, key=lambda r: r["line"]):
         code = linecache.getline(filename, r["line"]).strip()
-        out.append(f"    line {r['line']} (def + {r['line'] - first}) {code:<22} "
-                   f"{r['flops']:>12,.0f} flops  {r['transcendentals']:>8,.0f} transcendentals")
+        out.append(
+            f"    line {r['line']} (def + {r['line'] - first}) {code:<22} "
+            f"{r['flops']:>12,.0f} flops  {r['transcendentals']:>8,.0f} transcendentals"
+        )
     return "\n".join(out)
 
 
@@ -62,57 +71,73 @@ def check_heaviest_line(heaviest_line) -> None:
         by_line = {r["line"]: r for r in rows}
         want = max(rows, key=lambda r: r["flops"])["line"]
         got = attempt(heaviest_line, report, name="heaviest_line")
-        table = (f"The check's program {k + 1} (def on line {first}), its costs by line:\n"
-                 + _line_table(report, first, filename))
+        table = (
+            f"The check's program {k + 1} (def on line {first}), its costs by line:\n"
+            + _line_table(report, first, filename)
+        )
         if isinstance(got, dict):
-            verdict.stop("heaviest_line returned a dict (a row of report.cost_by_line()?): "
-                         "return its line number, row['line'].")
+            verdict.stop(
+                "heaviest_line returned a dict (a row of report.cost_by_line()?): "
+                "return its line number, row['line']."
+            )
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
-            verdict.stop(f"heaviest_line returned {got!r}, not a line number: return the "
-                         f"'line' of the row of report.cost_by_line() with the most "
-                         f"flops.\n{table}")
+            verdict.stop(
+                f"heaviest_line returned {got!r}, not a line number: return the "
+                f"'line' of the row of report.cost_by_line() with the most "
+                f"flops.\n{table}"
+            )
         got = int(got)
         if got == want:
             continue
         if got in by_line:
             mine = by_line[got]
-            why = (f"line {got} costs {mine['flops']:,.0f} flops, line {want} "
-                   f"{by_line[want]['flops']:,.0f}.")
+            why = (
+                f"line {got} costs {mine['flops']:,.0f} flops, line {want} "
+                f"{by_line[want]['flops']:,.0f}."
+            )
             most_t = max(rows, key=lambda r: r["transcendentals"])["line"]
             if got == most_t and by_line[got]["transcendentals"] > 0:
-                why += (" Line {got} has the most transcendentals (tanh, exp...: XLA "
-                        "counts them apart from flops): flops are another column.".format(
-                            got=got))
+                why += (
+                    " Line {got} has the most transcendentals (tanh, exp...: XLA "
+                    "counts them apart from flops): flops are another column.".format(got=got)
+                )
             most_b = max(rows, key=lambda r: r["bytes"])["line"]
             if got == most_b and got != most_t:
-                why += (f" Line {got} accesses the most bytes: the exercise asks for flops.")
+                why += f" Line {got} accesses the most bytes: the exercise asks for flops."
         elif got == first:
-            why = (f"line {got} is the def line: it makes no instruction and costs "
-                   f"nothing. Line numbers are the file's, as report.cost_by_line() gives "
-                   f"them.")
+            why = (
+                f"line {got} is the def line: it makes no instruction and costs "
+                f"nothing. Line numbers are the file's, as report.cost_by_line() gives "
+                f"them."
+            )
         elif 0 <= got < first:
-            why = (f"line {got} is not a line of the program (it starts on line "
-                   f"{first}): is it a position in a list, or a count from the def? "
-                   f"Return the row's 'line', the file's line number.")
+            why = (
+                f"line {got} is not a line of the program (it starts on line "
+                f"{first}): is it a position in a list, or a count from the def? "
+                f"Return the row's 'line', the file's line number."
+            )
         else:
             why = f"line {got} has no cost of its own in this program."
         verdict.expect(False, f"In program {k + 1}, expected line {want}: {why}\n{table}")
-    verdict.close("report.cost_by_line() puts every instruction of the optimized program "
-                  "down to the line that made it: a matrix product [m,k] @ [k,n] costs "
-                  "2·m·k·n flops, and dwarfs the elementwise lines around it (a tanh is one "
-                  "transcendental per element, and hardly a flop).")
+    verdict.close(
+        "report.cost_by_line() puts every instruction of the optimized program "
+        "down to the line that made it: a matrix product [m,k] @ [k,n] costs "
+        "2·m·k·n flops, and dwarfs the elementwise lines around it (a tanh is one "
+        "transcendental per element, and hardly a flop)."
+    )
 
 
 # -- 06_cost_and_memory: exercise 2, a peak under a budget -----------------------------
 
 #: The shapes of q, k and v in exercise 2, and the peak the answer must stay under.
 ATTENTION_SHAPE = (1024, 32)
-PEAK_BUDGET = 3 * 2 ** 20  # bytes (3 MiB): the scores alone, f32[1024,1024], are 4 MiB
+PEAK_BUDGET = 3 * 2**20  # bytes (3 MiB): the scores alone, f32[1024,1024], are 4 MiB
 
 
 def attention(q, k, v):
     """Lesson 06's ``attention``: softmax(q @ k.T) @ v, the check's own copy."""
     import olympus.numpy as jnp
+
     s = q @ k.T
     p = jnp.exp(s - s.max(axis=1, keepdims=True))
     p = p / p.sum(axis=1, keepdims=True)
@@ -140,15 +165,19 @@ def peak_bytes(report, fun, *args) -> tuple[int | None, str]:
         return int(peak["bytes"]), "the live-range peak (report.costs['peak']['bytes'])"
     try:
         m = olympus.jit(fun).trace(*args).lower().compile().memory_analysis()
-        total = (m.argument_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes
-                 + m.temp_size_in_bytes)
+        total = (
+            m.argument_size_in_bytes
+            + m.output_size_in_bytes
+            - m.alias_size_in_bytes
+            + m.temp_size_in_bytes
+        )
         return int(total), "memory_analysis(): arguments + outputs + temporaries"
     except Exception:  # noqa: BLE001 - no reading of the peak
         return None, "no reading of the peak"
 
 
 def _mib(n: float) -> str:
-    return f"{n:,.0f} bytes ({n / 2 ** 20:.2f} MiB)"
+    return f"{n:,.0f} bytes ({n / 2**20:.2f} MiB)"
 
 
 def check_lean_attention(lean_attention) -> None:
@@ -160,50 +189,70 @@ def check_lean_attention(lean_attention) -> None:
         try:
             got = np.asarray(got)
         except Exception as e:  # noqa: BLE001 - the error is the feedback
-            verdict.stop(f"lean_attention returned something that is not an array: "
-                         f"{type(e).__name__}: {first_line(e)}")
+            verdict.stop(
+                f"lean_attention returned something that is not an array: "
+                f"{type(e).__name__}: {first_line(e)}"
+            )
         want = _reference_attention(q, k, v)
         if got.shape != want.shape:
-            verdict.stop(f"lean_attention returned an array of shape {got.shape}; "
-                         f"attention's result has shape {want.shape}.")
+            verdict.stop(
+                f"lean_attention returned an array of shape {got.shape}; "
+                f"attention's result has shape {want.shape}."
+            )
         error = float(np.max(np.abs(got - want)))
-        verdict.expect(np.allclose(got, want, rtol=1e-3, atol=1e-4),
-                       f"lean_attention's result differs from attention's (by up to "
-                       f"{error:.2g}, seed {seed}): a rewrite that lowers the peak must "
-                       f"keep the result (a lower precision does not: float32 is asked).")
+        verdict.expect(
+            np.allclose(got, want, rtol=1e-3, atol=1e-4),
+            f"lean_attention's result differs from attention's (by up to "
+            f"{error:.2g}, seed {seed}): a rewrite that lowers the peak must "
+            f"keep the result (a lower precision does not: float32 is asked).",
+        )
     if verdict.wrong:
         verdict.close("")
     q, k, v = _inputs(0)
     report = inspect(lean_attention, q, k, v, costs=True, cache=False)
     if report.failure is not None:
-        verdict.stop(f"Olympus could not compile lean_attention for the costs stage: "
-                     f"{report.failure.headline()}")
+        verdict.stop(
+            f"Olympus could not compile lean_attention for the costs stage: "
+            f"{report.failure.headline()}"
+        )
     peak, what = peak_bytes(report, lean_attention, q, k, v)
     if peak is None:
-        verdict.stop(f"the peak of lean_attention could not be read: "
-                     f"{report.costs and report.costs.get('unavailable')}")
+        verdict.stop(
+            f"the peak of lean_attention could not be read: "
+            f"{report.costs and report.costs.get('unavailable')}"
+        )
     if peak >= PEAK_BUDGET:
         biggest = []
         for b in report.peak_buffers()[:3]:
-            text = (report.provenance.source_line(b["file"], b["line"])
-                    if b.get("line") and b.get("file") and report.provenance else None)
-            where = (f"made by line {b['line']}" + (f": {text.strip()}" if text else "")
-                     if b.get("line") else "")
+            text = (
+                report.provenance.source_line(b["file"], b["line"])
+                if b.get("line") and b.get("file") and report.provenance
+                else None
+            )
+            where = (
+                f"made by line {b['line']}" + (f": {text.strip()}" if text else "")
+                if b.get("line")
+                else ""
+            )
             biggest.append(f"    {b['shape']:<22} {_mib(b['size'])}, {b['kind']} {where}")
-        verdict.expect(False,
-                       f"lean_attention's peak is {_mib(peak)}, {what}: not under "
-                       f"{_mib(PEAK_BUDGET)}. The biggest buffers live at the peak:\n"
-                       + "\n".join(biggest) +
-                       "\nA [1024,1024] score matrix is 4 MiB by itself: compute the "
-                       "scores of a block of queries at a time (olympus.lax.map over "
-                       "blocks), so that only a block's scores are ever live. (A Python "
-                       "loop over blocks unrolls into one program, in which XLA may keep "
-                       "every block's scores alive at once; lax.map is a loop of the "
-                       "program: one block at a time.)")
-    verdict.close(f"the peak is {_mib(peak)} ({what}), under {_mib(PEAK_BUDGET)}, and the "
-                  f"result is attention's: each row of the softmax needs only its own "
-                  f"scores, so blocks of queries can be done one after another, and XLA "
-                  f"keeps only one block's scores alive at a time.")
+        verdict.expect(
+            False,
+            f"lean_attention's peak is {_mib(peak)}, {what}: not under "
+            f"{_mib(PEAK_BUDGET)}. The biggest buffers live at the peak:\n"
+            + "\n".join(biggest)
+            + "\nA [1024,1024] score matrix is 4 MiB by itself: compute the "
+            "scores of a block of queries at a time (olympus.lax.map over "
+            "blocks), so that only a block's scores are ever live. (A Python "
+            "loop over blocks unrolls into one program, in which XLA may keep "
+            "every block's scores alive at once; lax.map is a loop of the "
+            "program: one block at a time.)",
+        )
+    verdict.close(
+        f"the peak is {_mib(peak)} ({what}), under {_mib(PEAK_BUDGET)}, and the "
+        f"result is attention's: each row of the softmax needs only its own "
+        f"scores, so blocks of queries can be done one after another, and XLA "
+        f"keeps only one block's scores alive at a time."
+    )
 
 
 __all__ = ["check_heaviest_line", "check_lean_attention"]

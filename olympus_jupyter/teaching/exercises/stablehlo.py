@@ -1,4 +1,5 @@
 """The checks of lesson 04_reading_stablehlo: names and source locations of ops."""
+
 from __future__ import annotations
 
 import functools
@@ -69,16 +70,24 @@ def check_scoped_autoencoder(scoped_autoencoder) -> None:
     want = _autoencoder_reference(x, w1, w2)
     got = number(value)
     if got is None or not np.isclose(got, want, rtol=1e-4, atol=1e-4):
-        verdict.stop(f"scoped_autoencoder(x, w1, w2) returned {value!r}; the autoencoder "
-                     f"gives {want:.6g}: keep its computation as it is, and only wrap its "
-                     f"two halves in named scopes.")
+        verdict.stop(
+            f"scoped_autoencoder(x, w1, w2) returned {value!r}; the autoencoder "
+            f"gives {want:.6g}: keep its computation as it is, and only wrap its "
+            f"two halves in named scopes."
+        )
     report = inspect(scoped_autoencoder, x, w1, w2, cache=False)
-    if report.failure is not None or report.provenance is None \
-            or "compiled" not in report.provenance.stages:
+    if (
+        report.failure is not None
+        or report.provenance is None
+        or "compiled" not in report.provenance.stages
+    ):
         verdict.stop(f"scoped_autoencoder could not be compiled: {report.failure}")
     model = report.provenance
-    named = [op for op in model.stages["compiled"].ops
-             if op.name != "fusion" and op.name_stack.startswith("jit(")]
+    named = [
+        op
+        for op in model.stages["compiled"].ops
+        if op.name != "fusion" and op.name_stack.startswith("jit(")
+    ]
     wrong: list[str] = []
     for op in named:
         want_scope, scopes = _half(op.types), _scopes_in(op.name_stack)
@@ -87,32 +96,46 @@ def check_scoped_autoencoder(scoped_autoencoder) -> None:
         if not scopes:
             wrong.append(f"{what} names no scope.")
         elif len(set(scopes)) > 1:
-            wrong.append(f"{what} names both scopes: the second `with` is inside the "
-                         f"first; put them one after the other.")
+            wrong.append(
+                f"{what} names both scopes: the second `with` is inside the "
+                f"first; put them one after the other."
+            )
         elif want_scope and scopes[0] != want_scope:
-            half = ("computes h (the hidden f32[2,5]): it is the encoder's work"
-                    if want_scope == "encoder" else
-                    "computes the output from h: it is the decoder's work")
+            half = (
+                "computes h (the hidden f32[2,5]): it is the encoder's work"
+                if want_scope == "encoder"
+                else "computes the output from h: it is the decoder's work"
+            )
             wrong.append(f"{what} is in scope {scopes[0]!r}, but it {half}.")
-    verdict.expect(named, "the optimized program has no instruction that JAX named: "
-                          "compute the autoencoder in scoped_autoencoder itself.")
+    verdict.expect(
+        named,
+        "the optimized program has no instruction that JAX named: "
+        "compute the autoencoder in scoped_autoencoder itself.",
+    )
     if wrong:
-        verdict.expect(False, f"{len(wrong)} of the {len(named)} instructions that JAX "
-                              f"named {'is' if len(wrong) == 1 else 'are'} not in the "
-                              f"right scope:\n  "
-                              + "\n  ".join(wrong[:6]) + ("\n  …" if len(wrong) > 6 else "")
-                              + "\nEvery op made inside `with jax.named_scope('encoder'):` "
-                                "gets 'encoder' in its name stack (and so in the op_name "
-                                "of the instructions it becomes); an op made after the "
-                                "`with` block, such as a `return` outside it, gets none.")
-    by_scope = {s: sorted({op.name for op in named if s in _scopes_in(op.name_stack)})
-                for s in _SCOPES}
-    verdict.close(f"every instruction of the optimized program that JAX named is in its "
-                  f"half's scope (encoder: {', '.join(by_scope['encoder'])}; decoder: "
-                  f"{', '.join(by_scope['decoder'])}). The scope went from the olympuspr's "
-                  f"name stacks to the StableHLO's locations to the op_name metadata that "
-                  f"XLA keeps through its passes, so a profile or an HLO dump of a big model "
-                  f"says which part of it an instruction belongs to.")
+        verdict.expect(
+            False,
+            f"{len(wrong)} of the {len(named)} instructions that JAX "
+            f"named {'is' if len(wrong) == 1 else 'are'} not in the "
+            f"right scope:\n  "
+            + "\n  ".join(wrong[:6])
+            + ("\n  …" if len(wrong) > 6 else "")
+            + "\nEvery op made inside `with jax.named_scope('encoder'):` "
+            "gets 'encoder' in its name stack (and so in the op_name "
+            "of the instructions it becomes); an op made after the "
+            "`with` block, such as a `return` outside it, gets none.",
+        )
+    by_scope = {
+        s: sorted({op.name for op in named if s in _scopes_in(op.name_stack)}) for s in _SCOPES
+    }
+    verdict.close(
+        f"every instruction of the optimized program that JAX named is in its "
+        f"half's scope (encoder: {', '.join(by_scope['encoder'])}; decoder: "
+        f"{', '.join(by_scope['decoder'])}). The scope went from the olympuspr's "
+        f"name stacks to the StableHLO's locations to the op_name metadata that "
+        f"XLA keeps through its passes, so a profile or an HLO dump of a big model "
+        f"says which part of it an instruction belongs to."
+    )
 
 
 # -- exercise 2: the lines that made an op -------------------------------------------------
@@ -145,8 +168,9 @@ def _lines_report():
 
 
 def _lines_program_text(first: int) -> str:
-    return "\n".join(f"    {first + k:>4}  {line}"
-                     for k, line in enumerate(_LINES_PROGRAM.splitlines()))
+    return "\n".join(
+        f"    {first + k:>4}  {line}" for k, line in enumerate(_LINES_PROGRAM.splitlines())
+    )
 
 
 def _as_lines(answer) -> list[int] | None:
@@ -163,8 +187,11 @@ def _as_lines(answer) -> list[int] | None:
 
 
 def _lines_words(lines: list[int]) -> str:
-    return (f"line {lines[0]}" if len(lines) == 1 else
-            f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}")
+    return (
+        f"line {lines[0]}"
+        if len(lines) == 1
+        else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+    )
 
 
 def check_lines_of(lines_of) -> None:
@@ -176,32 +203,48 @@ def check_lines_of(lines_of) -> None:
     told_text_lines = False
     for name, offsets in _LINES_WANT.items():
         want = [first + k - 1 for k in offsets]
-        answer = attempt(lines_of, report, name, name="lines_of",
-                         hint="Read the ops of report.provenance.stages['stablehlo'].")
+        answer = attempt(
+            lines_of,
+            report,
+            name,
+            name="lines_of",
+            hint="Read the ops of report.provenance.stages['stablehlo'].",
+        )
         got = _as_lines(answer)
         if got is None:
-            verdict.expect(False, f"lines_of(report, {name!r}) returned {answer!r}; expected "
-                                  f"a list of line numbers (ints), here {want}.")
+            verdict.expect(
+                False,
+                f"lines_of(report, {name!r}) returned {answer!r}; expected "
+                f"a list of line numbers (ints), here {want}.",
+            )
             continue
         if len(set(got)) != len(got):
-            verdict.expect(False, f"lines_of(report, {name!r}) returned {answer!r}, with a "
-                                  f"line more than once: give each line once, sorted.")
+            verdict.expect(
+                False,
+                f"lines_of(report, {name!r}) returned {answer!r}, with a "
+                f"line more than once: give each line once, sorted.",
+            )
             continue
-        text_lines = sorted({op.lines[0] for op in stablehlo.ops
-                             if op.name == name and op.lines})
+        text_lines = sorted({op.lines[0] for op in stablehlo.ops if op.name == name and op.lines})
         if got == want:
             continue
         if got == text_lines and text_lines:
             if told_text_lines:
-                verdict.expect(False, f"lines_of(report, {name!r}) returned {got}, lines of "
-                                      f"the StableHLO text too (expected {want}).")
+                verdict.expect(
+                    False,
+                    f"lines_of(report, {name!r}) returned {got}, lines of "
+                    f"the StableHLO text too (expected {want}).",
+                )
             else:
                 told_text_lines = True
-                verdict.expect(False, f"lines_of(report, {name!r}) returned {got}: the lines "
-                                      f"where those ops are printed in the StableHLO text "
-                                      f"(op.lines), not the source lines that made them "
-                                      f"(expected {want}). An op's source is its location: "
-                                      f"model.lines_for_op(op.id).")
+                verdict.expect(
+                    False,
+                    f"lines_of(report, {name!r}) returned {got}: the lines "
+                    f"where those ops are printed in the StableHLO text "
+                    f"(op.lines), not the source lines that made them "
+                    f"(expected {want}). An op's source is its location: "
+                    f"model.lines_for_op(op.id).",
+                )
             continue
         missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
         why = []
@@ -209,15 +252,19 @@ def check_lines_of(lines_of) -> None:
             why.append(f"{_lines_words(missing)} made {'one' if len(missing) == 1 else 'some'}")
         if extra:
             why.append(f"{_lines_words(extra)} made none")
-        verdict.expect(False, f"lines_of(report, {name!r}) returned {got}, expected {want}: "
-                              f"{'; '.join(why)}.")
+        verdict.expect(
+            False, f"lines_of(report, {name!r}) returned {got}, expected {want}: {'; '.join(why)}."
+        )
     if verdict.wrong:
-        verdict.wrong.append("The program checked (line numbers as in its report):\n"
-                             + _lines_program_text(first))
-    verdict.close("each StableHLO op carries its location (the line that made it, with its "
-                  "call stack), which the report shows beside the op; the two matrix "
-                  "products came from two lines, the `.T` made a transpose on its line, "
-                  "and an op that no line made has no line.")
+        verdict.wrong.append(
+            "The program checked (line numbers as in its report):\n" + _lines_program_text(first)
+        )
+    verdict.close(
+        "each StableHLO op carries its location (the line that made it, with its "
+        "call stack), which the report shows beside the op; the two matrix "
+        "products came from two lines, the `.T` made a transpose on its line, "
+        "and an op that no line made has no line."
+    )
 
 
 __all__ = ["check_scoped_autoencoder", "check_lines_of"]
