@@ -655,8 +655,8 @@ os._exit(0)
 # --------------------------------------------------------------------------
 # Serialized exports: what olympus.export reads of jax.export's internals
 # --------------------------------------------------------------------------
-# Moved here from olympus/export.py (issue 32). Each note names the public API
-# that would replace the internal.
+# Read by olympus/export/blob_checks.py and olympus/export/exported.py. Each note
+# names the public API that would replace the internal.
 
 __all__ += ["exported_with_get_vjp", "export_table_of_contents", "is_custom_pytree_node"]
 
