@@ -3,6 +3,7 @@ in this file) shows in every form of a report, and former stage names still read
 The JupyterLab view of such a kind: tests/browser/test_stage_kinds_view.py."""
 
 import copy
+import dataclasses
 import json
 
 import pytest
@@ -16,9 +17,17 @@ from olympus_jupyter.report.kinds import (
     TableKind,
     TextKind,
     kind,
+    kind_options,
     kinds,
     register_kind,
     unregister_kind,
+)
+from olympus_jupyter.report.option_table import (
+    CLI,
+    EVERYWHERE,
+    Option,
+    OptionError,
+    true_false,
 )
 from olympus_jupyter.report.validate import BundleError, check_bundle
 from olympus.stage_registry import StageSpec
@@ -205,3 +214,67 @@ def test_a_kind_no_step_makes_is_made_even_when_tracing_fails():
         assert "<td>broken</td>" in report.html()
     finally:
         unregister_kind("function_name")
+
+
+class Opcodes(OpcodeCounts):
+    """OpcodeCounts asked for by its own option, ``--opcodes`` (``opcodes=True``)."""
+
+    spec = StageSpec(
+        "opcodes",
+        "Opcodes, by option",
+        "opcodes",
+        "opcode_table",
+        step="compile",
+        unit="opcodes",
+        default=False,
+    )
+    option = Option(
+        "opcodes",
+        true_false(False),
+        default=False,
+        flags=("--opcodes",),
+        takes="switch",
+        frontends=EVERYWHERE | CLI,
+        stage="opcodes",
+        stage_value=True,
+        accepts="True or False",
+        help="also count the compiled program's instructions by opcode",
+    )
+
+
+def test_a_kind_brings_its_option_to_every_frontend_and_takes_it_back():
+    from olympus_jupyter.frontends import cli, options as frontend_options
+    from olympus_jupyter.frontends.inspector import Inspector
+
+    handler = register_kind(Opcodes())
+    try:
+        assert kind_options()["opcodes"] is handler.option
+        # The magic's and the CLI's parsers, ReportOptions and inspect() take it ...
+        parsed, call = frontend_options.split_line("--opcodes f(x)")
+        assert call == "f(x)" and "opcodes" in parsed.stages and parsed.opcodes is True
+        assert cli.build_parser().parse_args(["demo", "--opcodes", "-o", "r.html"]).opcodes
+        assert "opcodes" in frontend_options.ReportOptions(opcodes=True).stages
+        report = inspect(f, 1.0, opcodes=True, cache=False)
+        assert "opcodes" in report.stages and report.stage_data["opcodes"]["rows"]
+        # ... and the Inspector offers the stage and the option.
+        ins = Inspector(f, 1.0)
+        assert "opcodes" in ins.stages.names
+    finally:
+        unregister_kind("opcodes")
+    assert "opcodes" not in kind_options()
+    with pytest.raises(SystemExit):  # the CLI no longer knows the flag
+        cli.build_parser().parse_args(["demo", "--opcodes", "-o", "r.html"])
+    with pytest.raises(TypeError, match="opcodes"):
+        frontend_options.ReportOptions(opcodes=True)
+
+
+def test_a_kind_whose_option_is_taken_is_refused_and_leaves_nothing_behind():
+    class Clash(Opcodes):
+        spec = StageSpec("clash", "Clash", "clash", "opcode_table", step="compile", default=False)
+        option = dataclasses.replace(
+            Opcodes.option, name="clash", stage="clash", flags=("--costs",)
+        )
+
+    with pytest.raises(OptionError, match="--costs"):
+        register_kind(Clash())
+    assert "clash" not in stage_registry.names() and "clash" not in kind_options()

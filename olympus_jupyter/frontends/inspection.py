@@ -331,7 +331,9 @@ def stage_bundle(stage, include=None, exclude=None) -> dict:
 
     made = {Traced: ("trace",), Lowered: ("trace", "lower")}.get(type(stage), stage_registry.STEPS)
     stages = tuple(
-        s.name for s in stage_registry.STAGES if s.default and (s.step is None or s.step in made)
+        s.name
+        for s in stage_registry.all_stages()
+        if s.default and (s.step is None or s.step in made)
     )
     return inspect(stage, stages=stages)._repr_mimebundle_(include=include, exclude=exclude)
 

@@ -303,7 +303,7 @@ class Inspector(W.VBox):
         # ToggleButtons put their description above the buttons: beside them, as a row.
         self.dialect.add_class("widget-inline-hbox")
         self.options_error = W.HTML()
-        shown = [s for s in stage_registry.STAGES if s.name not in lowered]
+        shown = [s for s in stage_registry.all_stages() if s.name not in lowered]
         self.stages = Choices(
             [(s.label, s.name) for s in shown],
             [s for s in options.stages if s not in lowered],

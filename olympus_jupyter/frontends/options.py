@@ -111,11 +111,12 @@ class ReportOptions:
     name: str | None
     interactive: bool
     full: bool
+    timeout: float | None
+    # The options of the built-in stage kinds (report/builtin_kinds.py declares them):
     #: XLA's passes to show (a regular expression), or None: no passes stage.
     passes: str | None
     #: Whether to show where the cost goes, by line (the ``costs`` stage).
     costs: bool
-    timeout: float | None
 
     def __init__(self, **given: Any):
         rows = {row.name: row for row in options("report")}

@@ -5,8 +5,8 @@ and XLA's analyses (``cost_analysis``, ``memory``).
 >>> from olympus_jupyter.report import kinds
 >>> [k.name for k in kinds.kinds()][:3], kinds.kind("cost").name
 (['source', 'olympuspr', 'stablehlo'], 'cost_analysis')
->>> kinds.kind("passes").option.flag
-'--passes'
+>>> kinds.kind("passes").option.flags
+('--passes',)
 """
 
 from __future__ import annotations
@@ -33,10 +33,17 @@ from olympus_jupyter.report.html import (
 )
 from olympus_jupyter.report.kinds import (
     HtmlContext,
-    KindOption,
     MakeContext,
     StageKind,
     register_kind,
+)
+from olympus_jupyter.report.option_table import (
+    CLI,
+    EVERYWHERE,
+    Control,
+    Option,
+    pass_filter,
+    true_false,
 )
 from olympus_jupyter.report.passes_html import passes_section
 from olympus_jupyter.report.passes_view import check_passes, passes_json
@@ -115,12 +122,29 @@ class PassesKind(StageKind):
     spec = stage_registry.stage("passes")
     # Its schema (``#/definitions/passes``) is checked with the bundle's: the top
     # level's ``passes``; check() adds the file indices.
-    option = KindOption(
+    option = Option(
         "passes",
-        "--passes",
-        "also show what each XLA pass did and where each line's ops went "
-        "(one more compile); a regular expression keeps the passes whose "
-        "names it matches (default: every pass)",
+        pass_filter,
+        flags=("--passes",),
+        takes="optional",
+        const=".*",
+        frontends=EVERYWHERE | CLI,
+        metavar="REGEX",
+        in_key=True,
+        stage="passes",
+        stage_value=".*",
+        accepts="True (every pass of XLA's pipeline), a regular expression of pass names "
+        "such as 'fusion|cse', or None/False (no passes stage)",
+        accepts_text="a regular expression of pass names, e.g. fusion|cse (default: every pass)",
+        help="also compile once more with XLA's per-pass dumps and show what each pass "
+        "did, and where each line's ops went (default: every pass; REGEX keeps the "
+        "passes whose names it matches)",
+        control=Control(
+            "pass_filter",
+            "pass filter",
+            "a regular expression of XLA pass names: the passes stage shows "
+            "only those (empty: every pass; press Enter)",
+        ),
     )
     text_rank = 30
 
@@ -155,11 +179,19 @@ class CostsKind(StageKind):
     spec = stage_registry.stage("costs")
     # Its schema (``#/definitions/costs``) is checked with the bundle's: the top
     # level's ``costs``; check() adds the file indices.
-    option = KindOption(
+    option = Option(
         "costs",
-        "--costs",
-        "also show where the cost goes, line by line: flops, bytes, the "
-        "buffers live at the memory peak, collectives",
+        true_false(False),
+        default=False,
+        flags=("--costs",),
+        takes="switch",
+        frontends=EVERYWHERE | CLI,
+        stage="costs",
+        stage_value=True,
+        accepts="True or False",
+        help="also show where the compiled program's cost goes, line by line: flops, "
+        "bytes accessed, the buffers live at the memory peak, and the collectives "
+        "a sharding costs",
     )
     text_rank = 40
 

@@ -8,7 +8,10 @@ which step makes it; a :class:`StageKind` handler says the rest, in one place:
   read back (its part of the bundle schema);
 - ``html(report, ctx)``: its section of the static HTML;
 - ``text(report)``: its lines of the ``text/plain`` summary;
-- ``option``: the option that asks for it (:class:`KindOption`: name, flag, help);
+- ``option``: the option that asks for it, a row of the option table
+  (:class:`~olympus_jupyter.report.option_table.Option`, with ``stage`` set to the
+  kind's stage), registered with the kind: the magic, the CLI, ``inspect()``, the
+  Inspector and ``ReportOptions`` take it from there;
 - ``view``: which view of the JupyterLab extension renders its data. A kind the
   extension does not know names a generic view (``"text"``: a program text;
   ``"table"``: columns and rows) and gives data that follows that view's schema
@@ -47,6 +50,12 @@ from olympus import stage_registry
 from olympus.stage_registry import StageSpec
 
 from olympus_jupyter.report.markup import h
+from olympus_jupyter.report.option_table import (
+    Option,
+    option_registered,
+    register_option,
+    unregister_option,
+)
 from olympus_jupyter.report.sections import section, unavailable
 from olympus_jupyter.report.validate import SCHEMA_PATH, BundleError
 
@@ -54,7 +63,6 @@ __all__ = [
     "StageKind",
     "TextKind",
     "TableKind",
-    "KindOption",
     "MakeContext",
     "HtmlContext",
     "register_kind",
@@ -69,20 +77,6 @@ __all__ = [
 #: The views of the JupyterLab extension that render any kind's data, by the schema
 #: (a definition of ``bundle.schema.json``) that data follows.
 GENERIC_VIEWS = {"text": "text_view", "table": "table_view"}
-
-
-@dataclasses.dataclass(frozen=True)
-class KindOption:
-    """The option that asks for a stage: its name (``inspect(f, x, name=True)``),
-    its flag (``--name``) and its help. The frontends' option table reads these.
-
-    >>> KindOption("costs", "--costs", "show where the cost goes, by line").flag
-    '--costs'
-    """
-
-    name: str
-    flag: str
-    help: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +129,7 @@ class StageKind:
     spec: StageSpec
     view: str = "text"
     field: str | None = None
-    option: KindOption | None = None
+    option: Option | None = None
     #: The JSON schema of the stage's data (a ``$ref`` to ``#/definitions/...`` of
     #: ``bundle.schema.json`` reads that definition); None: nothing more to check.
     schema: Mapping[str, Any] | None = None
@@ -338,7 +332,21 @@ def register_kind(handler: StageKind) -> StageKind:
             f"Stage {spec.name!r} already has a handler "
             f"({type(taken).__name__}); choose another name."
         )
-    stage_registry.register(spec)
+    option = handler.option
+    if option is not None and not option_registered(option):
+        if not isinstance(option, Option) or option.stage != spec.name:
+            raise TypeError(
+                f"{type(handler).__name__}.option must be an option_table.Option whose "
+                f"stage is {spec.name!r} (the option turns the stage on)."
+            )
+        register_option(option)  # raises, naming what is taken, before anything changed
+        try:
+            stage_registry.register(spec)
+        except Exception:  # the option taken back, then the error raised as it is
+            unregister_option(option.name)
+            raise
+    else:
+        stage_registry.register(spec)
     _KINDS[spec.name] = handler
     return handler
 
@@ -348,8 +356,11 @@ def unregister_kind(name: str) -> None:
     built-in one stays)."""
     if name in _BUILT_IN:
         raise ValueError(f"Stage {name!r} is built in; it cannot be unregistered.")
-    if _KINDS.pop(name, None) is not None:
+    handler = _KINDS.pop(name, None)
+    if handler is not None:
         stage_registry.unregister(name)
+        if handler.option is not None and option_registered(handler.option):
+            unregister_option(handler.option.name)
 
 
 def kind(name: str) -> StageKind:
@@ -375,9 +386,9 @@ def kinds() -> tuple[StageKind, ...]:
     return tuple(_KINDS[n] for n in stage_registry.names() if n in _KINDS)
 
 
-def kind_options() -> dict[str, KindOption]:
-    """The options the kinds declare, by option name: what the frontends' option table
-    adds for them (``--passes``, ``--costs``...).
+def kind_options() -> dict[str, Option]:
+    """The options the kinds declare, by option name: the rows they add to the option
+    table (``--passes``, ``--costs``...).
 
     >>> from olympus_jupyter.report import builtin_kinds  # (registers the built-in ones)
     >>> sorted(kind_options())

@@ -25,8 +25,8 @@ Traceback (most recent call last):
 olympus_jupyter.report.option_table.OptionTypeError: static_argnums must be an argument position such as 1, several as (0, 2), or None; got '1' (str).
 >>> option("platforms").keyword, option("platforms").flags
 ('platform', ('--platform',))
->>> [o.name for o in options("cli demo")]
-['stages', 'passes', 'costs', 'output']
+>>> [o.name for o in options("cli demo")]  # the built-in kinds' options come last
+['stages', 'output', 'passes', 'costs']
 """
 
 from __future__ import annotations
@@ -62,9 +62,15 @@ __all__ = [
     "option",
     "register_option",
     "unregister_option",
+    "option_registered",
     "check_option",
     "parse_compiler_option",
     "table_version",
+    "REPORT",
+    "EVERYWHERE",
+    "CLI",
+    "true_false",
+    "pass_filter",
 ]
 
 
@@ -418,7 +424,7 @@ def _progress_value(value, text: bool):
     raise Rejected(type_error=True)
 
 
-def _pass_filter(value, text: bool) -> str | None:
+def pass_filter(value, text: bool) -> str | None:
     """None (no passes stage), True (every pass: ``'.*'``) or a regular expression
     of pass names (XLA's ``xla_dump_hlo_pass_re``)."""
     if value is None or value is False:
@@ -434,7 +440,13 @@ def _pass_filter(value, text: bool) -> str | None:
     return value or ".*"
 
 
-def _true_false(default: bool):
+def true_false(default: bool):
+    """The check of a switch: True or False (numpy's too), ``default`` for None.
+
+    >>> true_false(False)(None, False), true_false(False)(True, False)
+    (False, True)
+    """
+
     def check(value, text):
         return default if value is None else _flag_value(value, text)
 
@@ -464,9 +476,11 @@ def _stage_help() -> str:
     )
 
 
-_REPORT = frozenset({"report", "magic"})
-_EVERYWHERE = frozenset({"report", "magic", "inspect", "inspector"})
-_CLI = frozenset({"cli report", "cli demo"})
+#: Where an option is offered (``Option.frontends``): the report's own options (the
+#: magic's too), every Python and notebook frontend, the command line's two commands.
+REPORT = frozenset({"report", "magic"})
+EVERYWHERE = frozenset({"report", "magic", "inspect", "inspector"})
+CLI = frozenset({"cli report", "cli demo"})
 
 #: The options of Olympus, in the order their help lists them (a stage kind's
 #: handler adds its own with :func:`register_option`).
@@ -476,7 +490,7 @@ _BUILT_IN = (
         _platforms_value,
         keyword="platform",
         flags=("--platform",),
-        frontends=_EVERYWHERE | {"cli report"},
+        frontends=EVERYWHERE | {"cli report"},
         metavar="NAME[,NAME]",
         in_key=True,
         choices=lambda: KNOWN_PLATFORMS,
@@ -493,7 +507,7 @@ _BUILT_IN = (
         "static_argnums",
         _positions,
         flags=("--static-argnums",),
-        frontends=_EVERYWHERE,
+        frontends=EVERYWHERE,
         metavar="N[,N]",
         in_key=True,
         accepts="an argument position such as 1, several as (0, 2), or None",
@@ -504,7 +518,7 @@ _BUILT_IN = (
         "static_argnames",
         _argnames,
         flags=("--static-argnames",),
-        frontends=_EVERYWHERE,
+        frontends=EVERYWHERE,
         metavar="NAME[,NAME]",
         in_key=True,
         accepts="an argument name such as 'n', several as ('n', 'mode') or 'n,mode', or None",
@@ -515,7 +529,7 @@ _BUILT_IN = (
         "stages",
         _stages_value,
         flags=("--stages",),
-        frontends=_EVERYWHERE | _CLI,
+        frontends=EVERYWHERE | CLI,
         metavar="LIST",
         in_key=True,
         choices=lambda: stage_registry.names(),
@@ -526,11 +540,11 @@ _BUILT_IN = (
     ),
     Option(
         "debug_info",
-        _true_false(True),
+        true_false(True),
         default=True,
         flags=("--no-debug-info",),
         takes="switch",
-        frontends=_EVERYWHERE | {"cli report"},
+        frontends=EVERYWHERE | {"cli report"},
         in_key=True,
         accepts="True or False",
         help="leave out source locations",
@@ -544,7 +558,7 @@ _BUILT_IN = (
         flags=("--compiler-option",),
         takes="repeat",
         parse_text=parse_compiler_option,
-        frontends=_EVERYWHERE,
+        frontends=EVERYWHERE,
         metavar="KEY=VALUE",
         in_key=True,
         accepts="a dict such as {'xla_backend_optimization_level': 0}, the text "
@@ -561,7 +575,7 @@ _BUILT_IN = (
         "save",
         _save_path,
         flags=("--save",),
-        frontends=_REPORT,
+        frontends=REPORT,
         metavar="PATH.html",
         static_only="writes a static report",
         accepts="a path ending in .html (a str or a pathlib.Path) in a folder that exists, or None",
@@ -572,7 +586,7 @@ _BUILT_IN = (
         "name",
         _variable_name,
         flags=("--name",),
-        frontends=_REPORT,
+        frontends=REPORT,
         metavar="NAME",
         accepts="a Python variable name, or None",
         accepts_text="a Python variable name",
@@ -580,70 +594,32 @@ _BUILT_IN = (
     ),
     Option(
         "interactive",
-        _true_false(False),
+        true_false(False),
         default=False,
         flags=("--interactive",),
         takes="switch",
-        frontends=_REPORT,
+        frontends=REPORT,
         accepts="True or False",
         help="show the interactive inspector: edit shapes, dtypes, static values and "
         "options, and watch every stage change",
     ),
     Option(
         "full",
-        _true_false(False),
+        true_false(False),
         default=False,
         flags=("--full",),
         takes="switch",
-        frontends=_REPORT | {"inspect"},
+        frontends=REPORT | {"inspect"},
         in_key=True,
         accepts="True or False",
         help="show stage texts in full, however long (default: long texts are capped)",
-    ),
-    Option(
-        "passes",
-        _pass_filter,
-        flags=("--passes",),
-        takes="optional",
-        const=".*",
-        frontends=_EVERYWHERE | _CLI,
-        metavar="REGEX",
-        in_key=True,
-        stage="passes",
-        stage_value=".*",
-        accepts="True (every pass of XLA's pipeline), a regular expression of pass names "
-        "such as 'fusion|cse', or None/False (no passes stage)",
-        accepts_text="a regular expression of pass names, e.g. fusion|cse (default: every pass)",
-        help="also compile once more with XLA's per-pass dumps and show what each pass "
-        "did, and where each line's ops went (default: every pass; REGEX keeps the "
-        "passes whose names it matches)",
-        control=Control(
-            "pass_filter",
-            "pass filter",
-            "a regular expression of XLA pass names: the passes stage shows "
-            "only those (empty: every pass; press Enter)",
-        ),
-    ),
-    Option(
-        "costs",
-        _true_false(False),
-        default=False,
-        flags=("--costs",),
-        takes="switch",
-        frontends=_EVERYWHERE | _CLI,
-        stage="costs",
-        stage_value=True,
-        accepts="True or False",
-        help="also show where the compiled program's cost goes, line by line: flops, "
-        "bytes accessed, the buffers live at the memory peak, and the collectives "
-        "a sharding costs",
     ),
     Option(
         "timeout",
         _seconds,
         flags=("--timeout",),
         metavar="SECONDS",
-        frontends=_REPORT | {"inspect", "cli report"},
+        frontends=REPORT | {"inspect", "cli report"},
         static_only="limits a static report",
         accepts="a positive number of seconds (or None for no limit)",
         accepts_text="a positive number of seconds",
@@ -685,7 +661,7 @@ _BUILT_IN = (
         "output",
         _save_path,
         flags=("-o", "--output"),
-        frontends=_CLI,
+        frontends=CLI,
         required=True,
         metavar="REPORT.html",
         accepts="a path ending in .html (a str or a pathlib.Path) in a folder that exists",
@@ -732,7 +708,7 @@ def register_option(row: Option) -> Option:
     ...     flags=("--shout",), takes="switch", frontends={"report", "magic"},
     ...     accepts="True or False", help="print the report in capitals"))
     >>> [o.name for o in options("magic")][-2:], unregister_option("shout") is row
-    (['timeout', 'shout'], True)
+    (['costs', 'shout'], True)
     """
     for other in _TABLE.values():
         taken = (
@@ -751,6 +727,11 @@ def register_option(row: Option) -> Option:
     _TABLE[row.name] = row
     _VERSION[0] += 1
     return row
+
+
+def option_registered(row: Option) -> bool:
+    """Whether ``row`` itself is in the table (not merely a row of its name)."""
+    return _TABLE.get(row.name) is row
 
 
 def unregister_option(name: str) -> Option:
