@@ -14,16 +14,12 @@ each report cost it about 0.2 ms, and the new thread took the GIL from the step
 it was to run beside. The kept one wakes when the work is handed to it and
 takes the GIL only once the step releases it.
 
-"Nearly for free" holds where cores are to spare. XLA compiles in threads of its
-own, on every core, so on a machine with few cores the work takes CPU time from
-the compile (on two cores, 8 ms of reading made the 24-layer MLP's 40 ms compile
-about 4 ms slower). On Linux the worker runs at a lower priority
-(:data:`NICENESS` more than the thread that starts it; a thread's priority is its
-own there): it takes what the compile leaves free, and the compile was then 1.6–2.3
-ms slower instead. Lower still (the lowest, 19) did no better in 200 rounds, and a
-thread that low gets about 1.5% of a core that other work keeps busy: 8 ms of
-reading could take half a second on a loaded machine, where at 10 it takes about
-80 ms.
+"Nearly for free" holds where cores are to spare: XLA compiles in threads of its
+own, on every core, so on a machine with few cores the work takes CPU time from the
+compile. On Linux the worker therefore runs at a lower priority (:data:`NICENESS`
+more than the thread that starts it; a thread's priority is its own there), taking
+what the compile leaves free. The measurements behind these choices are in
+``benchmarks/README.md`` ("The reading beside the compile").
 
 >>> import time
 >>> done = []
