@@ -9,6 +9,7 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
+from deadlines import deadline
 from olympus_jupyter.report.stage_report import EarlyReading, build_report
 from olympus_jupyter.staging import run_stages
 from olympus_jupyter.staging.alongside import NICENESS, WORKER, alongside
@@ -104,15 +105,18 @@ def test_a_failed_compile_ends_the_reading_and_shows_the_failure():
 
 
 def test_alongside_waits_for_its_work_even_when_the_block_raises():
-    ended = []
+    ended, started = [], threading.Event()
 
     def work():
+        started.set()
         time.sleep(0.1)
         ended.append(True)
 
     try:
         with alongside(work):
-            time.sleep(0.01)  # the GIL is free: the worker starts the work
+            # The GIL is free here: the worker starts the work (waited for, not slept
+            # on: at its lower priority, on a loaded machine, that can take a while).
+            assert started.wait(deadline(5))
             raise KeyError("stop")
     except KeyError:
         pass
@@ -132,8 +136,9 @@ def test_work_the_busy_worker_has_not_started_is_dropped_at_the_block_end():
         WORKER.finish(busy)
     time.sleep(0.05)
     assert ran == []
-    with alongside(lambda: ran.append(True)):
-        time.sleep(0.05)
+    started = threading.Event()
+    with alongside(lambda: (started.set(), ran.append(True))):
+        assert started.wait(deadline(5))
     assert ran == [True]  # the worker goes on with the next work
 
 
