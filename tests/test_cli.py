@@ -217,6 +217,11 @@ def test_ctrl_c_stops_the_cli_with_one_line_and_no_page(slow_project):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As in a terminal: Ctrl+C's default action, even where the suite itself was
+        # started with SIGINT ignored (a background job of a non-interactive shell),
+        # which a child inherits and which would keep Python from raising
+        # KeyboardInterrupt at all.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     lines: queue.Queue = queue.Queue()
     reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True)
