@@ -14,7 +14,11 @@ How the costs are found (XLA's own counts, instruction by instruction):
   instruction's own cost as if it ran alone (costed the same way); a nested
   fusion or loop is split again. Where none of them has any of a quantity (a
   fusion's bytes with only bitcasts inside...), it stays on the caller's line.
-* An instruction goes to the innermost user frame of its source location; one
+* An instruction goes to the line of its source location's innermost frame of
+  the user's own code (``frames="user"``; :mod:`olympus.provenance.focus` says
+  whose code a file is), with the library lines inside it (flax's ``Dense``,
+  optax's update...) kept on the row as ``library``; ``frames="innermost"`` charges
+  the innermost frame whatever its file. One
   without (copies, layout changes, constants the compiler made) goes to the
   compiler-made row, which is never dropped. Except: one that computes (flops or
   transcendentals) with no location, or with just the metadata of the loop whose
@@ -43,10 +47,18 @@ import re
 from collections.abc import Callable, Mapping
 
 from olympus import jax_compat
+from olympus.provenance.focus import FRAMES
 from olympus.provenance.hlo import closing_bracket, hlo_stage
-from olympus.provenance.sources import SourceTable
+from olympus.provenance.sources import SourceTable, charged_frame, library_frames
 
-__all__ = ["LineCost", "CostByLine", "cost_by_line", "cost_by_line_text", "KEYS"]
+__all__ = [
+    "LineCost",
+    "LibraryCost",
+    "CostByLine",
+    "cost_by_line",
+    "cost_by_line_text",
+    "KEYS",
+]
 
 #: The quantities attributed, as XLA's cost analysis names them.
 KEYS = ("flops", "transcendentals", "bytes accessed")
@@ -69,12 +81,35 @@ _FREE = frozenset({"parameter", "constant"})
 
 
 @dataclasses.dataclass(frozen=True)
+class LibraryCost:
+    """The part of a user line's cost made on a library's line it calls into (the
+    innermost frame of the instructions: flax's ``Dense``, optax's update...).
+
+    >>> LibraryCost("/venv/site-packages/flax/linear.py", 287, "__call__", 8.0, 0.0, 96.0).line
+    287
+    """
+
+    file: str
+    line: int
+    function: str
+    flops: float
+    transcendentals: float
+    bytes_accessed: float
+
+    def get(self, key: str) -> float:
+        """The quantity under XLA's name (``"bytes accessed"``...)."""
+        return getattr(self, _FIELDS[KEYS.index(key)])
+
+
+@dataclasses.dataclass(frozen=True)
 class LineCost:
     """What one source line costs in the compiled program.
 
     ``file``/``line`` are ``None`` for the compiler-made row (instructions with no
     user source: copies, layout changes...). ``instructions`` are the labels of the
     compiled instructions attributed to it (fused instructions by their own label).
+    ``library``: the part of the cost made inside the libraries this line calls,
+    by library line, biggest flops first (empty where the line makes its ops itself).
 
     >>> LineCost("m.py", 3, 8.0, 0.0, 96.0, ("add.1",)).bytes_accessed
     96.0
@@ -86,6 +121,7 @@ class LineCost:
     transcendentals: float
     bytes_accessed: float
     instructions: tuple[str, ...]
+    library: tuple[LibraryCost, ...] = ()
 
     @property
     def compiler_made(self) -> bool:
@@ -136,9 +172,13 @@ class CostByLine:
         return tuple(problems)
 
 
-def cost_by_line(compiled, *, parsed=None) -> CostByLine:
+def cost_by_line(compiled, *, parsed=None, frames: str = "user", focus=None) -> CostByLine:
     """Flops, transcendentals and bytes accessed of ``compiled`` (an Olympus or JAX
-    ``Compiled``) by source line; see the module's docstring for how.
+    ``Compiled``) by source line; see the module's docstring for how. ``frames``:
+    ``"user"`` (each instruction on its innermost line of the user's own code) or
+    ``"innermost"`` (on its innermost line, a library's or not); ``focus``: what is
+    the user's code (:func:`olympus.provenance.focus.focus_of`; with ``parsed``,
+    the files' own flags are used).
 
     >>> import jax.numpy as jnp, olympus
     >>> c = olympus.jit(jnp.tanh).trace(jnp.ones(32)).lower().compile()
@@ -167,11 +207,21 @@ def cost_by_line(compiled, *, parsed=None) -> CostByLine:
             "costed per instruction by the CPU's cost analysis (the backend "
             "cannot analyse a module alone), scaled to the backend's totals"
         )
-        result = cost_by_line_text(text, analyse, totals=None, parsed=parsed)
+        result = cost_by_line_text(
+            text, analyse, totals=None, parsed=parsed, frames=frames, focus=focus
+        )
         return _scaled(result, totals, tuple(notes))
     if not totals:
         totals = _totals(analyse(text))
-    return cost_by_line_text(text, analyse, totals=totals, notes=tuple(notes), parsed=parsed)
+    return cost_by_line_text(
+        text,
+        analyse,
+        totals=totals,
+        notes=tuple(notes),
+        parsed=parsed,
+        frames=frames,
+        focus=focus,
+    )
 
 
 def _totals(raw) -> dict[str, float]:
@@ -185,8 +235,12 @@ def _totals(raw) -> dict[str, float]:
 def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLine:
     sums = result.sums()
     factor = {k: (totals.get(k, 0.0) / sums[k]) if sums[k] else 1.0 for k in KEYS}
+
+    def scale(r):
+        return dataclasses.replace(r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})
+
     rows = tuple(
-        dataclasses.replace(r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})  # type: ignore[arg-type]
+        dataclasses.replace(scale(r), library=tuple(scale(c) for c in r.library))
         for r in result.lines
     )
     return CostByLine(rows, dict(totals) or result.totals, tuple(result.notes) + tuple(notes))
@@ -199,26 +253,34 @@ def cost_by_line_text(
     totals: Mapping[str, float] | None = None,
     notes: tuple[str, ...] = (),
     parsed=None,
+    frames: str = "user",
+    focus=None,
 ) -> CostByLine:
     """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
     (HLO module text -> XLA cost analysis dict) costing each instruction;
     ``totals`` default to ``analyse(text)``."""
+    if frames not in FRAMES:
+        raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
     if totals is None:
         totals = _totals(analyse(text))
-    return _Attribution(text, analyse, dict(totals), list(notes), parsed).run()
+    return _Attribution(text, analyse, dict(totals), list(notes), parsed, frames, focus).run()
 
 
 class _Attribution:
-    def __init__(self, text, analyse, totals, notes, parsed=None):
+    def __init__(self, text, analyse, totals, notes, parsed=None, frames="user", focus=None):
         self.text = text
         self.analyse = analyse
         self.totals = totals
         self.notes = notes
+        self.frames = frames
         if parsed is None:
-            self.table = SourceTable()
-            self.stage = hlo_stage(text, self.table, name="compiled")
+            table = SourceTable(focus=focus)
+            self.stage = hlo_stage(text, table, name="compiled")
+            self.table = table.tables()
         else:
             self.stage, self.table = parsed
+            if isinstance(self.table, SourceTable):
+                self.table = self.table.tables()
         self.lines = text.split("\n")
         self.ops = self.stage.ops
         comps = self.stage.computations
@@ -409,13 +471,8 @@ class _Attribution:
     def _where(self, i):
         if i in self.where:
             return self.where[i]
-        op = self.ops[i]
-        found = None
-        if op.location is not None:
-            frames = self.table.locations[op.location].frames
-            if frames:
-                frame = self.table.frames[frames[0]]
-                found = (self.table.files[frame.file], frame.line)
+        frame = charged_frame(self.table, self.ops[i].location, self.frames)
+        found = None if frame is None else (self.table.files[frame.file], frame.line)
         self.where[i] = found
         return found
 
@@ -443,8 +500,8 @@ class _Attribution:
         return op.location == outer.location and op.name_stack == outer.name_stack
 
     def _fed(self, i):
-        """The line of the nearest instruction op ``i`` feeds (in its computation)
-        that has one, or ``None``."""
+        """The nearest instruction op ``i`` feeds (in its computation) that has a
+        line, or ``None``."""
         seen = {i}
         while True:
             ci = self.ops[i].computation
@@ -460,9 +517,8 @@ class _Attribution:
                         if u in seen:
                             continue
                         seen.add(u)
-                        where = self._where(u)
-                        if where is not None and not self._loops_own(u):
-                            return where
+                        if self._where(u) is not None and not self._loops_own(u):
+                            return u
                         nxt.append(u)
                 todo = nxt
             # Nothing in its computation has a line: go on from what calls it.
@@ -470,24 +526,32 @@ class _Attribution:
             if i is None or i in seen:
                 return None
             seen.add(i)
-            where = self._where(i)
-            if where is not None:
-                return where
+            if self._where(i) is not None:
+                return i
 
     def _add(self, i, amounts: Mapping[str, float], *, label: bool = True):
+        source = i  # the instruction whose location it is charged by
         where = self._where(i)
         if (amounts.get("flops") or amounts.get("transcendentals")) and (
             where is None or self._loops_own(i)
         ):
             fed = self._fed(i)
             if fed is not None:
-                where = fed
+                source, where = fed, self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), []])
+        row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
         for k, v in amounts.items():
             row[0][k] += v
         if label and self.ops[i].label:
             row[1].append(self.ops[i].label)
+        if self.frames == "user" and where is not None and any(amounts.values()):
+            inner = library_frames(self.table, self.ops[source].location)
+            if inner:
+                frame = inner[0]
+                key = (self.table.files[frame.file], frame.line, frame.function)
+                part = row[2].setdefault(key, dict.fromkeys(KEYS, 0.0))
+                for k, v in amounts.items():
+                    part[k] += v
 
     def _spread(self, i, amounts: dict[str, float]):
         children = self._children(i)
@@ -545,10 +609,20 @@ class _Attribution:
                 f"counted on line {lineno} of {path}, which it feeds"
             )
         rows = []
-        for where, (amounts, labels) in self.rows.items():
+        for where, (amounts, labels, inside) in self.rows.items():
             if not any(amounts.values()):
                 continue
             file, line = where if where is not None else (None, None)
+            library = sorted(
+                (
+                    LibraryCost(
+                        path, lineno, fn, a["flops"], a["transcendentals"], a["bytes accessed"]
+                    )
+                    for (path, lineno, fn), a in inside.items()
+                    if any(a.values())
+                ),
+                key=lambda c: (-c.flops, -c.bytes_accessed, -c.transcendentals, c.file, c.line),
+            )
             rows.append(
                 LineCost(
                     file,
@@ -557,6 +631,7 @@ class _Attribution:
                     amounts["transcendentals"],
                     amounts["bytes accessed"],
                     tuple(dict.fromkeys(labels)),
+                    tuple(library),
                 )
             )
         rows.sort(
