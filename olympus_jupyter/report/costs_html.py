@@ -140,6 +140,52 @@ def _totals(data) -> dict[str, float]:
     }
 
 
+#: Library lines shown beneath a row of the static table (all are in the data).
+MAX_VIA_SHOWN = 3
+
+
+def _via_rows(report, via, files, totals) -> list:
+    """The library lines beneath a user's line: what part of its cost each made."""
+    out = []
+    for v in via[:MAX_VIA_SHOWN]:
+        short, long = where_label(files, v.get("file"), v.get("path"), v.get("line"))
+        fn = v.get("function") or ""
+        code = _source_text(report, v.get("file"), v.get("line"))
+        out.append(
+            h(
+                "tr",
+                {"class": "ol-cvia"},
+                h(
+                    "th",
+                    {"title": f"inside a library: {long}" + (f" ({fn})" if fn else "")},
+                    "\u21b3 ",
+                    short,
+                ),
+                h("td", {"class": "ol-ccode"}, h("code", None, code) if code else None),
+                [
+                    _figure(_number(v.get(key)), totals[key], fmt)
+                    if key != "peak"
+                    else h("td", {"class": "ol-cfig"})
+                    for key, _, _, fmt in _COLUMNS
+                ],
+            )
+        )
+    if len(via) > MAX_VIA_SHOWN:
+        out.append(
+            h(
+                "tr",
+                {"class": "ol-cvia"},
+                h(
+                    "th",
+                    {"colspan": str(2 + len(_COLUMNS))},
+                    f"\u21b3 and {len(via) - MAX_VIA_SHOWN} more library lines: "
+                    "report.cost_by_line() lists them in 'via'",
+                ),
+            )
+        )
+    return out
+
+
 def _line_table(report, data, files) -> list:
     totals = _totals(data)
     rows = []
@@ -162,6 +208,7 @@ def _line_table(report, data, files) -> list:
                 [_figure(_number(r.get(key)), totals[key], fmt) for key, _, _, fmt in _COLUMNS],
             )
         )
+        rows.extend(_via_rows(report, r.get("via") or (), files, totals))
     total_cells = [
         h(
             "td",

@@ -852,6 +852,8 @@ border-top:1px solid var(--ol-border)}
 .olympus-report .ol-costs .ol-cbar span{display:block;height:100%;background:var(--ol-link)}
 .olympus-report .ol-costs .ol-ccode{text-align:left;max-width:30em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .olympus-report .ol-costs .ol-ctotal>*{font-weight:600;border-top:2px solid var(--ol-border)}
+.olympus-report .ol-costs .ol-cvia>*{font-size:90%;opacity:.8}
+.olympus-report .ol-costs .ol-cvia th{font-weight:400;padding-left:1.5em}
 .olympus-report .ol-costs .ol-c-compiler-made th,.olympus-report .ol-costs .ol-c-arguments th{font-style:italic}
 .olympus-report .ol-cbody{padding:0 .6em .4em}
 .olympus-report .ol-cbody>p,.olympus-report .ol-cbody>h4,.olympus-report .ol-cbody>ul{margin:.4em .6em}

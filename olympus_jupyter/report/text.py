@@ -197,6 +197,19 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
         if name:
             where += f" ({os.path.basename(str(name)) or name})"
         out.append(_printable(f"    {where}: {figures(r)}"))
+        via = r.get("via") or []
+        if via:
+            v = via[0]
+            vfile = v.get("file")
+            vname = files[vfile] if isinstance(vfile, int) and 0 <= vfile < len(files) else None
+            vname = vname or v.get("path") or "?"
+            more = f" and {len(via) - 1} more library lines" if len(via) > 1 else ""
+            out.append(
+                _printable(
+                    f"      via {_library_name(str(vname))}:{v.get('line')} "
+                    f"({v.get('function')}) {format_flops(_number(v.get('flops')))}{more}"
+                )
+            )
     if len(lines) > limit:
         out.append(f"    ... and {len(lines) - limit} more lines: report.cost_by_line() gives each")
     for r in rows:
@@ -214,6 +227,14 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
                 f"report.collectives() gives each"
             )
     return out
+
+
+def _library_name(path: str) -> str:
+    """A library file as its package path (``flax/nnx/nn/linear.py``), else its base name."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return os.path.basename(path) or path
 
 
 def render_text(report) -> str:
