@@ -137,9 +137,9 @@ class PassesKind(StageKind):
         accepts="True (every pass of XLA's pipeline), a regular expression of pass names "
         "such as 'fusion|cse', or None/False (no passes stage)",
         accepts_text="a regular expression of pass names, e.g. fusion|cse (default: every pass)",
-        help="also compile once more with XLA's per-pass dumps and show what each pass "
-        "did, and where each line's ops went (default: every pass; REGEX keeps the "
-        "passes whose names it matches)",
+        help="also dump XLA's passes (the compile's own dumps, shared with --costs) and "
+        "show what each pass did, and where each line's ops went (default: every pass; "
+        "REGEX keeps the passes whose names it matches)",
         control=Control(
             "pass_filter",
             "pass filter",
