@@ -4,7 +4,9 @@ report's compile itself where it can dump (``inspect``), else one more for both
 counted by wrapping ``Lowered.compile``, which every compile goes through; the
 data are compared with what separate compiles give."""
 
+import json
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -29,6 +31,13 @@ def mlp(x, w):
     y = jnp.tanh(x @ w)
     s = jnp.sort(y, axis=0)
     return (s[0] * s[-1]).sum()
+
+
+def _without_xla_counters(data) -> str:
+    """``data`` as JSON, with the numbers XLA appends to some pass names counting the
+    process's compiles (``apply-xla-transforms-3`` from JAX 0.12): two compiles of
+    the same program differ only there."""
+    return re.sub(r"(apply-xla-transforms)-\d+", r"\1-N", json.dumps(data, sort_keys=True))
 
 
 @pytest.fixture
@@ -106,18 +115,19 @@ def test_both_stages_read_what_separate_compiles_give(pass_re):
     r = stage_report.build_report(run, stages=("source", "passes", "costs"), pass_re=pass_re)
     files = [f.path for f in r.provenance.files]
     # The passes: as a compile of their own gives them.
-    assert r.passes == passes_json(pass_pipeline(lowered, pass_re=pass_re), files)
+    separate = passes_json(pass_pipeline(lowered, pass_re=pass_re), files)
+    assert _without_xla_counters(r.passes) == _without_xla_counters(separate)
     # The peak: the final buffer assignment, whatever the pass filter.
     alone = stage_report.build_report(
         run_stages(lowered, read_peak=True), stages=("source", "costs")
     )
     assert r.costs["peak"] == alone.costs["peak"]
     assert r.costs["lines"] == alone.costs["lines"]
-    separate = peak_memory(lowered)
+    own = peak_memory(lowered)
     combined = run.dumped.peak.read()
-    assert combined.peak_bytes == separate.peak_bytes and combined.at == separate.at
+    assert combined.peak_bytes == own.peak_bytes and combined.at == own.at
     assert [(b.label, b.size, b.kind) for b in combined.buffers] == [
-        (b.label, b.size, b.kind) for b in separate.buffers
+        (b.label, b.size, b.kind) for b in own.buffers
     ]
 
 
