@@ -70,7 +70,7 @@ def programs():
 def small(rounds: int) -> dict[str, tuple[float, float, float, float]]:
     """Per program: median plain compile, median dumped compile, median data (s), and
     the median of the rounds' (dumped - plain + data) / plain."""
-    from olympus.buffers import compile_with_peak
+    from olympus.dumps import DumpNeeds, compile_dumped
     from olympus_jupyter.report.stage_report import costs_data
     from olympus_jupyter.staging.runner import StagedRun
 
@@ -87,10 +87,10 @@ def small(rounds: int) -> dict[str, tuple[float, float, float, float]]:
                     lowered.compile()
                     plain.append(time.perf_counter() - start)
                 else:
-                    compiled, dump, _ = compile_with_peak(again)
+                    compiled, dump = compile_dumped(again, DumpNeeds(peak=True))
                     dumped.append(time.perf_counter() - start)
             model = olympus.provenance.build(compiled)  # the report's, made anyway
-            run = StagedRun(name, lowered=again, compiled=compiled, peak=dump)
+            run = StagedRun(name, lowered=again, compiled=compiled, dumped=dump)
             start = time.perf_counter()
             made = costs_data(run, model)
             data.append(time.perf_counter() - start)

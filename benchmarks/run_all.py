@@ -83,7 +83,7 @@ NO_BUDGET = ("bench_lexers.py",)
 #: Benchmarks whose budget is not met yet: run by hand, their figures in README.md's
 #: hand-written sections; CI enforces the budgets above, and a budget moves there once
 #: it is met (it is never loosened to get there).
-NOT_MET_YET = ("bench_magic.py",)
+NOT_MET_YET = ("bench_magic.py", "bench_passes_costs.py")
 
 
 # -- running ----------------------------------------------------------------------------------

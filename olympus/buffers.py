@@ -59,6 +59,7 @@ __all__ = [
     "read_peak_memory",
     "compile_with_peak",
     "lines_by_label",
+    "memory_analysis_peak",
     "KINDS",
 ]
 
@@ -456,7 +457,9 @@ def read_peak_memory(
     return PeakDump.from_folder(folder, memory_analysis_peak).read()
 
 
-def _memory_analysis_peak(compiled) -> int | None:
+def memory_analysis_peak(compiled) -> int | None:
+    """``compiled.memory_analysis().peak_memory_in_bytes``, or ``None`` where the
+    backend does not give it."""
     try:
         stats = compiled.memory_analysis()
     except Exception:  # noqa: BLE001 - a backend without it: no peak to compare with
@@ -490,7 +493,7 @@ def peak_memory(
             f"{type(compiled_or_lowered).__name__}"
         )
     with dumped_compile(lowered, compiler_options=options) as (folder, compiled):
-        return read_peak_memory(folder, _memory_analysis_peak(compiled))
+        return read_peak_memory(folder, memory_analysis_peak(compiled))
 
 
 def compile_with_peak(lowered, compiler_options: Mapping[str, Any] | None = None):
@@ -509,12 +512,7 @@ def compile_with_peak(lowered, compiler_options: Mapping[str, Any] | None = None
     >>> compiled.compiler_options, dump.read().peak_bytes > 0, reason
     ({}, True, None)
     """
-    with dumped_compile(lowered, compiler_options=compiler_options) as (folder, compiled):
-        try:
-            peak = PeakDump.from_folder(folder, _memory_analysis_peak(compiled))
-            reason = None
-        except (OSError, ValueError) as e:
-            peak, reason = None, f"XLA's buffer assignment could not be read: {e}"
-    if hasattr(compiled, "compiler_options"):
-        compiled.compiler_options = dict(compiler_options or {})
-    return compiled, peak, reason
+    from olympus.dumps import DumpNeeds, compile_dumped  # (it reads this module)
+
+    compiled, dump = compile_dumped(lowered, DumpNeeds(peak=True), compiler_options)
+    return compiled, dump.peak, dump.peak_unread

@@ -33,6 +33,7 @@ from olympus_jupyter.frontends.options import (
     option_keywords,
 )
 from olympus_jupyter.staging.lru import LRU
+from olympus_jupyter.report.kinds import dump_needs
 from olympus_jupyter.report.stage_report import EarlyReading, StageReport, build_report
 from olympus_jupyter.staging.progress import Progress, Silent, shown_in_output
 from olympus_jupyter.staging.runner import StagingError, run_stages, timed_out
@@ -205,14 +206,17 @@ def inspect(
     stage does not raise: the report shows it (``report.failure``). ``timeout``
     (seconds) stops staging that takes longer (a function that hangs while it is
     traced): the report shows where it was stopped, and is not cached.
-    ``passes=True`` adds the ``passes`` stage: one more compile with XLA's per-pass
-    dumps, to show what each pass did and where each line's ops went
+    ``passes=True`` adds the ``passes`` stage: XLA's per-pass dumps of the
+    report's compile, to show what each pass did and where each line's ops went
     (``report.journey(line)``); a regular expression of pass names
     (``passes='fusion|cse'``) keeps only those passes. ``costs=True`` adds the
     ``costs`` stage: where the compiled program's flops, bytes and peak memory go,
     line by line, and the collectives a sharding costs (``report.cost_by_line()``,
     ``report.peak_buffers()``, ``report.collectives()``); the buffers live at the
-    peak are read from XLA's dumps of the same compile. Costs, buffers,
+    peak are read from XLA's dumps of the same compile. Both read the dumps of
+    that one compile (per-pass modules and buffer assignment together): no compile
+    more, where the compile dumps nowhere else (``xla_dump_to`` among the compiler
+    options: then one more, for both). Costs, buffers,
     collectives, journeys and the links between views are charged to the user's
     own code: each op to the innermost line of its call stack that is not in an
     installed package (flax, equinox, optax, the standard library), with those
@@ -279,7 +283,9 @@ def inspect(
             timeout=options.timeout,
             progress=shown,
             beside_compile=_freeing(gone, early),
-            read_peak="costs" in stages,
+            # What the stages read of XLA's dumps (the passes, the peak): dumped by
+            # this compile itself, so that they compile no more.
+            dumps=dump_needs(stages, pass_re=options.passes or ".*", full=options.full),
         )
         if symbolic and options.needs_compile:  # what cannot exist for symbolic shapes
             reason = _symbolic_reason(symbolic)

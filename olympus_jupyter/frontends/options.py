@@ -261,7 +261,7 @@ examples:
   %olympus_lower --compiler-option xla_backend_optimization_level=0 f(x)
   %olympus_lower --save report.html --name rep f(x)  # write standalone HTML, keep `rep`
   %olympus_lower --interactive f(x)                  # an inspector widget to explore shapes
-  %olympus_lower --passes f(x)                       # what each XLA pass did (one more compile)
+  %olympus_lower --passes f(x)                       # what each XLA pass did (dumped by its compile)
   %olympus_lower --passes 'fusion|cse' f(x)          # only the passes these names match
   %olympus_lower --costs f(x)                        # flops, bytes, peak memory by line; collectives
 

@@ -16,8 +16,8 @@ from typing import Any
 from olympus import stage_registry
 from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
+from olympus.dumps import DumpedCompile, DumpNeeds
 from olympus.line_costs import cost_by_line
-from olympus.passes import pass_pipeline
 from olympus.provenance import build as build_provenance
 
 from olympus_jupyter.report import costs_view
@@ -115,7 +115,8 @@ class ProgramKind(StageKind):
 
 class PassesKind(StageKind):
     """XLA's pass pipeline, pass by pass, and each source line's journey through it:
-    one more compile, with XLA's per-pass dumps."""
+    read from XLA's per-pass dumps of a compile, the one the ``costs`` stage reads
+    too (:mod:`.shared_dumps`)."""
 
     view = "passes"
     field = "passes"
@@ -136,9 +137,9 @@ class PassesKind(StageKind):
         accepts="True (every pass of XLA's pipeline), a regular expression of pass names "
         "such as 'fusion|cse', or None/False (no passes stage)",
         accepts_text="a regular expression of pass names, e.g. fusion|cse (default: every pass)",
-        help="also compile once more with XLA's per-pass dumps and show what each pass "
-        "did, and where each line's ops went (default: every pass; REGEX keeps the "
-        "passes whose names it matches)",
+        help="also dump XLA's passes (the compile's own dumps, shared with --costs) and "
+        "show what each pass did, and where each line's ops went (default: every pass; "
+        "REGEX keeps the passes whose names it matches)",
         control=Control(
             "pass_filter",
             "pass filter",
@@ -151,12 +152,13 @@ class PassesKind(StageKind):
     def cache_key(self, ctx: MakeContext):
         return (self.name, ctx.pass_re, ctx.full, ctx.focus)
 
+    def dump_needs(self, ctx: MakeContext) -> DumpNeeds | None:
+        return DumpNeeds(pass_re=ctx.pass_re)
+
     def make(self, ctx: MakeContext) -> Any:
-        run = ctx.run
-        if run.lowered is None:
+        if ctx.run.lowered is None:
             return None
-        options = getattr(run.compiled, "compiler_options", None)
-        pipeline = pass_pipeline(run.lowered, pass_re=ctx.pass_re, compiler_options=options)
+        pipeline = ctx.dumped(DumpNeeds(pass_re=ctx.pass_re)).passes()
         return passes_json(pipeline, _files(ctx.provenance), full=ctx.full, focus=ctx.focus)
 
     def check(self, data: Any, files: int) -> None:
@@ -195,10 +197,20 @@ class CostsKind(StageKind):
     )
     text_rank = 40
 
+    def dump_needs(self, ctx: MakeContext) -> DumpNeeds | None:
+        return DumpNeeds(peak=True)
+
     def make(self, ctx: MakeContext) -> Any:
         if ctx.run.compiled is None:
             return None
-        return costs_data(ctx.run, ctx.provenance, ctx.full, ctx.focus)
+        dump = None
+        if ctx.run.lowered is not None:
+            needs = DumpNeeds(peak=True)
+            try:
+                dump = ctx.dumped(needs)
+            except Exception as e:  # noqa: BLE001 - the rest of the stage stands
+                dump = DumpedCompile(needs, peak_unread=f"the dumped compile failed: {e}")
+        return costs_data(ctx.run, ctx.provenance, ctx.full, dump=dump, focus=ctx.focus)
 
     def check(self, data: Any, files: int) -> None:
         super().check(data, files)
@@ -256,9 +268,10 @@ def _files(provenance) -> list[str]:
     return [f.path for f in provenance.files] if provenance is not None else []
 
 
-def costs_data(run, provenance, full: bool = False, focus=None):
+def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None = None, focus=None):
     """The ``costs`` stage: the cost by line of the compiled program, its peak (read
-    from the dumps of its compile, else from one more compile) and collectives.
+    from ``dump``, a dumped compile of the same program, else from the dumps of its
+    compile, else from one more compile) and collectives.
     The optimized module is the one the report's model read (a model of its own
     where the report shows neither StableHLO nor the compiled program), read once
     for the costs, the peak's lines and the collectives."""
@@ -269,10 +282,13 @@ def costs_data(run, provenance, full: bool = False, focus=None):
     parsed = (
         (model.stages["compiled"], model.source_tables()) if "compiled" in model.stages else None
     )
-    peak, unread = None, run.peak_unread
+    texts, unread = (dump.peak, dump.peak_unread) if dump is not None else (None, None)
+    if texts is None and unread is None:
+        texts, unread = run.peak, run.peak_unread
+    peak = None
     try:
-        if run.peak is not None:
-            peak = run.peak.read(lines_by_label(*parsed) if parsed else None)
+        if texts is not None:
+            peak = texts.read(lines_by_label(*parsed) if parsed else None)
         elif unread is None:
             peak = peak_memory(run.compiled)
     except Exception as e:  # noqa: BLE001 - the rest of the stage stands

@@ -4,6 +4,9 @@ The stage table (:mod:`olympus.stage_registry`) says what each stage is called a
 which step makes it; a :class:`StageKind` handler says the rest, in one place:
 
 - ``make(ctx)``: its data, from the compiled stages (:class:`MakeContext`);
+- ``dump_needs(ctx)``: what it reads of XLA's dumps (a
+  :class:`~olympus.dumps.DumpNeeds`), which ``make`` gets from ``ctx.dumped(...)``:
+  every kind's needs are met by one dumped compile (:mod:`.shared_dumps`);
 - ``schema`` and ``check(data, files)``: how its data is checked when a report is
   read back (its part of the bundle schema);
 - ``html(report, ctx)``: its section of the static HTML;
@@ -47,6 +50,7 @@ import fastjsonschema
 import jsonschema
 
 from olympus import stage_registry
+from olympus.dumps import DumpedCompile, DumpNeeds, merge_needs
 from olympus.stage_registry import StageSpec
 
 from olympus_jupyter.report.markup import h
@@ -57,6 +61,7 @@ from olympus_jupyter.report.option_table import (
     unregister_option,
 )
 from olympus_jupyter.report.sections import section, unavailable
+from olympus_jupyter.report.shared_dumps import SharedDumps
 from olympus_jupyter.report.validate import SCHEMA_PATH, BundleError
 
 __all__ = [
@@ -71,6 +76,7 @@ __all__ = [
     "kinds",
     "known",
     "kind_options",
+    "dump_needs",
     "GENERIC_VIEWS",
 ]
 
@@ -83,8 +89,9 @@ GENERIC_VIEWS = {"text": "text_view", "table": "table_view"}
 class MakeContext:
     """What a handler's ``make`` reads: the staged run (``run.traced``,
     ``run.lowered``, ``run.compiled``, ``run.args``), the report's provenance model
-    (or None), whether the report is ``full``, its pass filter and its ``focus``; ``kept`` keeps
-    data between reports of the same stage objects (see :meth:`StageKind.cache_key`)."""
+    (or None), whether the report is ``full``, its pass filter and its ``focus``;
+    ``kept`` keeps data between reports of the same stage objects (see
+    :meth:`StageKind.cache_key`); ``dumps``, the build's dumped compiles (:meth:`dumped`)."""
 
     run: Any
     provenance: Any = None
@@ -93,6 +100,14 @@ class MakeContext:
     #: What is the user's own code (``focus`` option: :mod:`olympus.provenance.focus`).
     focus: tuple[str, ...] | None = None
     kept: MutableMapping = dataclasses.field(default_factory=dict)
+    dumps: SharedDumps | None = None
+
+    def dumped(self, needs: DumpNeeds) -> DumpedCompile:
+        """A dumped compile of the run's program that answers ``needs`` (what the
+        kind declared in :meth:`StageKind.dump_needs`): the build's, shared by every
+        kind that reads one (made once, on the first ask, with all their needs)."""
+        dumps = self.dumps if self.dumps is not None else SharedDumps(self.run)
+        return dumps.get(needs)
 
     def stage_object(self, step: str | None):
         """The object ``step`` made (``Traced``, ``Lowered``, ``Compiled``), or None."""
@@ -156,6 +171,13 @@ class StageKind:
     def make(self, ctx: MakeContext) -> Any:
         """The stage's data (JSON-ready), or None; what it raises is the report's
         failure, shown with its message."""
+        return None
+
+    def dump_needs(self, ctx: MakeContext) -> DumpNeeds | None:
+        """What :meth:`make` reads of XLA's dumps of the program's compile (it asks
+        ``ctx.dumped(needs)``), or None. It reads only the report's options
+        (``ctx.pass_re``, ``ctx.full``), not ``ctx.run``: it is asked before the
+        program is staged too, so that the compile itself dumps it."""
         return None
 
     def data(self, report) -> Any:
@@ -397,6 +419,21 @@ def kind_options() -> dict[str, Option]:
     ['costs', 'passes']
     """
     return {k.option.name: k.option for k in kinds() if k.option is not None}
+
+
+def dump_needs(stages, pass_re: str = ".*", full: bool = False) -> DumpNeeds | None:
+    """What the kinds of ``stages`` read of XLA's dumps, merged into the needs of
+    one dumped compile (:func:`olympus.dumps.merge_needs`); None when none reads
+    one (or no single dump serves them all).
+
+    >>> from olympus_jupyter.report import builtin_kinds  # (registers the built-in ones)
+    >>> dump_needs(("hlo", "passes", "costs"), pass_re="fusion")
+    DumpNeeds(pass_re='fusion', peak=True)
+    >>> dump_needs(("hlo",)) is None
+    True
+    """
+    ctx = MakeContext(run=None, pass_re=pass_re, full=full)
+    return merge_needs(kind(s).dump_needs(ctx) for s in stages if known(s))
 
 
 # -- checking a kind's data against its schema -----------------------------------------

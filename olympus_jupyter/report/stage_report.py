@@ -26,6 +26,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from olympus import stage_registry
+from olympus.dumps import merge_needs
 from olympus.provenance import Provenance
 from olympus.provenance import build as build_provenance
 from olympus.provenance.build import Reading, read_before_compile
@@ -37,6 +38,7 @@ from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, c
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report.output_cap import capped_forms
+from olympus_jupyter.report.shared_dumps import SharedDumps
 from olympus_jupyter.report.text import render_text
 from olympus_jupyter.staging.runner import StagedRun, StageFailure, UserFrame, failure_of
 
@@ -506,22 +508,27 @@ def build_report(
     )
     # Each stage kind's data (kinds.StageKind.make). What costs one more compile is
     # kept with the models: another display of the same stages compiles no more.
+    # The kinds that read XLA's dumps share one dumped compile (shared_dumps): the
+    # compile's own where it dumped what they need, else one more, with all their needs.
     kept = models.setdefault(stage_obj, {}) if models is not None and stage_obj else {}
     context = MakeContext(
         run=run, provenance=provenance, full=full, pass_re=pass_re, focus=focus, kept=kept
     )
-    fields: dict[str, Any] = {}
-    stage_data: dict[str, Any] = {}
+    makers = []
     for handler in map(kinds.kind, stages):
         step = handler.spec.step
         if (
-            not handler.makes_data()
-            or handler.name in unavailable
-            or (step is not None and context.stage_object(step) is None)
+            handler.makes_data()
+            and handler.name not in unavailable
+            and (step is None or context.stage_object(step) is not None)
         ):
-            continue
-        key = handler.cache_key(context)
-        data = kept.get(key) if key is not None else None
+            key = handler.cache_key(context)
+            makers.append((handler, key, kept.get(key) if key is not None else None))
+    planned = merge_needs(h.dump_needs(context) for h, _, data in makers if data is None)
+    context = dataclasses.replace(context, dumps=SharedDumps(run, planned, kept))
+    fields: dict[str, Any] = {}
+    stage_data: dict[str, Any] = {}
+    for handler, key, data in makers:
         if data is None:
             data = failures.attempt(handler.name, lambda: handler.make(context))
             if data is not None and key is not None:

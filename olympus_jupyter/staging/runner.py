@@ -26,7 +26,7 @@ import jax
 import olympus
 from olympus import platforms as _platforms
 from olympus import stage_registry
-from olympus.buffers import compile_with_peak
+from olympus.dumps import DumpedCompile, DumpNeeds, compile_dumped, merge_needs
 from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
 from olympus_jupyter.staging.alongside import alongside
@@ -89,10 +89,20 @@ class StagedRun:
     unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
     platforms: tuple[str, ...] = ()
     fun: Any = None
-    #: The buffers live at the compiled program's peak, read from XLA's dumps of
-    #: its compile (``StageRequest.read_peak``), or why they could not be read.
-    peak: Any = None
-    peak_unread: str | None = None
+    #: What XLA dumped of the compile itself (``StageRequest.dumps``): the pass
+    #: pipeline and the peak's texts the report's stages read, with no compile more.
+    dumped: DumpedCompile | None = None
+
+    @property
+    def peak(self):
+        """The peak's texts (a :class:`~olympus.buffers.PeakDump`) read from the
+        dumps of the compile, or None."""
+        return self.dumped.peak if self.dumped is not None else None
+
+    @property
+    def peak_unread(self) -> str | None:
+        """Why the peak could not be read from the dumps of the compile, or None."""
+        return self.dumped.peak_unread if self.dumped is not None else None
 
 
 def user_frames(exc: BaseException) -> tuple[UserFrame, ...]:
@@ -194,11 +204,19 @@ class StageRequest:
     compiler_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     until: str = "compile"
     #: Read the buffers live at the peak from XLA's dumps of the compile itself
-    #: (:func:`olympus.buffers.compile_with_peak`) into ``StagedRun.peak``.
+    #: into ``StagedRun.peak`` (as ``dumps=DumpNeeds(peak=True)``).
     read_peak: bool = False
+    #: What the report's stages need of XLA's dumps (:class:`~olympus.dumps.DumpNeeds`,
+    #: merged): the compile itself dumps it (:func:`olympus.dumps.compile_dumped`)
+    #: into ``StagedRun.dumped``, and the stages read it with no compile more.
+    dumps: DumpNeeds | None = None
 
     def steps(self) -> tuple[str, ...]:
         return STEPS[: STEPS.index(self.until) + 1]
+
+    def dump_needs(self) -> DumpNeeds | None:
+        """What the compile dumps (``dumps`` and ``read_peak`` together), or None."""
+        return merge_needs([self.dumps, DumpNeeds(peak=True) if self.read_peak else None])
 
 
 def next_step(
@@ -242,12 +260,14 @@ def next_step(
         return False
     options = dict(request.compiler_options) or None
 
+    needs = request.dump_needs()
+
     def compile_it():
-        # A compile the user asked to dump somewhere dumps there, as asked: the peak
-        # is then read from a compile of its own (build_report does).
-        if not request.read_peak or any(k.startswith("xla_dump") for k in options or ()):
+        # A compile the user asked to dump somewhere dumps there, as asked: what the
+        # stages need is then dumped by a compile of its own (build_report does).
+        if needs is None or any(k.startswith("xla_dump") for k in options or ()):
             return run.lowered.compile(options)  # type: ignore[union-attr]  # checked above
-        compiled, run.peak, run.peak_unread = compile_with_peak(run.lowered, options)
+        compiled, run.dumped = compile_dumped(run.lowered, needs, options)
         return compiled
 
     with alongside(beside_compile(run) if beside_compile is not None else None):
@@ -285,6 +305,7 @@ def run_stages(
     progress=None,
     beside_compile=None,
     read_peak: bool = False,
+    dumps: DumpNeeds | None = None,
 ) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
@@ -297,7 +318,10 @@ def run_stages(
     ``progress`` (a :class:`~olympus_jupyter.staging.progress.Progress`) is told
     when each step starts. ``beside_compile(run)`` may return work to run while
     XLA compiles (see :func:`next_step`). ``read_peak`` reads the buffers live
-    at the peak from XLA's dumps of that compile (``StagedRun.peak``).
+    at the peak from XLA's dumps of that compile (``StagedRun.peak``); ``dumps``
+    (:class:`~olympus.dumps.DumpNeeds`) is what the report's stages need of XLA's
+    dumps, read from that compile too (``StagedRun.dumped``): the per-pass modules
+    and the peak, with no compile more.
     """
     try:
         timeout = check_timeout(timeout)
@@ -317,6 +341,7 @@ def run_stages(
         dict(compiler_options or {}),
         "compile" if compile and lower else "lower" if lower else "trace",
         read_peak=read_peak,
+        dumps=dumps,
     )
 
     if isinstance(target, (jax.stages.Traced, jax.stages.Lowered, jax.stages.Compiled)):
