@@ -27,7 +27,8 @@ Where the names come from, all public:
   the public ``args_info`` pytree (:func:`jax.tree_util.tree_flatten_with_path`),
   mapped to parameter numbers through the public ``Compiled.input_shardings``,
   which holds ``None`` for each pruned argument: ``args/0/params/...`` for a
-  positional argument (its Python name is not public), ``c/...`` for a keyword.
+  positional argument (numbered among the non-static ones: its Python name is
+  not public), ``c/...`` for a keyword.
 
 >>> readable("state[0].mu['params']['Dense_0']['bias']")
 'state/0/mu/params/Dense_0/bias'
@@ -50,6 +51,7 @@ from typing import Any
 __all__ = [
     "EntryParameter",
     "readable",
+    "unescape",
     "keypath_name",
     "entry_parameters",
     "parameter_names",
@@ -68,8 +70,12 @@ _STEP = re.compile(
 _HEAD = re.compile(r"[^\[\].]+")
 
 
-def _unquote(text: str) -> str:
-    """A Python string literal's body without its escapes (``\\'`` is ``'``)."""
+def unescape(text: str) -> str:
+    """A string as HLO text or a Python literal prints it, without its escapes.
+
+    >>> unescape("p[\\\\'w\\\\']")
+    "p['w']"
+    """
     if "\\" not in text:
         return text
     try:
@@ -102,7 +108,7 @@ def readable(jax_name: str) -> str:
             break
         index, single, double, attr, flat = step.groups()
         if single is not None or double is not None:
-            parts.append(_unquote(single if single is not None else double))
+            parts.append(unescape(single if single is not None else double))
         else:
             parts.append(next(p for p in (index, attr, flat) if p is not None))
         at = step.end()
@@ -177,7 +183,7 @@ def entry_parameters(hlo_text: str) -> dict[int, EntryParameter]:
         if m is None:
             continue
         op_name = _OP_NAME.search(m.group(4))
-        jax_name = _unquote(op_name.group(1)) if op_name else None
+        jax_name = unescape(op_name.group(1)) if op_name else None
         number = int(m.group(3))
         out[number] = EntryParameter(
             number,

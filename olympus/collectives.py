@@ -33,7 +33,7 @@ import dataclasses
 import math
 import re
 
-from olympus.argument_names import entry_parameters
+from olympus.argument_names import entry_parameters, unescape
 
 __all__ = ["Collective", "collectives", "shape_bytes", "group_size", "moved_bytes"]
 
@@ -166,14 +166,14 @@ class Collective:
         'all-gather (inserted) at m.py:3, for jit(f)/dot_general: 8,192 B per device, ~7,168 B sent by each of 8 devices'
         >>> Collective("all-gather", "all-gather", "inserted", None, 8, 8192, 7168,
         ...            (), "", (), ("params/Dense_0/kernel",)).describe()
-        'all-gather (inserted) of params/Dense_0/kernel: 8,192 B per device, ~7,168 B sent by each of 8 devices'
+        'all-gather (inserted), moving params/Dense_0/kernel: 8,192 B per device, ~7,168 B sent by each of 8 devices'
         """
         where = ", ".join(f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in self.lines[:1])
         text = f"{self.opcode} ({self.kind})" + (f" at {where}" if where else "")
         if self.op_name:
             text += f", for {self.op_name}"
         if self.arguments:
-            text += " of " + ", ".join(self.arguments[:_NAMES_SAID])
+            text += ", moving " + ", ".join(self.arguments[:_NAMES_SAID])
             if len(self.arguments) > _NAMES_SAID:
                 text += f" and {len(self.arguments) - _NAMES_SAID} more"
         text += f": {self.result_bytes:,} B per device"
@@ -189,7 +189,7 @@ _GROUPS = re.compile(
     r"replica_groups=(\{\{.*?\}\}|\{\}|\[[0-9,]+\]<=\[[0-9,]+\](?:T\([0-9,]+\))?"
     r"|mesh\[[^\]]*\]\s*\{[^}]*\})"
 )
-_OP_NAME = re.compile(r'op_name="([^"]*)"')
+_OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 
 
 def _instruction_text(lines: list[str], op) -> str:
@@ -379,7 +379,7 @@ def collectives(model) -> list[Collective]:
                 result,
                 moved_bytes(opcode, result, devices),
                 lines,
-                name.group(1) if name else op.name_stack,
+                unescape(name.group(1)) if name else op.name_stack,
                 shardings,
                 moved,
             )
