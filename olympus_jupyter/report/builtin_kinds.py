@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from olympus import stage_registry
+from olympus.argument_names import fallback_names, parameter_names
 from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.line_costs import cost_by_line
@@ -269,10 +270,13 @@ def costs_data(run, provenance, full: bool = False):
     parsed = (
         (model.stages["compiled"], model.source_tables()) if "compiled" in model.stages else None
     )
+    # Each parameter's pytree name: the one the program carries, else its args_info path.
+    fallback = fallback_names(run.compiled)
+    names = parameter_names(model.stages["compiled"].text, fallback) if parsed else fallback
     peak, unread = None, run.peak_unread
     try:
         if run.peak is not None:
-            peak = run.peak.read(lines_by_label(*parsed) if parsed else None)
+            peak = run.peak.read(lines_by_label(*parsed) if parsed else None, fallback)
         elif unread is None:
             peak = peak_memory(run.compiled)
     except Exception as e:  # noqa: BLE001 - the rest of the stage stands
@@ -288,6 +292,7 @@ def costs_data(run, provenance, full: bool = False):
         full=full,
         callers=callers,
         unavailable={"peak": unread} if unread else None,
+        argument_names=names,
     )
 
 
