@@ -25,10 +25,11 @@ Where the names come from, all public:
   arguments JAX pruned (unused, ``keep_unused=False``) are not there at all.
 * Where a parameter has no such name, :func:`fallback_names` makes one from
   the public ``args_info`` pytree (:func:`jax.tree_util.tree_flatten_with_path`),
-  mapped to parameter numbers through the public ``Compiled.input_shardings``,
-  which holds ``None`` for each pruned argument: ``args/0/params/...`` for a
-  positional argument (numbered among the non-static ones: its Python name is
-  not public), ``c/...`` for a keyword.
+  leaving out the arguments the program does not take (``None`` in the public
+  ``Compiled.input_shardings``), in the order of the program's
+  :func:`argument_parameters` (its parameters but the tokens of ordered
+  effects): ``args/0/params/...`` for a positional argument (numbered among the
+  non-static ones: its Python name is not public), ``c/...`` for a keyword.
 
 >>> readable("state[0].mu['params']['Dense_0']['bias']")
 'state/0/mu/params/Dense_0/bias'
@@ -45,7 +46,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -55,6 +56,8 @@ __all__ = [
     "keypath_name",
     "entry_parameters",
     "parameter_names",
+    "argument_parameters",
+    "input_names",
     "fallback_names",
     "flat_input_names",
 ]
@@ -195,23 +198,21 @@ def entry_parameters(hlo_text: str) -> dict[int, EntryParameter]:
     return out
 
 
-def fallback_names(compiled) -> dict[int, str]:
-    """Names by parameter number for a compiled program whose parameters carry none:
-    each argument leaf's path in the public ``args_info`` pytree
-    (``args/0/...`` for a positional argument, the keyword for a keyword one),
-    numbered as the program numbers its parameters (pruned arguments, ``None`` in
-    ``Compiled.input_shardings``, skipped). ``{}`` where that is not known.
+def fallback_names(compiled) -> list[str]:
+    """Names for a compiled program whose parameters carry none: each argument
+    leaf's path in the public ``args_info`` pytree (``args/0/...`` for a
+    positional argument, the keyword for a keyword one), in the order the program
+    takes them (pruned arguments, ``None`` in ``Compiled.input_shardings``,
+    skipped): the order of its :func:`argument_parameters`. ``[]`` where that is
+    not known.
 
     >>> import olympus, numpy as np
     >>> compiled = olympus.jit(lambda a, unused, b: a["w"] + b).trace(
     ...     {"w": np.ones(2)}, 1.0, b=np.ones(2)).lower().compile()
     >>> fallback_names(compiled)
-    {0: 'args/0/w', 1: 'b'}
+    ['args/0/w', 'b']
     """
-    names = flat_input_names(compiled)
-    if names is None:
-        return {}
-    return {k: name for k, name in enumerate(n for n in names if n is not None)}
+    return [n for n in flat_input_names(compiled) or () if n is not None]
 
 
 def flat_input_names(compiled) -> list[str | None] | None:
@@ -246,16 +247,53 @@ def flat_input_names(compiled) -> list[str | None] | None:
     return out
 
 
-def parameter_names(hlo_text: str, fallback: Mapping[int, str] | None = None) -> dict[int, str]:
+def argument_parameters(hlo_text: str) -> list[EntryParameter]:
+    """The entry parameters that are the program's arguments, in order: all but
+    the tokens JAX adds for ordered effects (``token[]``, first).
+
+    >>> hlo = '''ENTRY %m (t: token[], a: f32[]) -> f32[] {
+    ...   %Arg_0.1 = token[] parameter(0)
+    ...   %a = f32[] parameter(1), metadata={op_name="a"}
+    ... }'''
+    >>> [(p.number, p.name) for p in argument_parameters(hlo)]
+    [(1, 'a')]
+    """
+    found = entry_parameters(hlo_text)
+    return [found[k] for k in sorted(found) if not found[k].type.startswith("token[")]
+
+
+def parameter_names(hlo_text: str, fallback: Sequence[str] = ()) -> dict[int, str]:
     """The pytree name of each named parameter of an optimized HLO module, by
-    number: the name it carries, else ``fallback``'s (:func:`fallback_names`).
+    number: the name it carries, else that of its place among the arguments in
+    ``fallback`` (:func:`fallback_names`; used only where it names as many
+    arguments as the module takes).
 
     >>> parameter_names('ENTRY %m (a: f32[]) -> f32[] {\\n  %p = f32[] parameter(0)\\n}',
-    ...                 {0: "args/0"})
+    ...                 ["args/0"])
     {0: 'args/0'}
     """
-    out = dict(fallback or {})
-    for number, p in entry_parameters(hlo_text).items():
-        if p.name:
-            out[number] = p.name
+    arguments = argument_parameters(hlo_text)
+    aligned = len(fallback) == len(arguments)
+    out = {}
+    for k, p in enumerate(arguments):
+        name = p.name or (fallback[k] if aligned else None)
+        if name:
+            out[p.number] = name
     return out
+
+
+def input_names(hlo_text: str, fallback: Sequence[str] = ()) -> list[str | None]:
+    """The pytree name of each argument the program takes, in order (as
+    ``Compiled.input_shardings`` lists its leaves, pruned ones left out): those
+    of :func:`parameter_names` (``None`` where not known); ``fallback`` itself for
+    a module it cannot read.
+
+    >>> input_names('ENTRY %m (t: token[], a: f32[]) -> f32[] {\\n'
+    ...             '  %t = token[] parameter(0)\\n  %p = f32[] parameter(1)\\n}', ["args/0"])
+    ['args/0']
+    """
+    arguments = argument_parameters(hlo_text)
+    if not arguments:
+        return list(fallback)
+    names = parameter_names(hlo_text, fallback)
+    return [names.get(p.number) for p in arguments]

@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olympus.argument_names import parameter_names
@@ -399,11 +399,11 @@ class PeakDump:
     def read(
         self,
         lines: Mapping[str, tuple[tuple[str, int], ...]] | None = None,
-        names: Mapping[int, str] | None = None,
+        names: Sequence[str] = (),
     ) -> PeakMemory:
         """The buffers live at the peak; ``lines`` (:func:`lines_by_label` of the same
         compiled module) spares reading the module again; ``names`` name the
-        arguments by parameter number where the module's metadata does not
+        arguments, in order, where the module's metadata does not
         (:func:`olympus.argument_names.fallback_names`)."""
         hlo_text = self.hlo
         argument_names = parameter_names(hlo_text, names)

@@ -5,6 +5,7 @@ device and sharded over eight (real compiles, flax and optax programs)."""
 import functools
 import textwrap
 
+import jax
 import numpy as np
 import optax
 import pytest
@@ -15,6 +16,7 @@ import olympus.numpy as jnp
 from olympus.argument_names import (
     entry_parameters,
     fallback_names,
+    input_names,
     keypath_name,
     parameter_names,
     readable,
@@ -72,8 +74,6 @@ def test_jax_argument_names_read_as_paths(jax_name, name):
 
 
 def test_a_keypath_reads_as_its_keys():
-    import jax
-
     flat = jax.tree_util.tree_flatten_with_path({"a": [{"b": 1}], "c": (2,)})[0]
     assert [keypath_name(p) for p, _ in flat] == ["a/0/b", "c/0"]
 
@@ -109,7 +109,28 @@ def test_static_and_unused_arguments_do_not_shift_the_names():
     names = parameter_names(compiled.as_text())
     assert names == {0: "params/w", 1: "bias"}
     # Without the metadata: args_info's paths, numbered as the program takes them.
-    assert fallback_names(compiled) == {0: "args/1/w", 1: "bias"}
+    assert fallback_names(compiled) == ["args/1/w", "bias"]
+
+
+def test_the_token_of_an_ordered_effect_is_no_argument():
+    def f(params, x):
+        jax.debug.print("x {}", x, ordered=True)
+        return params["w"] * x
+
+    compiled = (
+        olympus.jit(f)
+        .trace({"w": np.ones(3, np.float32)}, np.ones(3, np.float32))
+        .lower()
+        .compile()
+    )
+    hlo = compiled.as_text()
+    assert entry_parameters(hlo)[0].type.startswith("token[")  # JAX puts it first
+    assert input_names(hlo, fallback_names(compiled)) == ["params/w", "x"]
+    # A module without the names: the fallback, in place, the token left out.
+    bare = hlo.replace('op_name="', 'op_nam="')
+    assert parameter_names(bare, fallback_names(compiled)) == {1: "args/0/w", 2: "args/1"}
+    report = inspect(f, {"w": np.ones(3, np.float32)}, np.ones(3, np.float32), costs=True)
+    assert report.costs["shardings"]["input_names"] == ["params/w", "x"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from olympus import stage_registry
-from olympus.argument_names import fallback_names, parameter_names
+from olympus.argument_names import fallback_names, input_names
 from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.line_costs import cost_by_line
@@ -270,9 +270,9 @@ def costs_data(run, provenance, full: bool = False):
     parsed = (
         (model.stages["compiled"], model.source_tables()) if "compiled" in model.stages else None
     )
-    # Each parameter's pytree name: the one the program carries, else its args_info path.
+    # Each argument's pytree name: the one the program carries, else its args_info path.
     fallback = fallback_names(run.compiled)
-    names = parameter_names(model.stages["compiled"].text, fallback) if parsed else fallback
+    hlo = model.stages["compiled"].text if parsed else ""
     peak, unread = None, run.peak_unread
     try:
         if run.peak is not None:
@@ -292,7 +292,7 @@ def costs_data(run, provenance, full: bool = False):
         full=full,
         callers=callers,
         unavailable={"peak": unread} if unread else None,
-        argument_names=names,
+        input_names=input_names(hlo, fallback) if hlo else None,
     )
 
 

@@ -50,7 +50,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from olympus.argument_names import flat_input_names, keypath_name
+from olympus.argument_names import fallback_names, keypath_name
 from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
@@ -182,12 +182,12 @@ def _collective(c: Collective, files: Sequence[str], callers) -> dict[str, Any]:
     }
 
 
-def _shardings(compiled, names: Mapping[int, str] | None = None) -> tuple[dict[str, list], int]:
+def _shardings(compiled, names: Sequence[str | None] | None = None) -> tuple[dict[str, list], int]:
     """The compiled program's input and output shardings, as text, with the pytree
     name of each (``None`` where not known), and the number of devices it runs on.
-    An input's name is that of the parameter it is (``names``, by parameter
-    number: the program takes the inputs it keeps in order), else its path in
-    ``args_info``; an output's is its path in the result, ``result/...``."""
+    The inputs' are ``names`` (:func:`olympus.argument_names.input_names`: the
+    program's arguments in order, as it lists their shardings), else their paths
+    in ``args_info``; an output's is its path in the result, ``result/...``."""
     import jax
 
     found: dict[str, list] = {"inputs": [], "outputs": [], "input_names": [], "output_names": []}
@@ -202,14 +202,12 @@ def _shardings(compiled, names: Mapping[int, str] | None = None) -> tuple[dict[s
             devices = max(devices, len(getattr(s, "device_set", ()) or ()))
             if key == "outputs":
                 found["output_names"].append("/".join(["result", keypath_name(path)]).rstrip("/"))
-    kept = [n for n in flat_input_names(compiled) or () if n is not None]
     count = len(found["inputs"])
-    if names and all(k in names for k in range(count)):
-        found["input_names"] = [names[k] for k in range(count)]
-    elif len(kept) == count:
-        found["input_names"] = kept
+    if names is not None and len(names) == count:
+        found["input_names"] = list(names)
     else:
-        found["input_names"] = [None] * count
+        kept = fallback_names(compiled)
+        found["input_names"] = kept if len(kept) == count else [None] * count
     return found, devices
 
 
@@ -223,17 +221,17 @@ def costs_json(
     full: bool = False,
     unavailable: Mapping[str, str] | None = None,
     callers: Collection[tuple[str, int]] = (),
-    argument_names: Mapping[int, str] | None = None,
+    input_names: Sequence[str | None] | None = None,
 ) -> dict[str, Any]:
     """The report's ``costs`` data (see the module's text) of ``compiled`` (an
     Olympus or JAX ``Compiled``): its cost by line, its peak (``None`` when not
     known: ``unavailable['peak']`` says why) and its collectives; ``files`` are the
     report's source files' paths, which rows point into; ``callers`` the
     ``(path, line)`` the staged function was called from, left out of the lines
-    of a collective; ``argument_names`` the pytree name of each parameter of the
-    program, by number (:func:`olympus.argument_names.parameter_names`), for its
-    input shardings."""
-    shardings, devices = _shardings(compiled, argument_names)
+    of a collective; ``input_names`` the pytree name of each argument the program
+    takes, in order (:func:`olympus.argument_names.input_names`), for its input
+    shardings."""
+    shardings, devices = _shardings(compiled, input_names)
     notes = list(cost.notes)
     if peak is not None and not full and len(peak.buffers) > MAX_BUFFERS:
         notes.append(
