@@ -35,6 +35,8 @@ with no temporaries at all).
 True
 >>> sum(row.bytes for row in peak.by_line()) == peak.peak_bytes
 True
+>>> [b.argument for b in peak.buffers if b.kind == "argument"]
+['x']
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from olympus.argument_names import parameter_names
 from olympus.passes import dumped_compile
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable, SourceTables, charged_frame
@@ -96,7 +99,10 @@ class Buffer:
     argument), else ``None``. ``lines`` are the (file, line) pairs of the user's
     code that made it, the line of its defining (root) instruction first; ``()``
     for what the compiler made on its own (copies, layout changes) and for the
-    arguments themselves.
+    arguments themselves. ``argument`` is the pytree name of the argument it is
+    (or, for an output written over a donated argument, reuses), e.g.
+    ``params/Dense_0/kernel`` (:mod:`olympus.argument_names`); ``None`` for other
+    buffers and for an argument the program does not name.
     """
 
     label: str
@@ -111,6 +117,7 @@ class Buffer:
     #: with a buffer listed before it (an output written over a donated argument
     #: shares all of its memory with the argument). ``None``: all of it.
     counted: int | None = None
+    argument: str | None = None
 
     @property
     def bytes(self) -> int:
@@ -386,10 +393,17 @@ class PeakDump:
             assignment, live, _find(folder, names, "after_optimizations.txt"), memory_analysis_peak
         )
 
-    def read(self, lines: Mapping[str, tuple[tuple[str, int], ...]] | None = None) -> PeakMemory:
+    def read(
+        self,
+        lines: Mapping[str, tuple[tuple[str, int], ...]] | None = None,
+        names: Sequence[str] = (),
+    ) -> PeakMemory:
         """The buffers live at the peak; ``lines`` (:func:`lines_by_label` of the same
-        compiled module) spares reading the module again."""
+        compiled module) spares reading the module again; ``names`` name the
+        arguments, in order, where the module's metadata does not
+        (:func:`olympus.argument_names.fallback_names`)."""
         hlo_text = self.hlo
+        argument_names = parameter_names(hlo_text, names)
         sequence, at, live = _read_live_range(self.live_range)
         allocations, values = _read_assignment(self.assignment)
         by_index = {a.index: a for a in allocations}
@@ -416,7 +430,16 @@ class PeakDump:
                     # output that reuses a donated argument.
                     kind, aliased = "output", a.parameter
             made = () if kind == "argument" else lines.get(label, ())
-            buffers.append(Buffer(label, size, kind, allocation, shape or "", made, index, aliased))
+            # The argument it is, or (a donated one) whose memory it reuses.
+            number = aliased
+            if kind == "argument" and allocation is not None:
+                number = by_index[allocation].parameter
+            name = None if number is None else argument_names.get(number)
+            buffers.append(
+                Buffer(
+                    label, size, kind, allocation, shape or "", made, index, aliased, argument=name
+                )
+            )
         buffers = _count_shared(buffers, offsets)
         buffers.sort(key=lambda b: (-b.size, b.label, b.index))
         return PeakMemory(

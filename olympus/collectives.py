@@ -14,7 +14,13 @@ compiled program of a provenance model (the optimized HLO), each with:
 - the bytes of its result on each device, and an estimate of the bytes each device
   sends (:func:`moved_bytes`: what a ring algorithm sends);
 - the source lines that made it (the line whose op needed it) and the shardings of
-  that line's ops in the lowered program, which say why.
+  that line's ops in the lowered program, which say why;
+- the arguments whose values it moves, by their pytree names
+  (:mod:`olympus.argument_names`: ``params/Dense_0/kernel`` where XLA labels the
+  parameter ``param.136``): those its operands are, or are made from through
+  instructions that take that one array alone (copies, layout changes, slices,
+  converts, fusions of it). A collective of values computed from several arrays
+  (the gradient an ``all-reduce`` sums) names none.
 
 >>> model = olympus.provenance.build(olympus.jit(lambda x: x * 2), 1.0)
 >>> collectives(model)   # one device: nothing to communicate
@@ -26,6 +32,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+
+from olympus.argument_names import entry_parameters, unescape
 
 __all__ = ["Collective", "collectives", "shape_bytes", "group_size", "moved_bytes"]
 
@@ -148,6 +156,7 @@ class Collective:
     lines: tuple[tuple[str, int], ...]  # the user's lines that made it, innermost first
     op_name: str  # JAX's name of the op it serves, e.g. jit(f)/dot_general
     shardings: tuple[str, ...]  # shardings of the lowered ops of its line
+    arguments: tuple[str, ...] = ()  # pytree names of the arguments it moves
 
     def describe(self) -> str:
         """One line for people.
@@ -155,22 +164,32 @@ class Collective:
         >>> Collective("all-gather", "all-gather", "inserted", None, 8, 8192, 7168,
         ...            (("m.py", 3),), "jit(f)/dot_general", ()).describe()
         'all-gather (inserted) at m.py:3, for jit(f)/dot_general: 8,192 B per device, ~7,168 B sent by each of 8 devices'
+        >>> Collective("all-gather", "all-gather", "inserted", None, 8, 8192, 7168,
+        ...            (), "", (), ("params/Dense_0/kernel",)).describe()
+        'all-gather (inserted), moving params/Dense_0/kernel: 8,192 B per device, ~7,168 B sent by each of 8 devices'
         """
         where = ", ".join(f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in self.lines[:1])
         text = f"{self.opcode} ({self.kind})" + (f" at {where}" if where else "")
         if self.op_name:
             text += f", for {self.op_name}"
+        if self.arguments:
+            text += ", moving " + ", ".join(self.arguments[:_NAMES_SAID])
+            if len(self.arguments) > _NAMES_SAID:
+                text += f" and {len(self.arguments) - _NAMES_SAID} more"
         text += f": {self.result_bytes:,} B per device"
         if self.moved_bytes is not None and self.group_size:
             text += f", ~{self.moved_bytes:,} B sent by each of {self.group_size} devices"
         return text
 
 
+#: The arguments a collective's one line names (its ``arguments`` hold them all).
+_NAMES_SAID = 2
+
 _GROUPS = re.compile(
     r"replica_groups=(\{\{.*?\}\}|\{\}|\[[0-9,]+\]<=\[[0-9,]+\](?:T\([0-9,]+\))?"
     r"|mesh\[[^\]]*\]\s*\{[^}]*\})"
 )
-_OP_NAME = re.compile(r'op_name="([^"]*)"')
+_OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 
 
 def _instruction_text(lines: list[str], op) -> str:
@@ -184,10 +203,12 @@ _ARG = re.compile(r"%arg(\d+)\b")
 
 
 def _line_shardings(
-    model, lowered, lowered_lines: list[str], line: tuple[str, int]
+    model, lowered, lowered_lines: list[str], line: tuple[str, int], names: dict[int, str]
 ) -> tuple[str, ...]:
     """The shardings a source line's lowered ops carry, and those of the function's
-    arguments they read: what the partitioner had to honour there."""
+    arguments they read (``argument 3 (params/Dense_0/kernel): ...``, with the pytree
+    name of each argument ``names`` knows): what the partitioner had to honour
+    there."""
     found = []
     for ident in model.ops_for_line(line[0], line[1]).get("stablehlo", []):
         op = model.op(ident)
@@ -196,7 +217,84 @@ def _line_shardings(
         for k in _ARG.findall(_instruction_text(lowered_lines, op)):
             k = int(k)
             if k < len(lowered.arg_shardings) and lowered.arg_shardings[k]:
-                found.append(f"argument {k}: {lowered.arg_shardings[k]}")
+                name = f" ({names[k]})" if k in names else ""
+                found.append(f"argument {k}{name}: {lowered.arg_shardings[k]}")
+    return tuple(dict.fromkeys(found))
+
+
+#: Instructions through which a collective still moves the one array they take:
+#: what copies, relayouts, slices, converts or fuses it (the other operands being
+#: scalars: a slice's indices, a fusion's constants).
+_MOVES_THROUGH = frozenset(
+    {
+        "bitcast",
+        "bitcast-convert",
+        "broadcast",
+        "collective-permute",
+        "collective-permute-done",
+        "collective-permute-start",
+        "all-gather",
+        "all-gather-done",
+        "all-gather-start",
+        "convert",
+        "copy",
+        "copy-done",
+        "copy-start",
+        "dynamic-slice",
+        "fusion",
+        "get-tuple-element",
+        "optimization-barrier",
+        "pad",
+        "reshape",
+        "slice",
+        "transpose",
+    }
+)
+
+
+def _operands(text: str, opcode: str) -> list[str]:
+    """The labels of an instruction's operands, from its text."""
+    at = text.find(f" {opcode}(")
+    if at < 0:
+        return []
+    start = at + len(opcode) + 2
+    depth, end = 1, start
+    while end < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    return _NAME.findall(text[start : end - 1])
+
+
+def _is_scalar(op) -> bool:
+    return bool(op.types) and all(re.fullmatch(r"[a-z0-9]+\[\](\{\})?", t) for t in op.types)
+
+
+def _moved_arguments(stage, lines: list[str], op, entry: dict, names: dict[str, str]):
+    """The pytree names of the arguments ``op`` (a collective) moves: the entry
+    parameters its operands are, or come from through :data:`_MOVES_THROUGH`
+    instructions of one non-scalar operand."""
+    found: list[str] = []
+    todo = [(label, 0) for label in _operands(_instruction_text(lines, op), op.name)]
+    seen = set()
+    while todo:
+        label, depth = todo.pop()
+        if label in seen or label not in entry or depth > 64:
+            continue
+        seen.add(label)
+        source = stage.ops[entry[label]]
+        if source.name == "parameter":
+            if label in names:
+                found.append(names[label])
+            continue
+        if source.name not in _MOVES_THROUGH:
+            continue
+        arrays = [
+            o
+            for o in _operands(_instruction_text(lines, source), source.name)
+            if o in entry and not _is_scalar(stage.ops[entry[o]])
+        ]
+        if len(arrays) == 1:
+            todo.append((arrays[0], depth + 1))
     return tuple(dict.fromkeys(found))
 
 
@@ -239,6 +337,11 @@ def collectives(model) -> list[Collective]:
     lowered = model.stages.get("stablehlo")
     users: dict[str, list[int]] = {}  # filled when a collective has no line
     texts = stage.text.split("\n")
+    parameters = entry_parameters(stage.text)
+    by_label = {p.label: p.name for p in parameters.values() if p.name}
+    by_number = {n: p.name for n, p in parameters.items() if p.name}
+    entries = {k for k, c in enumerate(stage.computations) if c.entry}
+    entry = {op.label: op.index for op in stage.ops if op.label and op.computation in entries}
     lowered_texts = lowered.text.split("\n") if lowered is not None else []
     out = []
     for op in model.collectives():
@@ -261,7 +364,12 @@ def collectives(model) -> list[Collective]:
         )
         shardings: tuple[str, ...] = ()
         if lowered is not None and lines:
-            shardings = _line_shardings(model, lowered, lowered_texts, lines[0])
+            shardings = _line_shardings(model, lowered, lowered_texts, lines[0], by_number)
+        moved = _moved_arguments(stage, texts, op, entry, by_label)
+        if moved:  # the shardings of what it moves first, then the rest of its line's
+            shardings = tuple(
+                sorted(shardings, key=lambda s: not any(f" ({n}): " in s for n in moved))
+            )
         name = _OP_NAME.search(text)
         out.append(
             Collective(
@@ -273,8 +381,9 @@ def collectives(model) -> list[Collective]:
                 result,
                 moved_bytes(opcode, result, devices),
                 lines,
-                name.group(1) if name else op.name_stack,
+                unescape(name.group(1)) if name else op.name_stack,
                 shardings,
+                moved,
             )
         )
     return out

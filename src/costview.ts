@@ -608,18 +608,28 @@ export class CostView implements IPanelView {
       h(
         'tr',
         null,
-        h(
-          'th',
-          { scope: 'row' },
-          b.label,
-          b.index && b.index !== '{}' ? ` ${b.index}` : ''
-        ),
+        // An argument by its pytree name, XLA's label (param.136) beside it.
+        b.argument !== null && b.kind === 'argument'
+          ? h(
+              'th',
+              { scope: 'row', 'data-olympus-argument': '1' },
+              b.argument,
+              ' ',
+              h('span', { class: 'olympus-hint' }, b.label)
+            )
+          : h(
+              'th',
+              { scope: 'row' },
+              b.label,
+              b.index && b.index !== '{}' ? ` ${b.index}` : ''
+            ),
         h(
           'td',
           null,
           b.kind +
             (b.aliased_argument !== null
-              ? ` (aliases argument ${b.aliased_argument})`
+              ? ` (aliases argument ${b.aliased_argument}` +
+                (b.argument !== null ? `: ${b.argument})` : ')')
               : '')
         ),
         h('td', { class: 'olympus-cost-shape' }, b.shape),
@@ -705,6 +715,13 @@ export class CostView implements IPanelView {
         h('td', null, col.lines.map(([f, l]) => where(f, l)).join(', ') || '—'),
         h(
           'td',
+          { class: 'olympus-cost-shape', 'data-olympus-moved': '1' },
+          ...(col.arguments.length
+            ? col.arguments.map(a => h('div', null, a))
+            : ['—'])
+        ),
+        h(
+          'td',
           { class: 'olympus-cost-shape' },
           ...col.shardings.map(s => h('div', null, s))
         )
@@ -741,6 +758,7 @@ export class CostView implements IPanelView {
                 'bytes per device',
                 'bytes moved',
                 'line',
+                'arguments moved',
                 'shardings'
               ].map(t => h('th', { scope: 'col' }, t))
             )
@@ -765,14 +783,17 @@ export class CostView implements IPanelView {
       );
       return section;
     }
+    // Each by its pytree name where known (params/Dense_0/kernel), else its place.
     const rows = [
-      ...s.inputs.map((t, i) => ['input', i, t] as const),
-      ...s.outputs.map((t, i) => ['output', i, t] as const)
-    ].map(([what, i, t]) =>
+      ...s.inputs.map((t, i) => ['input', i, t, s.input_names[i]] as const),
+      ...s.outputs.map((t, i) => ['output', i, t, s.output_names[i]] as const)
+    ].map(([what, i, t, name]) =>
       h(
         'tr',
         null,
-        h('th', { scope: 'row' }, `${what} ${i}`),
+        name
+          ? h('th', { scope: 'row', title: `${what} ${i}` }, name)
+          : h('th', { scope: 'row' }, `${what} ${i}`),
         h('td', { class: 'olympus-cost-shape' }, t)
       )
     );

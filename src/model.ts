@@ -631,6 +631,11 @@ export interface ICostBuffer {
   line: number | null;
   /** The argument whose buffer it reuses, or null. */
   aliased_argument: string | null;
+  /**
+   * The pytree name of the argument it is (or, an output, reuses), keys joined
+   * with `/` (`params/Dense_0/kernel`), or null.
+   */
+  argument: string | null;
 }
 
 /** A collective the compiled program runs. */
@@ -649,6 +654,8 @@ export interface ICollective {
   /** `[file, line]` pairs (file checked: null when it is not one of the report's). */
   lines: Array<[number | null, number]>;
   shardings: string[];
+  /** The pytree names of the arguments it moves. */
+  arguments: string[];
   text: string;
 }
 
@@ -676,7 +683,13 @@ export interface ICosts {
   lines: ICostLine[];
   buffers: ICostBuffer[];
   collectives: ICollective[];
-  shardings: { inputs: string[]; outputs: string[] };
+  /** Each input's and output's sharding, with its pytree name (null: not known). */
+  shardings: {
+    inputs: string[];
+    outputs: string[];
+    input_names: (string | null)[];
+    output_names: (string | null)[];
+  };
   notes: string[];
   unavailable: { [part: string]: string };
 }
@@ -990,6 +1003,13 @@ function strings(v: unknown): string[] {
     : [];
 }
 
+/** Strings or nulls, each in its place (what is not a string reads as null). */
+function namesInPlace(v: unknown): (string | null)[] {
+  return Array.isArray(v)
+    ? v.slice(0, MAX_COST_ROWS).map(s => (typeof s === 'string' ? s : null))
+    : [];
+}
+
 function rows(v: unknown): Record<string, unknown>[] {
   return Array.isArray(v) ? v.slice(0, MAX_COST_ROWS).filter(isObject) : [];
 }
@@ -1065,7 +1085,8 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
       aliased_argument:
         b.aliased_argument === null || b.aliased_argument === undefined
           ? null
-          : String(b.aliased_argument).slice(0, 200)
+          : String(b.aliased_argument).slice(0, 200),
+      argument: strOrNull(b.argument)
     })),
     collectives: rows(data.collectives).map(c => ({
       label: str(c.label),
@@ -1086,11 +1107,14 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         )
         .map(l => [file(l[0]), l[1] as number] as [number | null, number]),
       shardings: strings(c.shardings),
+      arguments: strings(c.arguments),
       text: str(c.text)
     })),
     shardings: {
       inputs: strings(shardings.inputs),
-      outputs: strings(shardings.outputs)
+      outputs: strings(shardings.outputs),
+      input_names: namesInPlace(shardings.input_names),
+      output_names: namesInPlace(shardings.output_names)
     },
     notes: strings(data.notes),
     unavailable: stringMap(data.unavailable)

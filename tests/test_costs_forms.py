@@ -169,6 +169,21 @@ def test_hostile_strings_are_escaped(report):
             "path": evil,
             "line": 1,
             "aliased_argument": None,
+            "argument": evil,
+        }
+    )
+    costs["buffers"].append(
+        {
+            "label": "param.1",
+            "index": "{}",
+            "size": 4,
+            "kind": "output",
+            "shape": "f32[]",
+            "file": None,
+            "path": None,
+            "line": None,
+            "aliased_argument": 0,
+            "argument": evil,
         }
     )
     costs["peak"]["at"] = evil
@@ -186,10 +201,16 @@ def test_hostile_strings_are_escaped(report):
             "op_name": evil,
             "lines": [[None, 3]],
             "shardings": [evil],
+            "arguments": [evil],
             "text": f"all-gather {evil}\x1b[2J",
         }
     ]
-    costs["shardings"] = {"inputs": [evil], "outputs": [evil]}
+    costs["shardings"] = {
+        "inputs": [evil],
+        "outputs": [evil],
+        "input_names": [evil],
+        "output_names": [evil],
+    }
     costs["notes"] = [evil]
     costs["unavailable"] = {evil: evil}
     costs["devices"] = 8

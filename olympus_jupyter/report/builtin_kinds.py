@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from olympus import stage_registry
+from olympus.argument_names import fallback_names, input_names
 from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.dumps import DumpedCompile, DumpNeeds
@@ -282,13 +283,16 @@ def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None =
     parsed = (
         (model.stages["compiled"], model.source_tables()) if "compiled" in model.stages else None
     )
+    # Each argument's pytree name: the one the program carries, else its args_info path.
+    fallback = fallback_names(run.compiled)
+    hlo = model.stages["compiled"].text if parsed else ""
     texts, unread = (dump.peak, dump.peak_unread) if dump is not None else (None, None)
     if texts is None and unread is None:
         texts, unread = run.peak, run.peak_unread
     peak = None
     try:
         if texts is not None:
-            peak = texts.read(lines_by_label(*parsed) if parsed else None)
+            peak = texts.read(lines_by_label(*parsed) if parsed else None, fallback)
         elif unread is None:
             peak = peak_memory(run.compiled)
     except Exception as e:  # noqa: BLE001 - the rest of the stage stands
@@ -304,6 +308,7 @@ def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None =
         full=full,
         callers=callers,
         unavailable={"peak": unread} if unread else None,
+        input_names=input_names(hlo, fallback) if hlo else None,
     )
 
 

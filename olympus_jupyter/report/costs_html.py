@@ -328,13 +328,21 @@ def _buffers(data, files) -> list:
         if b.get("index") not in (None, "{}", ""):
             label += f" {b['index']}"
         kind = str(b.get("kind"))
+        argument = b.get("argument")
         if b.get("aliased_argument") is not None:
-            kind += f" (reuses argument {b['aliased_argument']})"
+            kind += f" (reuses argument {b['aliased_argument']}"
+            kind += f": {argument})" if argument else ")"
+        # An argument by its pytree name, XLA's label (param.136) beside it.
+        name = (
+            [h("code", None, str(argument)), " ", h("span", {"class": "ol-clabel"}, label)]
+            if argument and b.get("kind") == "argument"
+            else h("code", None, label)
+        )
         rows.append(
             h(
                 "tr",
                 None,
-                h("th", None, h("code", None, label)),
+                h("th", None, name),
                 h("td", None, kind),
                 h("td", None, h("code", None, str(b.get("shape") or ""))),
                 h("td", None, format_bytes(_number(b.get("size")))),
@@ -398,6 +406,11 @@ def _collectives(data, files) -> list:
                 ),
                 h(
                     "td",
+                    {"class": "ol-cargs"},
+                    [h("code", None, str(a)) for a in c.get("arguments") or ()],
+                ),
+                h(
+                    "td",
                     {"class": "ol-cshard"},
                     [h("code", None, str(s)) for s in c.get("shardings") or ()],
                 ),
@@ -419,12 +432,29 @@ def _collectives(data, files) -> list:
                     "bytes per device",
                     "bytes moved",
                     "lines",
+                    "arguments moved",
                     "shardings",
                 )
             ],
         ),
     )
     return [title, h("table", {"class": "tab ol-costs ol-ccoll"}, head, h("tbody", None, rows))]
+
+
+def _named(shardings: Sequence, names: Sequence) -> list:
+    """Each sharding, after the pytree name of what it shards where known."""
+    out = []
+    for k, s in enumerate(shardings):
+        name = names[k] if k < len(names) else None
+        out.append(
+            h(
+                "li",
+                None,
+                [h("code", {"class": "ol-cname"}, str(name)), ": "] if name else None,
+                h("code", None, str(s)),
+            )
+        )
+    return out
 
 
 def _shardings(data) -> list:
@@ -434,7 +464,13 @@ def _shardings(data) -> list:
             "li",
             None,
             f"{name} ({len(shardings.get(key) or ())}): ",
-            [h("code", None, str(s)) for s in shardings.get(key) or ()] or "none",
+            h(
+                "ul",
+                None,
+                _named(shardings.get(key) or (), shardings.get(f"{key[:-1]}_names") or ()),
+            )
+            if shardings.get(key)
+            else "none",
         )
         for key, name in (("inputs", "inputs"), ("outputs", "outputs"))
     ]

@@ -19,10 +19,18 @@ with bars, the text form as the top lines):
   peak and how the two relate, bytes by kind of buffer; ``buffers``: the buffers
   live at the peak, biggest first;
 - ``collectives``: each collective of the program, its replica groups, bytes per
-  device and moved, the lines and shardings that caused it; ``shardings``: the
-  compiled program's input and output shardings; ``devices``: how many devices
-  run it (the figures are each device's: every device runs the same
-  partitioned program).
+  device and moved, the lines and shardings that caused it, and the arguments
+  it moves (``arguments``, by pytree name); ``shardings``: the compiled
+  program's input and output shardings, with the pytree name of each
+  (``input_names``, ``output_names``: ``params/Dense_0/kernel``,
+  ``result/0/params/Dense_0/kernel``); ``devices``: how many devices run it
+  (the figures are each device's: every device runs the same partitioned
+  program).
+
+An argument is named by its pytree path joined with ``/``
+(:mod:`olympus.argument_names`): a buffer live at the peak that is an argument
+(or an output written over a donated one) carries it as ``argument``, where XLA
+labels it ``param.136``.
 
 >>> import olympus, olympus.numpy as jnp, numpy as np
 >>> from olympus.line_costs import cost_by_line
@@ -31,6 +39,8 @@ with bars, the text form as the top lines):
 >>> data = costs_json(compiled, cost_by_line(compiled), None, [], files=())
 >>> data["totals"]["flops"], sum(row["flops"] for row in data["lines"])
 (1024.0, 1024.0)
+>>> data["shardings"]["input_names"], data["shardings"]["output_names"]
+(['args/0', 'args/1'], ['result'])
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from olympus.argument_names import fallback_names, keypath_name
 from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
@@ -160,6 +171,7 @@ def _buffers(peak: PeakMemory, files: Sequence[str], full: bool) -> list[dict]:
                 "path": path,
                 "line": b.line[1] if b.line else None,
                 "aliased_argument": b.aliased_argument,
+                "argument": b.argument,
             }
         )
     return out
@@ -181,25 +193,37 @@ def _collective(c: Collective, files: Sequence[str], callers) -> dict[str, Any]:
         # Said without its place: the lines above say it, as the report names files
         # (a notebook cell's path is a temporary file's, shown as In [n]).
         "shardings": list(c.shardings),
+        "arguments": list(c.arguments),
         "text": dataclasses.replace(c, lines=()).describe(),
     }
 
 
-def _shardings(compiled) -> tuple[dict[str, list[str]], int]:
-    """The compiled program's input and output shardings, as text, and the number of
-    devices it runs on."""
+def _shardings(compiled, names: Sequence[str | None] | None = None) -> tuple[dict[str, list], int]:
+    """The compiled program's input and output shardings, as text, with the pytree
+    name of each (``None`` where not known), and the number of devices it runs on.
+    The inputs' are ``names`` (:func:`olympus.argument_names.input_names`: the
+    program's arguments in order, as it lists their shardings), else their paths
+    in ``args_info``; an output's is its path in the result, ``result/...``."""
     import jax
 
-    found: dict[str, list[str]] = {"inputs": [], "outputs": []}
+    found: dict[str, list] = {"inputs": [], "outputs": [], "input_names": [], "output_names": []}
     devices = 1
     for key, attr in (("inputs", "input_shardings"), ("outputs", "output_shardings")):
         try:
-            leaves = jax.tree_util.tree_leaves(getattr(compiled, attr))
+            flat = jax.tree_util.tree_flatten_with_path(getattr(compiled, attr))[0]
         except Exception:  # noqa: BLE001 - a backend or release without them
             continue
-        for s in leaves:
+        for path, s in flat:
             found[key].append(str(s))
             devices = max(devices, len(getattr(s, "device_set", ()) or ()))
+            if key == "outputs":
+                found["output_names"].append("/".join(["result", keypath_name(path)]).rstrip("/"))
+    count = len(found["inputs"])
+    if names is not None and len(names) == count:
+        found["input_names"] = list(names)
+    else:
+        kept = fallback_names(compiled)
+        found["input_names"] = kept if len(kept) == count else [None] * count
     return found, devices
 
 
@@ -213,14 +237,17 @@ def costs_json(
     full: bool = False,
     unavailable: Mapping[str, str] | None = None,
     callers: Collection[tuple[str, int]] = (),
+    input_names: Sequence[str | None] | None = None,
 ) -> dict[str, Any]:
     """The report's ``costs`` data (see the module's text) of ``compiled`` (an
     Olympus or JAX ``Compiled``): its cost by line, its peak (``None`` when not
     known: ``unavailable['peak']`` says why) and its collectives; ``files`` are the
     report's source files' paths, which rows point into; ``callers`` the
     ``(path, line)`` the staged function was called from, left out of the lines
-    of a collective."""
-    shardings, devices = _shardings(compiled)
+    of a collective; ``input_names`` the pytree name of each argument the program
+    takes, in order (:func:`olympus.argument_names.input_names`), for its input
+    shardings."""
+    shardings, devices = _shardings(compiled, input_names)
     notes = list(cost.notes)
     if peak is not None and not full and len(peak.buffers) > MAX_BUFFERS:
         notes.append(

@@ -860,6 +860,9 @@ border-top:1px solid var(--ol-border)}
 .olympus-report .ol-cbody>h4{margin-top:.9em}
 .olympus-report .ol-clines thead th:nth-child(2),.olympus-report .ol-cbuf th,.olympus-report .ol-cbuf td,.olympus-report .ol-ccoll th,.olympus-report .ol-ccoll td{text-align:left}
 .olympus-report .ol-cshard code{display:block;white-space:pre-wrap;overflow-wrap:anywhere}
+.olympus-report ul.ol-cshard li>code{display:inline}
+.olympus-report .ol-cargs code{display:block;overflow-wrap:anywhere}
+.olympus-report .ol-clabel{color:var(--ol-muted);font-size:.9em}
 .olympus-report details.ol-cfold>summary{cursor:pointer;margin:.4em .8em}
 .olympus-report .ol-costs .ol-cl{display:block;white-space:nowrap}
 .olympus-report .ol-ccoll th code{white-space:nowrap}

@@ -276,8 +276,9 @@ class StageReport:
         """The buffers live at the compiled program's memory peak, biggest first: the
         instruction that defines each (``label``), ``size``, ``kind`` (argument,
         output, temporary, constant), ``shape`` and the ``file``/``line`` that made
-        it; ``report.costs['peak']`` has the peak's total and how it relates to
-        ``memory_analysis()``. Empty when the peak could not be read
+        it; an argument (or an output written over a donated one) has its pytree
+        name as ``argument`` (``params/Dense_0/kernel``); ``report.costs['peak']``
+        has the peak's total and how it relates to ``memory_analysis()``. Empty when the peak could not be read
         (``report.costs['unavailable']``). Needs the ``costs`` stage."""
         data, files = self._costs()
         return costs_view.peak_buffers(data, files)
@@ -286,7 +287,8 @@ class StageReport:
         """The collectives of the compiled program (a sharded one's all-gathers,
         all-reduces…): opcode, whether the compiler inserted it, replica groups,
         bytes per device and moved, the ``(file, line)`` pairs that caused it and
-        their shardings. Empty for a program on one device. Needs the ``costs``
+        their shardings, and the pytree names of the arguments it moves
+        (``arguments``). Empty for a program on one device. Needs the ``costs``
         stage."""
         data, files = self._costs()
         return costs_view.collectives_rows(data, files)

@@ -193,6 +193,14 @@ def assert_costs_row(root, costs, line_number):
     assert panel.locator('table[data-olympus-table="cost-buffers"] tbody tr').count() == len(
         costs["buffers"]
     )
+    # The arguments by their names (f's parameters), XLA's labels beside them.
+    named = panel.locator('table[data-olympus-table="cost-buffers"] th[data-olympus-argument]')
+    arguments = [b for b in costs["buffers"] if b["kind"] == "argument"]
+    assert {b["argument"] for b in arguments} == {"x", "w"}
+    assert named.count() == len(arguments)
+    assert {t.split(" ")[0] for t in named.all_inner_texts()} == {"x", "w"}
+    shardings = panel.locator('table[data-olympus-table="shardings"] tbody th')
+    assert shardings.all_inner_texts()[:2] == ["x", "w"]
     if costs["peak"]["difference"]:
         assert (
             panel.locator("[data-olympus-costs-difference]").inner_text()
@@ -280,6 +288,21 @@ def hostile_nb(notebooks_dir, saved_page):
             "path": None,
             "line": 2,
             "aliased_argument": None,
+            "argument": HOSTILE,
+        }
+    )
+    c["buffers"].append(
+        {
+            "label": "param.1",
+            "index": "{}",
+            "size": 16,
+            "kind": "argument",
+            "shape": "f32[4]",
+            "file": None,
+            "path": None,
+            "line": None,
+            "aliased_argument": None,
+            "argument": HOSTILE,
         }
     )
     c["collectives"].append(
@@ -294,10 +317,12 @@ def hostile_nb(notebooks_dir, saved_page):
             "op_name": HOSTILE,
             "lines": [[99_999, 2], [None, 3]],
             "shardings": [HOSTILE],
+            "arguments": [HOSTILE],
             "text": HOSTILE,
         }
     )
     c["shardings"]["inputs"].append(HOSTILE)
+    c["shardings"]["input_names"] = [HOSTILE] * len(c["shardings"]["inputs"])
     c["notes"].append(HOSTILE)
     c["unavailable"]["something"] = HOSTILE
     c["peak"]["difference"] = HOSTILE
@@ -322,6 +347,11 @@ def test_hostile_costs_are_text_and_checked(page, lab, hostile_nb):
     panel.locator("[data-olympus-costs]").wait_for()
     text = panel.inner_text()
     assert text.count(HOSTILE) >= 6, text
+    # The names of arguments, as text: a buffer's, a collective's, a sharding's.
+    assert panel.locator("th[data-olympus-argument]", has_text=HOSTILE).count() == 1
+    assert panel.locator("td[data-olympus-moved]", has_text=HOSTILE).count() == 1
+    shardings = panel.locator('table[data-olympus-table="shardings"] tbody th')
+    assert HOSTILE in shardings.all_inner_texts()
     # The row of the file index out of range is shown, and cannot be chosen.
     first = panel.locator('tr[data-olympus-cost-row="0"]')
     assert first.get_attribute("data-key") is None
