@@ -47,6 +47,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from olympus import jax_compat
+from olympus.module_paths import module_path
 from olympus.provenance.focus import FRAMES
 from olympus.provenance.hlo import closing_bracket, hlo_stage
 from olympus.provenance.sources import SourceTable, charged_frame, library_frames
@@ -140,6 +141,10 @@ class CostByLine:
     ``lines``: biggest flops first (then bytes), the compiler-made row last; only
     rows that cost something. ``totals``: XLA's module totals
     (``Compiled.cost_analysis()``). ``notes``: what could not be done exactly.
+    ``modules``: the same cost by module path (:func:`olympus.module_paths.module_path`
+    of the instructions' name stacks; ``""`` for what no module made), each path's
+    own figures under XLA's names: :func:`olympus.module_paths.module_tree` adds
+    them up the tree.
 
     >>> row = LineCost("m.py", 3, 8.0, 0.0, 96.0, ("add.1",))
     >>> c = CostByLine((row,), {"flops": 8.0, "transcendentals": 0.0,
@@ -151,6 +156,7 @@ class CostByLine:
     lines: tuple[LineCost, ...]
     totals: dict[str, float]
     notes: tuple[str, ...] = ()
+    modules: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
 
     def sums(self) -> dict[str, float]:
         """Each quantity summed over the rows (under XLA's names)."""
@@ -243,7 +249,10 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
         dataclasses.replace(scale(r), library=tuple(scale(c) for c in r.library))
         for r in result.lines
     )
-    return CostByLine(rows, dict(totals) or result.totals, tuple(result.notes) + tuple(notes))
+    modules = {p: {k: v * factor[k] for k, v in a.items()} for p, a in result.modules.items()}
+    return CostByLine(
+        rows, dict(totals) or result.totals, tuple(result.notes) + tuple(notes), modules
+    )
 
 
 def cost_by_line_text(
@@ -306,6 +315,8 @@ class _Attribution:
         self.where: dict[int, tuple[str, int] | None] = {}
         self.users: dict[int, dict[str, list[int]]] = {}
         self.inherited: dict[str, tuple[str, int]] = {}
+        # module path -> costs
+        self.modules: dict[str, dict[str, float]] = {}
 
     # -- reading ----------------------------------------------------------
 
@@ -539,6 +550,11 @@ class _Attribution:
             if fed is not None:
                 source, where = fed, self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
+        module = self.modules.setdefault(
+            module_path(self.ops[source].name_stack), dict.fromkeys(KEYS, 0.0)
+        )
+        for k, v in amounts.items():
+            module[k] += v
         row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
         for k, v in amounts.items():
             row[0][k] += v
@@ -644,7 +660,8 @@ class _Attribution:
                 r.line or 0,
             )
         )
-        return CostByLine(tuple(rows), dict(self.totals), tuple(self.notes))
+        modules = {p: a for p, a in self.modules.items() if any(a.values())}
+        return CostByLine(tuple(rows), dict(self.totals), tuple(self.notes), modules)
 
 
 def _strip_attrs(text: str) -> str:

@@ -182,3 +182,44 @@ def test_flax_and_optax_costs_land_on_the_users_model():
     assert mine >= 0.9 * total, rows[:5]
     before = report.cost_by_line(frames="innermost")
     assert sum(r["flops"] for r in before if r["file"] == __file__) < 0.5 * total
+
+
+def test_cost_by_module_gives_each_layer_of_each_block_its_row():
+    nn = pytest.importorskip("flax.linen")
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(16)(nn.relu(nn.Dense(32)(x)))
+
+    class Model(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            for _ in range(3):
+                x = Block()(x)
+            return nn.Dense(4)(x)
+
+    model = Model()
+    x = jnp.ones((8, 16))
+    params = model.init(jax.random.key(0), x)
+
+    @jax.jit
+    def grads(params, x):
+        return jax.grad(lambda p: (model.apply(p, x) ** 2).sum())(params)
+
+    report = inspect(grads, params, x, costs=True, cache=False)
+    nodes = {n["path"]: n for n in report.cost_by_module()}
+    for b in range(3):
+        for d in range(2):
+            assert nodes[f"Model/Block_{b}/Dense_{d}"]["flops"] > 0, sorted(nodes)
+    assert nodes["Model/Dense_0"]["flops"] > 0
+    total = report.costs["totals"]["flops"]
+    top = [n for n in report.cost_by_module() if n["depth"] == 0]
+    assert sum(n["flops"] for n in top) == pytest.approx(total)
+    # A node holds its subtree: the block at least its two layers.
+    block = nodes["Model/Block_1"]
+    layers = sum(nodes[f"Model/Block_1/Dense_{d}"]["flops"] for d in range(2))
+    assert layers <= block["flops"] + 1e-6 and block["flops"] <= total
+    assert [n["depth"] for n in report.cost_by_module(depth=0)] == [0] * len(top)
+    assert "By module and layer" in report.html()
+    assert "by module:" in str(report)

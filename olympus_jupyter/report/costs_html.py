@@ -31,6 +31,7 @@ from typing import Any
 
 from olympus import stage_registry
 
+from olympus_jupyter.report import costs_view
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
 from olympus_jupyter.report.markup import Markup, h
 from olympus_jupyter.report.sections import section, unavailable
@@ -457,6 +458,66 @@ def _named(shardings: Sequence, names: Sequence) -> list:
     return out
 
 
+#: The module tree's levels the static table shows (all are in the data).
+MODULE_DEPTH_SHOWN = 3
+#: Its rows, at most.
+MAX_MODULE_ROWS = 200
+
+
+def _module_table(report, data) -> list:
+    """The cost by module and layer: the tree, its top levels, indented."""
+    if not any(m.get("path") for m in data.get("modules") or ()):
+        return []
+    nodes = costs_view.module_rows(data, report.provenance, MODULE_DEPTH_SHOWN - 1)
+    totals = _totals(data)
+    rows = []
+    for node in nodes[:MAX_MODULE_ROWS]:
+        name = node["name"] or "(no module: made outside any)"
+        rows.append(
+            h(
+                "tr",
+                {"class": "ol-cmod", "data-depth": str(node["depth"])},
+                h(
+                    "th",
+                    {
+                        "title": node["path"] or name,
+                        "style": f"padding-left:{node['depth'] * 1.2}em",
+                    },
+                    name,
+                ),
+                [_figure(_number(node.get(key)), totals[key], fmt) for key, _, _, fmt in _COLUMNS],
+                h("td", {"class": "ol-cfig"}, str(node["collectives"] or "")),
+            )
+        )
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            h("th", None, "module"),
+            [h("th", None, label) for _, label, _, _ in _COLUMNS],
+            h("th", None, "collectives"),
+        ),
+    )
+    out = [
+        h("h4", None, "By module and layer"),
+        h("table", {"class": "tab ol-costs ol-cmods"}, head, h("tbody", None, rows)),
+    ]
+    if len(nodes) > MAX_MODULE_ROWS or any(
+        n["depth"] >= MODULE_DEPTH_SHOWN for n in costs_view.module_rows(data, None)
+    ):
+        out.append(
+            h(
+                "p",
+                {"class": "note"},
+                f"The top {MODULE_DEPTH_SHOWN} levels are shown; report.cost_by_module() "
+                "gives every node.",
+            )
+        )
+    return out
+
+
 def _shardings(data) -> list:
     shardings = data.get("shardings") or {}
     items = [
@@ -522,6 +583,7 @@ def costs_section(report, uid: str, full: bool):
         intro,
         missing,
         _line_table(report, data, files),
+        _module_table(report, data),
         _peak(data, files),
         _collectives(data, files),
         _shardings(data),

@@ -59,6 +59,7 @@ __all__ = [
     "costs_json",
     "check_costs",
     "line_rows",
+    "module_rows",
     "peak_buffers",
     "collectives_rows",
     "MAX_LABELS",
@@ -272,6 +273,15 @@ def costs_json(
             "by_kind": peak.by_kind(),
         },
         "lines": _rows(cost, peak, files),
+        "modules": [
+            {
+                "path": path,
+                "flops": float(a.get("flops", 0.0)),
+                "transcendentals": float(a.get("transcendentals", 0.0)),
+                "bytes": float(a.get("bytes accessed", 0.0)),
+            }
+            for path, a in sorted(cost.modules.items())
+        ],
         "buffers": [] if peak is None else _buffers(peak, files, full),
         "collectives": [_collective(c, files, frozenset(callers)) for c in collectives],
         "shardings": shardings,
@@ -381,6 +391,59 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 _MOVED = ("flops", "transcendentals", "bytes")
+
+
+def module_rows(
+    data: Mapping[str, Any], provenance=None, depth: int | None = None
+) -> list[dict[str, Any]]:
+    """The cost by module: one dict per node of the module tree (``path`` such as
+    ``Model/Block_0/Dense_0``, ``""`` for what no module made; ``depth``; ``name``),
+    in depth-first order, each with its subtree's ``flops``, ``transcendentals`` and
+    ``bytes`` and their shares of XLA's totals, and where the report's model names
+    the instructions, ``peak`` (bytes live at the peak its instructions made) and
+    ``collectives`` (how many). The top level adds up to the totals. ``depth``:
+    the nodes down to that depth only (0: the top level)."""
+    from olympus.module_paths import module_path, module_tree
+
+    leaves: dict[str, dict[str, float]] = {}
+    for m in data.get("modules", ()):
+        leaf = leaves.setdefault(
+            m["path"], dict.fromkeys(("flops", "transcendentals", "bytes"), 0.0)
+        )
+        for k in leaf:
+            leaf[k] += m[k]
+    stage = (
+        provenance.stages.get("compiled")
+        if provenance is not None and hasattr(provenance, "stages")
+        else None
+    )
+    if stage is not None:
+        paths = {op.label: module_path(op.name_stack) for op in stage.ops if op.label}
+        for b in data.get("buffers", ()):
+            if b.get("kind") == "temporary" or b.get("kind") == "output":
+                path = paths.get(b["label"])
+                if path is not None:
+                    leaf = leaves.setdefault(path, {})
+                    leaf["peak"] = leaf.get("peak", 0.0) + b.get("counted", b.get("size", 0))
+        for c in data.get("collectives", ()):
+            path = paths.get(c["label"], module_path(c.get("op_name") or ""))
+            leaf = leaves.setdefault(path, {})
+            leaf["collectives"] = leaf.get("collectives", 0.0) + 1
+    totals = data["totals"]
+    peak = (data.get("peak") or {}).get("bytes") or 0
+    out = []
+    for node in module_tree(leaves):
+        if depth is not None and node.depth > depth:
+            continue
+        row: dict[str, Any] = {"path": node.path, "name": node.name, "depth": node.depth}
+        for key, _, total_key in QUANTITIES:
+            value = node.figures.get(key, 0.0)
+            total = totals.get(total_key, 0.0) if total_key else peak
+            row[key] = int(value) if key == "peak" else value
+            row[f"{key}_share"] = value / total if total else 0.0
+        row["collectives"] = int(node.figures.get("collectives", 0))
+        out.append(row)
+    return out
 
 
 def peak_buffers(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str, Any]]:

@@ -272,6 +272,19 @@ class StageReport:
         data, files = self._costs()
         return costs_view.line_rows(data, files, frames)
 
+    def cost_by_module(self, depth: int | None = None) -> list[dict[str, Any]]:
+        """The compiled program's cost by module and layer (``costs`` stage): the
+        tree of the scopes JAX recorded for each instruction (flax linen module
+        paths such as ``Model/Block_0/Dense_0``, equinox's and haiku's module names,
+        ``jax.named_scope``), one dict per node in depth-first order with ``path``,
+        ``name``, ``depth`` and its subtree's ``flops``, ``transcendentals``,
+        ``bytes``, ``peak`` (bytes live at the peak) and ``collectives``, each
+        figure with its share of the total (``flops_share``...); ``path`` ``""``
+        holds what no module made. The top-level rows add up to XLA's totals.
+        ``depth``: down to that depth only (0: the top level)."""
+        data, _files = self._costs()
+        return costs_view.module_rows(data, self.provenance, depth)
+
     def peak_buffers(self) -> list[dict[str, Any]]:
         """The buffers live at the compiled program's memory peak, biggest first: the
         instruction that defines each (``label``), ``size``, ``kind`` (argument,

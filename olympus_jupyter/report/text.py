@@ -20,6 +20,7 @@ from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
+from olympus_jupyter.report.costs_view import module_rows
 from olympus_jupyter.report.passes_view import counts, line_summary
 
 
@@ -217,6 +218,7 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
             _number(r.get(k)) for k in ("flops", "transcendentals", "bytes", "peak")
         ):
             out.append(f"    compiler-made (copies, layout changes): {figures(r)}")
+    out.extend(_module_lines(costs, flops, limit))
     found = costs.get("collectives") or []
     if found:
         out.append(f"    collectives: {len(found)}")
@@ -226,6 +228,26 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
                 f"      ... and {len(found) - MAX_COLLECTIVES} more: "
                 f"report.collectives() gives each"
             )
+    return out
+
+
+def _module_lines(costs, flops: float, limit: int) -> list[str]:
+    """The top two levels of the module tree, by flops (``[]`` without modules)."""
+    if not any(m.get("path") for m in costs.get("modules") or ()):
+        return []
+    nodes = module_rows(costs, None, depth=1)
+    out = ["    by module:"]
+    for node in nodes[:limit]:
+        name = node["name"] or "(no module)"
+        share = f" ({format_share(node['flops'] / flops)})" if flops else ""
+        out.append(
+            _printable(
+                f"      {'  ' * node['depth']}{name}: {format_flops(node['flops'])}{share}, "
+                f"{format_bytes(node['bytes'])}"
+            )
+        )
+    if len(nodes) > limit:
+        out.append(f"      ... and {len(nodes) - limit} more: report.cost_by_module() gives each")
     return out
 
 
