@@ -861,6 +861,7 @@ border-top:1px solid var(--ol-border)}
 .olympus-report .ol-cshard code{display:block;white-space:pre-wrap;overflow-wrap:anywhere}
 .olympus-report details.ol-cfold>summary{cursor:pointer;margin:.4em .8em}
 .olympus-report .ol-costs .ol-cl{display:block;white-space:nowrap}
+.olympus-report .ol-costs .ol-citer{font-weight:400;font-size:.85em;color:var(--ol-muted);white-space:nowrap}
 .olympus-report .ol-ccoll th code{white-space:nowrap}
 .olympus-report .failure{border:1px solid var(--ol-bad);background:var(--ol-bad-bg);border-radius:6px;padding:.3em .8em;margin:.4em 0}
 .olympus-report .failure pre{white-space:pre-wrap;margin:.3em 0;font-family:var(--jp-code-font-family,monospace)}
