@@ -44,6 +44,7 @@ from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.sections import section as _section
 from olympus_jupyter.report.sections import unavailable as _unavailable
 from olympus_jupyter.report.cost_names import format_bytes
+from olympus_jupyter.report.peak_words import LIVE, live_peak, peak_summary
 from olympus_jupyter.report.view_tables import PALETTE_HUES, PALETTE_SIZE
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
@@ -636,8 +637,12 @@ _MEMORY_ROWS = (
     ("temp_size_in_bytes", "temporaries"),
     ("alias_size_in_bytes", "aliased (outputs reusing arguments)"),
     ("generated_code_size_in_bytes", "generated code"),
-    ("peak_memory_in_bytes", "peak"),
+    ("peak_memory_in_bytes", "peak (memory_analysis())"),
 )
+
+
+#: The row of the live-range peak in the memory table (not one of XLA's keys).
+_LIVE_KEY = "olympus:live_peak"
 
 
 def memory_section(report, uid: str) -> Pieces:
@@ -653,10 +658,17 @@ def memory_section(report, uid: str) -> Pieces:
         for k in mem
         if k.startswith("host_") and mem[k]
     ]
-    biggest = max([mem.get(k, 0) for k, _ in rows_spec] + [1])
+    # The live-range peak of the buffer assignment (the costs stage), temporaries
+    # included, before memory_analysis()'s peak: the two are different measures.
+    live = live_peak(report.costs)
+    figures = dict(mem)
+    if live is not None:
+        rows_spec.insert(len(_MEMORY_ROWS) - 1, (_LIVE_KEY, f"peak {LIVE}"))
+        figures[_LIVE_KEY] = live
+    biggest = max([figures.get(k, 0) for k, _ in rows_spec] + [1])
     rows = []
     for key, label in rows_spec:
-        v = mem.get(key, 0)
+        v = figures.get(key, 0)
         width = 0 if not v else max(1, round(v / biggest * 100))
         rows.append(
             h(
@@ -668,7 +680,9 @@ def memory_section(report, uid: str) -> Pieces:
             )
         )
     table = _table("tab mem", ("memory", "size", ""), rows)
-    return _section(uid, "memory", stage_registry.stage("memory").title, table)
+    words = peak_summary(mem, report.costs)
+    meta = f"peak {words}" if words else ""
+    return _section(uid, "memory", stage_registry.stage("memory").title, table, meta)
 
 
 def failure_box(report) -> Markup | None:
