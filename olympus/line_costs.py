@@ -329,13 +329,13 @@ def _totals(raw) -> dict[str, float]:
 
 
 def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLine:
-    # The CPU's counts (loops × their trip counts) in the backend's units: each
-    # quantity × the backend's total / the CPU's total of the same module.
+    # The CPU's counts in the backend's units: each quantity × the backend's total /
+    # the rows' sum with each loop body once (as the totals count it).
     sums = result.sums()
     factor = {}
     for k in KEYS:
-        base = result.totals.get(k) or sums[k] - result.loop_extra.get(k, 0.0)
-        factor[k] = totals[k] / base if base and k in totals else 1.0
+        base = sums[k] - result.loop_extra.get(k, 0.0)
+        factor[k] = totals.get(k, 0.0) / base if base else 1.0
     rows = tuple(
         dataclasses.replace(r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})  # type: ignore[arg-type]
         for r in result.lines

@@ -209,3 +209,21 @@ def test_an_nnx_scan_over_mlp_layers_counts_as_the_unrolled_model():
     heaviest = looped.lines[0]
     assert heaviest.loop_note == f"× {LAYERS} iterations"
     assert heaviest.flops >= LAYERS * 2 * BATCH * FEATURES * FEATURES
+
+
+def test_a_backend_that_cannot_cost_alone_scales_the_counted_loops_too():
+    # The CPU's counts (here: a loop body of 10 flops × 8) in a backend's units,
+    # whose total for the same module is twice the CPU's.
+    from olympus.line_costs import _scaled
+
+    cpu = CostByLine(
+        (LineCost("m.py", 1, 80.0, 0.0, 8.0, ("dot",), (Iterations(8),)),),
+        {"flops": 10.0, "transcendentals": 0.0, "bytes accessed": 8.0},
+        loops=(Loop("while.1", 8),),
+        loop_extra={"flops": 70.0},
+    )
+    backend = _scaled(cpu, {"flops": 20.0, "transcendentals": 0.0, "bytes accessed": 8.0}, ())
+    assert backend.totals["flops"] == 20.0
+    assert backend.lines[0].flops == 160.0 and backend.loop_extra == {"flops": 140.0}
+    assert backend.lines[0].iterations == (Iterations(8),) and backend.loops == cpu.loops
+    assert backend.check() == ()
