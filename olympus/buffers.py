@@ -47,7 +47,7 @@ from typing import Any
 
 from olympus.passes import dumped_compile
 from olympus.provenance.hlo import hlo_stage
-from olympus.provenance.sources import SourceTable, SourceTables
+from olympus.provenance.sources import SourceTable, SourceTables, charged_frame
 
 __all__ = [
     "Buffer",
@@ -318,19 +318,15 @@ def lines_by_label(
 ) -> dict[str, tuple[tuple[str, int], ...]]:
     """Per instruction of the entry computation (and of computations it calls
     that are not fusions) of an optimized HLO stage (:func:`hlo_stage`), the user
-    lines that made its result: its own metadata's innermost frame, then its fused
-    instructions' (the fusion's root first). A caller that has the stage parsed
+    lines that made its result: the line its own metadata's call stack is charged to
+    (the innermost of the user's own code), then its fused instructions' (the
+    fusion's root first). A caller that has the stage parsed
     already (the report's model, with its :meth:`~olympus.provenance.Provenance.source_tables`)
     gives it, and the module is read once."""
 
     def where(op) -> tuple[str, int] | None:
-        if op.location is None:
-            return None
-        frames = table.locations[op.location].frames
-        if not frames:
-            return None
-        frame = table.frames[frames[0]]
-        return (table.files[frame.file], frame.line)
+        frame = charged_frame(table, op.location)
+        return None if frame is None else (table.files[frame.file], frame.line)
 
     fused: dict[int, list] = {}
     for op in stage.ops:

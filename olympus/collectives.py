@@ -220,7 +220,7 @@ def _users_lines(model, stage, lines: list[str], op, users) -> tuple[tuple[str, 
             if k in seen:
                 continue
             seen.add(k)
-            op_lines = model.lines_for_op(stage.ops[k].id)
+            op_lines = model.lines_for_op(stage.ops[k].id, frames="user")
             if op_lines:
                 found.extend(op_lines)
         if found:
@@ -256,7 +256,9 @@ def collectives(model) -> list[Collective]:
         groups = _GROUPS.search(text)
         replica_groups = groups.group(1) if groups else None
         devices = group_size(replica_groups)
-        lines = tuple(model.lines_for_op(op.id)) or _users_lines(model, stage, texts, op, users)
+        lines = tuple(model.lines_for_op(op.id, frames="user")) or _users_lines(
+            model, stage, texts, op, users
+        )
         shardings: tuple[str, ...] = ()
         if lowered is not None and lines:
             shardings = _line_shardings(model, lowered, lowered_texts, lines[0])

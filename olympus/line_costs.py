@@ -22,7 +22,11 @@ How the costs are found (XLA's own counts, instruction by instruction):
   iteration". XLA's ``cost_analysis()`` counts every loop body once, so the rows
   then add up to :attr:`CostByLine.counted_totals`, not to XLA's
   :attr:`CostByLine.totals`; :meth:`CostByLine.loops_note` says by how much.
-* An instruction goes to the innermost user frame of its source location; one
+* An instruction goes to the line of its source location's innermost frame of
+  the user's own code (``frames="user"``; :mod:`olympus.provenance.focus` says
+  whose code a file is), with the library lines inside it (flax's ``Dense``,
+  optax's update...) kept on the row as ``library``; ``frames="innermost"`` charges
+  the innermost frame whatever its file. One
   without (copies, layout changes, constants the compiler made) goes to the
   compiler-made row, which is never dropped. Except: one that computes (flops or
   transcendentals) with no location, or with just the metadata of the loop whose
@@ -51,11 +55,13 @@ import re
 from collections.abc import Callable, Mapping
 
 from olympus import jax_compat
+from olympus.provenance.focus import FRAMES
 from olympus.provenance.hlo import closing_bracket, hlo_stage
-from olympus.provenance.sources import SourceTable
+from olympus.provenance.sources import SourceTable, charged_frame, library_frames
 
 __all__ = [
     "LineCost",
+    "LibraryCost",
     "CostByLine",
     "Iterations",
     "Loop",
@@ -153,19 +159,42 @@ def trip_count(attrs: str) -> int | None:
 
 
 @dataclasses.dataclass(frozen=True)
+class LibraryCost:
+    """The part of a user line's cost made on a library's line it calls into (the
+    innermost frame of the instructions: flax's ``Dense``, optax's update...).
+
+    >>> LibraryCost("/venv/site-packages/flax/linear.py", 287, "__call__", 8.0, 0.0, 96.0).line
+    287
+    """
+
+    file: str
+    line: int
+    function: str
+    flops: float
+    transcendentals: float
+    bytes_accessed: float
+
+    def get(self, key: str) -> float:
+        """The quantity under XLA's name (``"bytes accessed"``...)."""
+        return getattr(self, _FIELDS[KEYS.index(key)])
+
+
+@dataclasses.dataclass(frozen=True)
 class LineCost:
     """What one source line costs in the compiled program.
 
     ``file``/``line`` are ``None`` for the compiler-made row (instructions with no
     user source: copies, layout changes...). ``instructions`` are the labels of the
     compiled instructions attributed to it (fused instructions by their own label).
+    ``library``: the part of the cost made inside the libraries this line calls,
+    by library line, biggest flops first (empty where the line makes its ops itself).
     ``iterations``: how its instructions inside loops are counted (each distinct
     :class:`Iterations`, ``once`` among them where some are outside any loop);
     empty when none is in a loop. :attr:`loop_note` says it in words.
 
     >>> LineCost("m.py", 3, 8.0, 0.0, 96.0, ("add.1",)).bytes_accessed
     96.0
-    >>> LineCost("m.py", 3, 64.0, 0.0, 0.0, ("dot.1",), (Iterations(8),)).loop_note
+    >>> LineCost("m.py", 3, 64.0, 0.0, 0.0, ("dot.1",), iterations=(Iterations(8),)).loop_note
     '× 8 iterations'
     """
 
@@ -175,6 +204,7 @@ class LineCost:
     transcendentals: float
     bytes_accessed: float
     instructions: tuple[str, ...]
+    library: tuple[LibraryCost, ...] = ()
     iterations: tuple[Iterations, ...] = ()
 
     @property
@@ -282,9 +312,13 @@ class CostByLine:
         return tuple(problems)
 
 
-def cost_by_line(compiled, *, parsed=None) -> CostByLine:
+def cost_by_line(compiled, *, parsed=None, frames: str = "user", focus=None) -> CostByLine:
     """Flops, transcendentals and bytes accessed of ``compiled`` (an Olympus or JAX
-    ``Compiled``) by source line; see the module's docstring for how.
+    ``Compiled``) by source line; see the module's docstring for how. ``frames``:
+    ``"user"`` (each instruction on its innermost line of the user's own code) or
+    ``"innermost"`` (on its innermost line, a library's or not); ``focus``: what is
+    the user's code (:func:`olympus.provenance.focus.focus_of`; with ``parsed``,
+    the files' own flags are used).
 
     >>> import jax.numpy as jnp, olympus
     >>> c = olympus.jit(jnp.tanh).trace(jnp.ones(32)).lower().compile()
@@ -313,11 +347,21 @@ def cost_by_line(compiled, *, parsed=None) -> CostByLine:
             "costed per instruction by the CPU's cost analysis (the backend "
             "cannot analyse a module alone), scaled to the backend's totals"
         )
-        result = cost_by_line_text(text, analyse, totals=None, parsed=parsed)
+        result = cost_by_line_text(
+            text, analyse, totals=None, parsed=parsed, frames=frames, focus=focus
+        )
         return _scaled(result, totals, tuple(notes))
     if not totals:
         totals = _totals(analyse(text))
-    return cost_by_line_text(text, analyse, totals=totals, notes=tuple(notes), parsed=parsed)
+    return cost_by_line_text(
+        text,
+        analyse,
+        totals=totals,
+        notes=tuple(notes),
+        parsed=parsed,
+        frames=frames,
+        focus=focus,
+    )
 
 
 def _totals(raw) -> dict[str, float]:
@@ -336,8 +380,12 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
     for k in KEYS:
         base = sums[k] - result.loop_extra.get(k, 0.0)
         factor[k] = totals.get(k, 0.0) / base if base else 1.0
+
+    def scale(r):
+        return dataclasses.replace(r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})
+
     rows = tuple(
-        dataclasses.replace(r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})  # type: ignore[arg-type]
+        dataclasses.replace(scale(r), library=tuple(scale(c) for c in r.library))
         for r in result.lines
     )
     extra = {k: v * factor[k] for k, v in result.loop_extra.items()}
@@ -357,26 +405,34 @@ def cost_by_line_text(
     totals: Mapping[str, float] | None = None,
     notes: tuple[str, ...] = (),
     parsed=None,
+    frames: str = "user",
+    focus=None,
 ) -> CostByLine:
     """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
     (HLO module text -> XLA cost analysis dict) costing each instruction;
     ``totals`` default to ``analyse(text)``."""
+    if frames not in FRAMES:
+        raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
     if totals is None:
         totals = _totals(analyse(text))
-    return _Attribution(text, analyse, dict(totals), list(notes), parsed).run()
+    return _Attribution(text, analyse, dict(totals), list(notes), parsed, frames, focus).run()
 
 
 class _Attribution:
-    def __init__(self, text, analyse, totals, notes, parsed=None):
+    def __init__(self, text, analyse, totals, notes, parsed=None, frames="user", focus=None):
         self.text = text
         self.analyse = analyse
         self.totals = totals
         self.notes = notes
+        self.frames = frames
         if parsed is None:
-            self.table = SourceTable()
-            self.stage = hlo_stage(text, self.table, name="compiled")
+            table = SourceTable(focus=focus)
+            self.stage = hlo_stage(text, table, name="compiled")
+            self.table = table.tables()
         else:
             self.stage, self.table = parsed
+            if isinstance(self.table, SourceTable):
+                self.table = self.table.tables()
         self.lines = text.split("\n")
         self.ops = self.stage.ops
         comps = self.stage.computations
@@ -572,13 +628,8 @@ class _Attribution:
     def _where(self, i):
         if i in self.where:
             return self.where[i]
-        op = self.ops[i]
-        found = None
-        if op.location is not None:
-            frames = self.table.locations[op.location].frames
-            if frames:
-                frame = self.table.frames[frames[0]]
-                found = (self.table.files[frame.file], frame.line)
+        frame = charged_frame(self.table, self.ops[i].location, self.frames)
+        found = None if frame is None else (self.table.files[frame.file], frame.line)
         self.where[i] = found
         return found
 
@@ -606,8 +657,8 @@ class _Attribution:
         return op.location == outer.location and op.name_stack == outer.name_stack
 
     def _fed(self, i):
-        """The line of the nearest instruction op ``i`` feeds (in its computation)
-        that has one, or ``None``."""
+        """The nearest instruction op ``i`` feeds (in its computation) that has a
+        line, or ``None``."""
         seen = {i}
         while True:
             ci = self.ops[i].computation
@@ -623,9 +674,8 @@ class _Attribution:
                         if u in seen:
                             continue
                         seen.add(u)
-                        where = self._where(u)
-                        if where is not None and not self._loops_own(u):
-                            return where
+                        if self._where(u) is not None and not self._loops_own(u):
+                            return u
                         nxt.append(u)
                 todo = nxt
             # Nothing in its computation has a line: go on from what calls it.
@@ -633,28 +683,36 @@ class _Attribution:
             if i is None or i in seen:
                 return None
             seen.add(i)
-            where = self._where(i)
-            if where is not None:
-                return where
+            if self._where(i) is not None:
+                return i
 
     def _add(
         self, i, amounts: Mapping[str, float], *, label: bool = True, loop: Iterations = _ONCE
     ):
+        source = i  # the instruction whose location it is charged by
         where = self._where(i)
         if (amounts.get("flops") or amounts.get("transcendentals")) and (
             where is None or self._loops_own(i)
         ):
             fed = self._fed(i)
             if fed is not None:
-                where = fed
+                source, where = fed, self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), []])
+        row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
         if any(amounts.values()):
             self.row_loops.setdefault(where, set()).add(loop)
         for k, v in amounts.items():
             row[0][k] += v
         if label and self.ops[i].label:
             row[1].append(self.ops[i].label)
+        if self.frames == "user" and where is not None and any(amounts.values()):
+            inner = library_frames(self.table, self.ops[source].location)
+            if inner:
+                frame = inner[0]
+                key = (self.table.files[frame.file], frame.line, frame.function)
+                part = row[2].setdefault(key, dict.fromkeys(KEYS, 0.0))
+                for k, v in amounts.items():
+                    part[k] += v
 
     def _loop(self, i, loop: Iterations) -> tuple[Iterations, dict[int, int]] | None:
         """For a ``while`` op ``i`` run ``loop`` times: how its children are counted
@@ -737,10 +795,20 @@ class _Attribution:
                 f"counted on line {lineno} of {path}, which it feeds"
             )
         rows = []
-        for where, (amounts, labels) in self.rows.items():
+        for where, (amounts, labels, inside) in self.rows.items():
             if not any(amounts.values()):
                 continue
             file, line = where if where is not None else (None, None)
+            library = sorted(
+                (
+                    LibraryCost(
+                        path, lineno, fn, a["flops"], a["transcendentals"], a["bytes accessed"]
+                    )
+                    for (path, lineno, fn), a in inside.items()
+                    if any(a.values())
+                ),
+                key=lambda c: (-c.flops, -c.bytes_accessed, -c.transcendentals, c.file, c.line),
+            )
             rows.append(
                 LineCost(
                     file,
@@ -749,6 +817,7 @@ class _Attribution:
                     amounts["transcendentals"],
                     amounts["bytes accessed"],
                     tuple(dict.fromkeys(labels)),
+                    tuple(library),
                     _iterations(self.row_loops.get(where, set())),
                 )
             )

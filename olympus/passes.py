@@ -275,8 +275,9 @@ _FUSION_KIND = re.compile(r"kind=(k\w+)")
 
 
 def _read_carriers(text: str, table) -> dict[tuple[str, int], tuple[Carrier, ...]]:
-    """Every instruction of ``text`` with a user line, by its innermost user frame
-    (file, line): one read of the module for all its lines."""
+    """Every instruction of ``text`` with a user line, by the line it is charged to
+    (its innermost frame of the user's own code): one read of the module for all
+    its lines."""
     stage = hlo_stage(text, table, name="pass")
     lines = text.split("\n")
     kinds: dict[int, str | None] = {}
@@ -284,7 +285,7 @@ def _read_carriers(text: str, table) -> dict[tuple[str, int], tuple[Carrier, ...
     for op in stage.ops:
         if op.location is None or op.name == "parameter":
             continue
-        frame = table.frames[table.locations[op.location].frames[0]]
+        frame = table.charged(op.location)
         fusion = kind = None
         if op.fusion is not None:
             holder = stage.ops[op.fusion]
@@ -362,12 +363,14 @@ def _events(
 
 
 def journeys(
-    pipeline: PassPipeline, lines: Iterable[tuple[str, int]] | None = None
+    pipeline: PassPipeline, lines: Iterable[tuple[str, int]] | None = None, focus=None
 ) -> dict[tuple[str, int], Journey]:
     """The journeys of source lines (``(file, line)`` pairs; default: every line
     with an instruction before the passes) through ``pipeline``, each module read
-    once for them all (a step that printed the module unchanged is not read again)."""
-    table = SourceTable()
+    once for them all (a step that printed the module unchanged is not read again).
+    An instruction belongs to the line it is charged to: its innermost of the
+    user's own code (``focus``: :func:`olympus.provenance.focus.focus_of`)."""
+    table = SourceTable(focus=focus)
     start = _read_carriers(pipeline.before, table)
     read: dict[str, dict] = {pipeline.before: start}
     snapshots = []
@@ -403,8 +406,9 @@ def journeys(
 def journey(pipeline: PassPipeline, file: str, line: int) -> Journey:
     """Where the instructions of source line ``file``:``line`` went, pass by pass.
 
-    A line is matched on the innermost frame of the user's code that XLA's
-    metadata gives each instruction (the line that called the op). For several
+    A line is matched on the frame of the user's own code an instruction is
+    charged to (the innermost of its call stack in XLA's metadata that is not a
+    library's: the line that called flax's ``Dense``, not flax's). For several
     lines, :func:`journeys` reads the modules once for all of them.
     """
     return journeys(pipeline, [(file, line)])[(file, line)]

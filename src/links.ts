@@ -221,7 +221,7 @@ export class StageIndex {
     return this.data.ops.count;
   }
 
-  /** The source line that made op `i` (its innermost frame), or null. */
+  /** The source line op `i` is charged to (`opFrame`), or null. */
   opSource(i: number): SourceKey | null {
     const frame = this.opFrame(i);
     if (frame === null) {
@@ -245,14 +245,25 @@ export class StageIndex {
     return out;
   }
 
-  /** The innermost frame index of op `i`, or null. */
+  /** The frame index op `i` is charged to, or null: its innermost frame of the
+   *  user's own code (a file not marked `library`), else its innermost frame. The
+   *  rule of `charged_frame` in olympus/provenance/sources.py. */
   opFrame(i: number): number | null {
     const loc = this.data.ops.int('location', i);
     if (loc === null) {
       return null;
     }
     const frames = this.links.prov.locations[loc];
-    return frames && frames.length ? frames[0] : null;
+    if (!frames || !frames.length) {
+      return null;
+    }
+    for (const f of frames) {
+      const fr = this.links.prov.frames[f];
+      if (fr && !this.links.prov.files[fr[0]]?.library) {
+        return f;
+      }
+    }
+    return frames[0];
   }
 
   /** The op a text line belongs to (1-based line), or -1. */

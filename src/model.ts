@@ -417,6 +417,9 @@ export interface ISourceFile {
   path: string;
   complete: boolean;
   chunks: [number, string][];
+  /** Not the user's own code (an installed package): ops are charged to the
+   *  user's line that calls into it. */
+  library?: boolean;
 }
 
 /** `[file, line, column, end_line, end_column, function]`. */

@@ -133,7 +133,7 @@ def test_a_loop_of_unknown_trip_count_is_counted_per_iteration_and_says_so():
 
 
 def test_check_names_what_loops_add_when_the_rows_do_not_add_up():
-    r = LineCost("m.py", 1, 10.0, 0.0, 8.0, ("add",), (Iterations(8),))
+    r = LineCost("m.py", 1, 10.0, 0.0, 8.0, ("add",), iterations=(Iterations(8),))
     costs = CostByLine(
         (r,),
         {"flops": 2.0, "transcendentals": 0.0, "bytes accessed": 8.0},
@@ -153,7 +153,7 @@ def test_check_names_what_loops_add_when_the_rows_do_not_add_up():
 
 
 def test_a_row_with_instructions_in_and_out_of_loops_says_both():
-    r = LineCost("m.py", 1, 10.0, 0.0, 8.0, ("add",), (Iterations(), Iterations(8)))
+    r = LineCost("m.py", 1, 10.0, 0.0, 8.0, ("add",), iterations=(Iterations(), Iterations(8)))
     assert r.loop_note == "once + × 8 iterations"
 
 
@@ -217,7 +217,7 @@ def test_a_backend_that_cannot_cost_alone_scales_the_counted_loops_too():
     from olympus.line_costs import _scaled
 
     cpu = CostByLine(
-        (LineCost("m.py", 1, 80.0, 0.0, 8.0, ("dot",), (Iterations(8),)),),
+        (LineCost("m.py", 1, 80.0, 0.0, 8.0, ("dot",), iterations=(Iterations(8),)),),
         {"flops": 10.0, "transcendentals": 0.0, "bytes accessed": 8.0},
         loops=(Loop("while.1", 8),),
         loop_extra={"flops": 70.0},

@@ -24,6 +24,7 @@ import jax.stages as jax_stages
 from olympus import jax_compat, stage_registry
 from olympus import platforms as _platforms
 from olympus import stages as ostages
+from olympus.provenance.focus import Focus, focus_of
 from olympus.provenance.model import FunctionInfo, Provenance, Stage, group_ops_by_line
 from olympus.provenance.readers import reader
 from olympus.provenance.sources import SourceTable
@@ -196,7 +197,12 @@ def read_before_compile(lowered, stages: Sequence[str] | None = None):
 
 
 def build(
-    stage, *args, stages: Sequence[str] | None = None, start: Reading | None = None, **kwargs
+    stage,
+    *args,
+    stages: Sequence[str] | None = None,
+    start: Reading | None = None,
+    focus: Focus | str | Sequence[str] | None = None,
+    **kwargs,
 ) -> Provenance:
     """The provenance model of a staged function: every stage's ops tied to their source.
 
@@ -206,7 +212,9 @@ def build(
     JAX's ``Traced``/``Lowered``/``Compiled`` give their own stage. ``start``: the
     stages already read from the same ``Lowered`` (:func:`read_before_compile`);
     the rest are read on into it (a reading of another lowering, or of other
-    stages, is not taken).
+    stages, is not taken). ``focus``: what is the user's own code, to which ops
+    are charged (:func:`olympus.provenance.focus.focus_of`; default: every file
+    that is not installed).
 
     >>> def f(x):
     ...     y = jnp.sin(x)
@@ -241,13 +249,14 @@ def build(
     }
     frames = tuple(table.frames)
     locations = tuple(table.locations)
+    files = table.source_files(extra_ranges, focus_of(focus))
     return Provenance(
         function=function,
         platforms=tuple(platforms),
         stages=made,
         unavailable=dict(reading.unavailable),
-        files=table.source_files(extra_ranges),
+        files=files,
         frames=frames,
         locations=locations,
-        lines=group_ops_by_line(frames, locations, made.values()),
+        lines=group_ops_by_line(frames, locations, made.values(), tuple(f.library for f in files)),
     )

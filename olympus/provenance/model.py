@@ -17,6 +17,7 @@ to source through a shared table: ``frames`` (file, line, column, function),
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -35,7 +36,7 @@ from olympus.provenance.parts import (
     op_id,
     parse_op_id,
 )
-from olympus.provenance.sources import SourceTables
+from olympus.provenance.sources import SourceTables, charged_frame
 
 #: The stages a model may hold, in compilation order: the registry's linked stages.
 STAGES = tuple(s.name for s in stage_registry.provenance_stages())
@@ -119,7 +120,16 @@ class Provenance:
         >>> tables.files[frame.file] == model.files[model.function.file].path
         True
         """
-        return SourceTables(tuple(f.path for f in self.files), self.frames, self.locations)
+        return self._tables
+
+    @functools.cached_property
+    def _tables(self) -> SourceTables:
+        return SourceTables(
+            tuple(f.path for f in self.files),
+            self.frames,
+            self.locations,
+            tuple(f.library for f in self.files),
+        )
 
     def op(self, ident: str) -> Op:
         """The op with id ``ident`` (``'compiled:3'``)."""
@@ -155,9 +165,11 @@ class Provenance:
             return ()
         return tuple(self.frames[i] for i in self.locations[loc].frames)
 
-    def lines_for_op(self, ident: str) -> list[tuple[str, int]]:
+    def lines_for_op(self, ident: str, frames: str = "innermost") -> list[tuple[str, int]]:
         """The source lines op ``ident`` came from, as ``(path, line)``: the line
-        that made it first, then the lines that called into it.
+        that made it first, then the lines that called into it. With
+        ``frames="user"`` from the line it is charged to (the innermost of the
+        user's own code), leaving out the library lines inside it.
 
         >>> def double(x):
         ...     return x * 2
@@ -166,7 +178,11 @@ class Provenance:
         True
         """
         out: list[tuple[str, int]] = []
-        for fr in self.frames_of(ident):
+        stack = self.frames_of(ident)
+        if frames == "user" and stack:
+            charged = charged_frame(self.source_tables(), self.op(ident).location)
+            stack = stack[stack.index(charged) :] if charged in stack else stack
+        for fr in stack:
             key = (self.files[fr.file].path, fr.line)
             if key not in out:
                 out.append(key)
@@ -202,11 +218,10 @@ class Provenance:
         return out
 
     def linked_ops(self, ident: str) -> dict[str, list[str]]:
-        """Ops of every stage made by the same source line as op ``ident``."""
-        loc = self.op(ident).location
-        if loc is None or not self.locations[loc].frames:
+        """Ops of every stage charged to the same source line as op ``ident``."""
+        fr = charged_frame(self.source_tables(), self.op(ident).location)
+        if fr is None:
             return {s: [] for s in self.stage_names}
-        fr = self.frames[self.locations[loc].frames[0]]
         return self.ops_for_line(fr.file, fr.line)
 
     def ops_on_text_line(self, stage: str, line: int) -> list[str]:
@@ -264,12 +279,17 @@ class Provenance:
 
 
 def group_ops_by_line(
-    frames: tuple[Frame, ...], locations: tuple[Location, ...], stages: Iterable[Stage]
+    frames: tuple[Frame, ...],
+    locations: tuple[Location, ...],
+    stages: Iterable[Stage],
+    library: tuple[bool, ...] = (),
 ) -> tuple[SourceLine, ...]:
-    """The ``lines`` table: each source line that is some op's innermost user frame,
-    with those ops per stage; sorted by file and line."""
+    """The ``lines`` table: each source line that some op is charged to (its
+    innermost frame of the user's own code; ``library`` flags the files that are
+    not), with those ops per stage; sorted by file and line."""
     table: dict[tuple[int, int], dict[str, list[int]]] = {}
-    primary = [frames[loc.frames[0]] if loc.frames else None for loc in locations]
+    tables = SourceTables((), frames, locations, library)
+    primary = [charged_frame(tables, i) for i in range(len(locations))]
     for stage in stages:
         for op in stage.ops:
             if op.location is None:

@@ -156,6 +156,9 @@ class SourceFile:
     ``chunks`` are ``(first line, text)`` pieces in line order: the whole file
     when it is small (``complete``), else the lines around those the program came
     from and the staged function's lines. Empty if the source could not be read.
+    ``library``: the file is not the user's own code (an installed package, the
+    standard library: :mod:`olympus.provenance.focus`), so ops are charged to the
+    user's line that called into it.
 
     >>> SourceFile("m.py", ((1, "a = 1\nb = 2\n"),), complete=True).line(2)
     'b = 2'
@@ -164,6 +167,7 @@ class SourceFile:
     path: str
     chunks: tuple[tuple[int, str], ...] = ()
     complete: bool = False
+    library: bool = False
 
     def line(self, number: int) -> str | None:
         """Line ``number`` (1-based) of the file, without its newline, if held."""

@@ -264,6 +264,7 @@ def to_json(model) -> dict[str, Any]:
                 "path": f.path,
                 "complete": f.complete,
                 "chunks": [[first, text] for first, text in f.chunks],
+                **({"library": True} if f.library else {}),
             }
             for f in model.files
         ],
@@ -326,6 +327,7 @@ def fields_from_json(data: Mapping[str, Any] | str) -> dict[str, Any]:
                 f["path"],
                 tuple((int(first), str(text)) for first, text in f.get("chunks", ())),
                 bool(f.get("complete", False)),
+                bool(f.get("library", False)),
             )
             for f in data.get("files", ())
         ),

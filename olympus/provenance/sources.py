@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Sequence
 
 from olympus import jax_compat
-
+from olympus.provenance.focus import Focus, anchor_position, focus_of
 from olympus.provenance.parts import Frame, Location, SourceFile
 
 #: Packages whose frames are tooling, not the user's program.
@@ -111,11 +111,13 @@ class SourceTable:
 
     ``location(raw_frames)`` takes frames innermost first, drops the frames that
     are not the user's, and returns the index of the call stack (``None`` when no
-    user frame is left).
+    user frame is left). ``focus`` says which of the files kept are the user's own
+    code rather than a library's (:mod:`olympus.provenance.focus`).
     """
 
-    def __init__(self, exclude: Sequence[str] | None = None):
+    def __init__(self, exclude: Sequence[str] | None = None, focus: Focus | None = None):
         self._exclude = tuple(tool_prefixes() if exclude is None else exclude)
+        self.focus = focus_of(focus)
         self.files: list[str] = []
         self.frames: list[Frame] = []
         self.locations: list[Location] = []
@@ -123,6 +125,7 @@ class SourceTable:
         self._frame_ids: dict[RawFrame, int] = {}
         self._loc_ids: dict[tuple[int, ...], int] = {}
         self._user: dict[str, bool] = {}
+        self._library: list[bool] = []
 
     def is_user_file(self, path: str) -> bool:
         """Whether frames in ``path`` belong to the user's program (:func:`is_user_file`)."""
@@ -169,17 +172,43 @@ class SourceTable:
             self.locations.append(Location(ids))
         return i
 
+    @property
+    def library(self) -> tuple[bool, ...]:
+        """For each file of the table, whether it is a library's (not the user's own
+        code) under the table's focus."""
+        known = self._library
+        for path in self.files[len(known) :]:
+            known.append(not self.focus.owns(path))
+        return tuple(known)
+
+    def charged(self, location: int | None, frames: str = "user") -> Frame | None:
+        """The frame an op at ``location`` is charged to (:func:`charged_frame`)."""
+        return charged_frame(self, location, frames)
+
+    def tables(self) -> SourceTables:
+        """The tables as they stand, read-only, with the files' library flags."""
+        return SourceTables(
+            tuple(self.files), tuple(self.frames), tuple(self.locations), self.library
+        )
+
     def source_files(
-        self, extra_ranges: dict[int, list[tuple[int, int]]] | None = None
+        self,
+        extra_ranges: dict[int, list[tuple[int, int]]] | None = None,
+        focus: Focus | None = None,
     ) -> tuple[SourceFile, ...]:
         """The source of every file in the table: whole if small, else the lines
-        around the frames' lines and the ``extra_ranges`` (the function's lines)."""
+        around the frames' lines and the ``extra_ranges`` (the function's lines);
+        each marked ``library`` under ``focus`` (default: the table's)."""
         ranges: dict[int, list[tuple[int, int]]] = {i: [] for i in range(len(self.files))}
         for fr in self.frames:
             ranges[fr.file].append((fr.line, max(fr.line, fr.end_line or fr.line)))
         for i, extra in (extra_ranges or {}).items():
             ranges.setdefault(i, []).extend(extra)
-        return tuple(read_source(path, ranges.get(i, ())) for i, path in enumerate(self.files))
+        library = self.library if focus is None else tuple(not focus.owns(p) for p in self.files)
+        return tuple(
+            dataclasses.replace(read_source(path, ranges.get(i, ())), library=library[i])
+            for i, path in enumerate(self.files)
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,6 +231,53 @@ class SourceTables:
     files: tuple[str, ...]
     frames: tuple[Frame, ...]
     locations: tuple[Location, ...]
+    #: For each file, whether it is a library's rather than the user's own code.
+    library: tuple[bool, ...] = ()
+
+    def charged(self, location: int | None, frames: str = "user") -> Frame | None:
+        """The frame an op at ``location`` is charged to (:func:`charged_frame`)."""
+        return charged_frame(self, location, frames)
+
+
+def charged_frame(tables, location: int | None, frames: str = "user") -> Frame | None:
+    """The frame of call stack ``location`` that an op there is charged to:
+    its innermost frame of the user's own code (``frames="user"``), with the
+    library frames inside it as detail, or its innermost frame whatever its file
+    (``"innermost"``). ``None`` for no location. ``tables``: a :class:`SourceTable`
+    or :class:`SourceTables`.
+
+    >>> table = SourceTable()
+    >>> at = table.location([("/venv/site-packages/flax/linear.py", 287, 0, 287, 9, "__call__"),
+    ...                      ("/home/me/model.py", 12, 4, 12, 20, "f")])
+    >>> table.charged(at).line, table.charged(at, "innermost").line
+    (12, 287)
+    """
+    if location is None:
+        return None
+    stack = tables.locations[location].frames
+    if not stack:
+        return None
+    if frames == "innermost":
+        return tables.frames[stack[0]]
+    if frames != "user":
+        raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
+    library = tables.library
+    k = anchor_position(
+        [tables.frames[i].file for i in stack],
+        lambda f: not (library[f] if f < len(library) else False),
+    )
+    return tables.frames[stack[k]]
+
+
+def library_frames(tables, location: int | None) -> tuple[Frame, ...]:
+    """The frames of ``location`` inside the one it is charged to (the library
+    lines beneath the user's line), innermost first; empty when the op's own line
+    is the user's."""
+    if location is None:
+        return ()
+    charged = charged_frame(tables, location)
+    stack = [tables.frames[i] for i in tables.locations[location].frames]
+    return tuple(stack[: stack.index(charged)]) if charged in stack else ()
 
 
 def compose(own: tuple[RawFrame, ...], caller: tuple[RawFrame, ...]) -> tuple[RawFrame, ...]:

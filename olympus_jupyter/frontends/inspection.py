@@ -192,6 +192,7 @@ def inspect(
     timeout: float | None = None,
     passes: bool | str | None = None,
     costs: bool = False,
+    focus: str | Sequence[str] | None = None,
     cache: ReportCache | bool | None = True,
     progress: bool | Callable[[str], None] | Progress | Silent | None = None,
     **kwargs: Any,
@@ -211,7 +212,12 @@ def inspect(
     ``costs`` stage: where the compiled program's flops, bytes and peak memory go,
     line by line, and the collectives a sharding costs (``report.cost_by_line()``,
     ``report.peak_buffers()``, ``report.collectives()``); the buffers live at the
-    peak are read from XLA's dumps of the same compile.
+    peak are read from XLA's dumps of the same compile. Costs, buffers,
+    collectives, journeys and the links between views are charged to the user's
+    own code: each op to the innermost line of its call stack that is not in an
+    installed package (flax, equinox, optax, the standard library), with those
+    library lines beneath it as detail; ``focus='mypkg'`` (folders, ``.py`` files or
+    module names) says which code is yours instead.
     ``progress=True`` shows which step runs and for how long once staging takes
     more than a second (in a notebook, a line of the cell's output; elsewhere, on
     standard error); a function ``progress(text)`` is given that line instead. An
@@ -287,6 +293,7 @@ def inspect(
             full=options.full,
             early=early,
             pass_re=options.passes or ".*",
+            focus=options.focus,
         )
     # Only a report made to its end is kept: an interrupt above leaves nothing behind.
     if reports is not None and not timed_out(run):

@@ -222,6 +222,7 @@ class Inspector(W.VBox):
         compiler_options: Mapping[str, Any] | str | None = None,
         passes: bool | str | None = None,
         costs: bool = False,
+        focus: str | Sequence[str] | None = None,
         history_size: int = HISTORY_SIZE,
         history_bytes: int = HISTORY_BYTES,
         **example_kwargs,
@@ -234,6 +235,7 @@ class Inspector(W.VBox):
         )
         history_size = check_option("history_size", given["history_size"])
         history_bytes = check_option("history_bytes", given["history_bytes"])
+        self.focus = options.focus
         self.static_argnums = options.static_argnums or ()
         self.static_argnames = options.static_argnames or ()
         self.cache = StageCache(
@@ -536,6 +538,7 @@ class Inspector(W.VBox):
                 debug_info=self.debug_info.value,
                 models=self._models,
                 pass_re=pass_re,
+                focus=self.focus,
             )
         made = {k: self.cache.counts[k] - before[k] for k in before}
         self._show(report)

@@ -107,6 +107,9 @@ class ReportOptions:
     stages: tuple[str, ...]
     debug_info: bool
     compiler_options: tuple[tuple[str, object], ...]
+    #: What is the user's own code (folders, files, modules), or None: every file
+    #: that is not installed (:mod:`olympus.provenance.focus`).
+    focus: tuple[str, ...] | None
     save: str | None
     name: str | None
     interactive: bool

@@ -149,7 +149,7 @@ class PassesKind(StageKind):
     text_rank = 30
 
     def cache_key(self, ctx: MakeContext):
-        return (self.name, ctx.pass_re, ctx.full)
+        return (self.name, ctx.pass_re, ctx.full, ctx.focus)
 
     def make(self, ctx: MakeContext) -> Any:
         run = ctx.run
@@ -157,7 +157,7 @@ class PassesKind(StageKind):
             return None
         options = getattr(run.compiled, "compiler_options", None)
         pipeline = pass_pipeline(run.lowered, pass_re=ctx.pass_re, compiler_options=options)
-        return passes_json(pipeline, _files(ctx.provenance), full=ctx.full)
+        return passes_json(pipeline, _files(ctx.provenance), full=ctx.full, focus=ctx.focus)
 
     def check(self, data: Any, files: int) -> None:
         super().check(data, files)
@@ -198,7 +198,7 @@ class CostsKind(StageKind):
     def make(self, ctx: MakeContext) -> Any:
         if ctx.run.compiled is None:
             return None
-        return costs_data(ctx.run, ctx.provenance, ctx.full)
+        return costs_data(ctx.run, ctx.provenance, ctx.full, ctx.focus)
 
     def check(self, data: Any, files: int) -> None:
         super().check(data, files)
@@ -258,7 +258,7 @@ def _files(provenance) -> list[str]:
     return [f.path for f in provenance.files] if provenance is not None else []
 
 
-def costs_data(run, provenance, full: bool = False):
+def costs_data(run, provenance, full: bool = False, focus=None):
     """The ``costs`` stage: the cost by line of the compiled program, its peak (read
     from the dumps of its compile, else from one more compile) and collectives.
     The optimized module is the one the report's model read (a model of its own
@@ -267,7 +267,7 @@ def costs_data(run, provenance, full: bool = False):
     model = provenance
     if model is None or not {"stablehlo", "compiled"} <= set(model.stages):
         # The collectives' lines and shardings are read from a model of its own.
-        model = build_provenance(run.compiled, stages=("stablehlo", "compiled"))
+        model = build_provenance(run.compiled, stages=("stablehlo", "compiled"), focus=focus)
     parsed = (
         (model.stages["compiled"], model.source_tables()) if "compiled" in model.stages else None
     )

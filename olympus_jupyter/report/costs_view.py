@@ -77,6 +77,8 @@ __all__ = [
 
 #: Instruction and buffer labels a row names (the rest are counted).
 MAX_LABELS = 50
+#: Library lines a row lists beneath it (the schema's limit; the rest stay on the row).
+MAX_VIA = 1000
 #: Buffers live at the peak a report lists, biggest first, unless it is ``full``.
 MAX_BUFFERS = 200
 #: The figures of a row: (key in a row, what it is, key in ``totals`` or ``None``).
@@ -120,6 +122,7 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
                 "peak": 0,
                 "instructions": [],
                 "buffers": [],
+                "via": [],
             }
         return rows[key]
 
@@ -131,6 +134,19 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
         r["transcendentals"] += c.transcendentals
         r["bytes"] += c.bytes_accessed
         r["instructions"] = _labels(r["instructions"] + list(c.instructions))
+        for part in c.library[: MAX_VIA - len(r["via"])]:
+            file, other = _where(files, part.file)
+            r["via"].append(
+                {
+                    "file": file,
+                    "path": other,
+                    "line": part.line,
+                    "function": part.function,
+                    "flops": part.flops,
+                    "transcendentals": part.transcendentals,
+                    "bytes": part.bytes_accessed,
+                }
+            )
     for b in peak.by_line() if peak is not None else ():
         r = row(b.what, b.file, b.line)
         r["peak"] += b.bytes
@@ -283,16 +299,28 @@ def counted_totals(data: Mapping[str, Any]) -> Mapping[str, float]:
     return data.get("counted_totals") or data["totals"]
 
 
-def line_rows(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str, Any]]:
+def line_rows(
+    data: Mapping[str, Any], files: Sequence[str], frames: str = "user"
+) -> list[dict[str, Any]]:
     """The rows of ``data['lines']`` as plain data a user reads: ``file`` the path (or
     the ``In [n]`` label of a notebook cell), ``None`` for the compiler-made and
     arguments rows, with each figure's share of its total (the counted totals,
     loops × their trip counts: :func:`counted_totals`) and ``iterations``, how the
-    row counts loops ("× 8 iterations"; ``""`` outside any loop)."""
+    row counts loops ("× 8 iterations"; ``""`` outside any loop).
+
+    ``frames="user"`` (the default): a row is a line of the user's own code, and
+    ``via`` lists the library lines beneath it that made part of its cost (flax's
+    ``Dense``...), each with its figures. ``frames="innermost"``: each instruction's
+    cost on its innermost line, a library's or not (the rows before Olympus
+    charged the user's code); the peak's bytes stay on the user's lines.
+    """
+    if frames not in ("user", "innermost"):
+        raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
     peak = (data.get("peak") or {}).get("bytes") or 0
     totals = counted_totals(data)
+    source = data["lines"] if frames == "user" else _innermost_rows(data["lines"])
     out = []
-    for r in data["lines"]:
+    for r in source:
         row = {"what": r["what"], "file": _path(files, r["file"], r["path"]), "line": r["line"]}
         for key, _, total_key in QUANTITIES:
             total = totals.get(total_key, 0.0) if total_key else peak
@@ -301,8 +329,75 @@ def line_rows(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str, A
         row["iterations"] = r.get("iterations", "")
         row["instructions"] = list(r["instructions"])
         row["buffers"] = list(r["buffers"])
+        row["via"] = [
+            {
+                "file": _path(files, v["file"], v["path"]),
+                "line": v["line"],
+                "function": v["function"],
+                "flops": v["flops"],
+                "transcendentals": v["transcendentals"],
+                "bytes": v["bytes"],
+            }
+            for v in r.get("via", ())
+        ]
         out.append(row)
     return out
+
+
+def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with each library part moved to its own line (rows of the same line
+    merged), what is left on a user line staying there; biggest flops first."""
+    out: dict[tuple, dict[str, Any]] = {}
+
+    def row(what, file, path, line) -> dict[str, Any]:
+        key = (what, file, path, line)
+        if key not in out:
+            out[key] = {
+                "what": what,
+                "file": file,
+                "path": path,
+                "line": line,
+                "flops": 0.0,
+                "transcendentals": 0.0,
+                "bytes": 0.0,
+                "peak": 0,
+                "instructions": [],
+                "buffers": [],
+                "via": [],
+            }
+        return out[key]
+
+    for r in rows:
+        own = row(r["what"], r["file"], r["path"], r["line"])
+        left = {k: r[k] - sum(v[k] for v in r.get("via", ())) for k in _MOVED}
+        for k in _MOVED:
+            own[k] += max(left[k], 0.0)
+        own["peak"] += r["peak"]
+        if r.get("iterations"):
+            own["iterations"] = r["iterations"]
+        own["instructions"] = _labels(own["instructions"] + list(r["instructions"]))
+        own["buffers"] = _labels(own["buffers"] + list(r["buffers"]))
+        for v in r.get("via", ()):
+            lib = row("line", v["file"], v["path"], v["line"])
+            for k in _MOVED:
+                lib[k] += v[k]
+    order = {"line": 0, "compiler-made": 1, "arguments": 2}
+    kept = [r for r in out.values() if any(r[k] for k in (*_MOVED, "peak"))]
+    return sorted(
+        kept,
+        key=lambda r: (
+            order[r["what"]],
+            -r["flops"],
+            -r["bytes"],
+            -r["peak"],
+            r["file"] if r["file"] is not None else math.inf,
+            r["path"] or "",
+            r["line"] or 0,
+        ),
+    )
+
+
+_MOVED = ("flops", "transcendentals", "bytes")
 
 
 def peak_buffers(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str, Any]]:
@@ -334,6 +429,8 @@ def check_costs(data: Mapping[str, Any], files: int) -> None:
 
     for k, r in enumerate(data["lines"]):
         check_file(f"costs.lines[{k}]", r["file"])
+        for v in r.get("via", ()):
+            check_file(f"costs.lines[{k}].via", v["file"])
     for k, b in enumerate(data["buffers"]):
         check_file(f"costs.buffers[{k}]", b["file"])
     for k, c in enumerate(data["collectives"]):

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 
 from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
+from olympus.provenance.sources import charged_frame
 
 from olympus_jupyter.highlight.render import highlight_lines, plain_lines
 from olympus_jupyter.report.markup import (
@@ -117,10 +118,8 @@ def _short_path(path: str) -> str:
 
 
 def _primary_frame(model: Provenance, op):
-    if op.location is None:
-        return None
-    frames = model.locations[op.location].frames
-    return model.frames[frames[0]] if frames else None
+    """The frame ``op`` is charged to: its innermost of the user's own code."""
+    return charged_frame(model.source_tables(), op.location)
 
 
 def _source_mark(

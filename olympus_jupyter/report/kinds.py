@@ -83,13 +83,15 @@ GENERIC_VIEWS = {"text": "text_view", "table": "table_view"}
 class MakeContext:
     """What a handler's ``make`` reads: the staged run (``run.traced``,
     ``run.lowered``, ``run.compiled``, ``run.args``), the report's provenance model
-    (or None), whether the report is ``full`` and its pass filter; ``kept`` keeps
+    (or None), whether the report is ``full``, its pass filter and its ``focus``; ``kept`` keeps
     data between reports of the same stage objects (see :meth:`StageKind.cache_key`)."""
 
     run: Any
     provenance: Any = None
     full: bool = False
     pass_re: str = ".*"
+    #: What is the user's own code (``focus`` option: :mod:`olympus.provenance.focus`).
+    focus: tuple[str, ...] | None = None
     kept: MutableMapping = dataclasses.field(default_factory=dict)
 
     def stage_object(self, step: str | None):
@@ -149,7 +151,7 @@ class StageKind:
     def cache_key(self, ctx: MakeContext):
         """The key its data is kept under between reports of the same stage objects
         (another display of the same stages makes nothing again), or None."""
-        return (self.name, ctx.full)
+        return (self.name, ctx.full, ctx.focus)
 
     def make(self, ctx: MakeContext) -> Any:
         """The stage's data (JSON-ready), or None; what it raises is the report's

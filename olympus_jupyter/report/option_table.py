@@ -47,6 +47,7 @@ import numpy as np
 from olympus import platforms as _platforms
 from olympus import stage_registry
 from olympus.platforms import KNOWN_PLATFORMS
+from olympus.provenance.focus import focus_of
 from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.staging.runner import StagingError, unknown_platform
 
@@ -285,6 +286,21 @@ def _argnames(value, text: bool) -> tuple[str, ...] | None:
     for name in names or ():
         if not name.isidentifier():
             raise Rejected(f"{name!r} is not a Python argument name")
+    return names
+
+
+def _focus_value(value, text: bool) -> tuple[str, ...] | None:
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    elif isinstance(value, (list, tuple)):
+        value = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
+    names = _names(value, text)
+    if names is None:
+        return None
+    try:
+        focus_of(names)
+    except ValueError as e:
+        raise Rejected(str(e), complete=True) from None
     return names
 
 
@@ -570,6 +586,20 @@ _BUILT_IN = (
             "compiler options",
             "KEY=VALUE, KEY=VALUE: XLA compiler options (press Enter)",
         ),
+    ),
+    Option(
+        "focus",
+        _focus_value,
+        flags=("--focus",),
+        frontends=EVERYWHERE | {"cli report"},
+        metavar="PATH|MODULE[,...]",
+        in_key=True,
+        accepts="folders, .py files or module names of your own code, such as 'mypkg' or "
+        "['mypkg', '/home/me/project'], or None for every file that is not installed",
+        accepts_text="folders, .py files or modules of your own code, e.g. mypkg,/home/me/lib",
+        help="what counts as your code: costs, peak buffers, collectives, journeys and "
+        "links are charged to its innermost line in each call stack, with the library "
+        "lines beneath it as detail (default: every file that is not installed)",
     ),
     Option(
         "save",

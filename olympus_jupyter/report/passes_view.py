@@ -135,11 +135,14 @@ def passes_json(
     *,
     full: bool = False,
     max_chars: int = MAX_DELTA_CHARS,
+    focus=None,
 ) -> dict[str, Any]:
     """The report's ``passes`` data (see the module's docstring); ``files`` are the
     paths of the report's source files, in order: journeys name a file by its index
     there, and lines of other files (JAX's, the tools') are left out. Deltas past
-    ``max_chars`` characters are left out unless ``full``."""
+    ``max_chars`` characters are left out unless ``full``. A journey is the line's
+    that its instructions are charged to: the innermost of the user's own code
+    (``focus``: :func:`olympus.provenance.focus.focus_of`)."""
     rows, row_of_step = _rows(pipeline)
     deltas: list = []
     budget = None if full else max_chars - len(pipeline.before)
@@ -157,7 +160,7 @@ def passes_json(
     left_out = deltas.count(None)
     before = pipeline.before if budget is None or len(pipeline.before) <= max_chars else ""
     index = {path: i for i, path in enumerate(files)}
-    found = journeys(pipeline)
+    found = journeys(pipeline, focus=focus)
     out_journeys = []
     for (path, line), j in sorted(
         found.items(), key=lambda kv: (index.get(kv[0][0], -1), kv[0][1])

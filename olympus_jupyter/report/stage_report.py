@@ -253,16 +253,22 @@ class StageReport:
         files = [f.path for f in self.provenance.files] if self.provenance else []
         return self.costs, files
 
-    def cost_by_line(self) -> list[dict[str, Any]]:
+    def cost_by_line(self, frames: str = "user") -> list[dict[str, Any]]:
         """Flops, transcendentals, bytes accessed and bytes live at the peak of each
         source line of the compiled program, as plain data (``costs`` stage): one
         dict a line (``what`` ``'line'``, ``file``, ``line``), biggest flops first,
         then the compiler-made row and the arguments' row; each figure with its
         share of XLA's total (``flops_share``...). The rows add up to XLA's totals
         (``report.costs['totals']``). Raises ``ValueError`` without a ``costs``
-        stage (``inspect(f, x, costs=True)``, ``%olympus_lower --costs``)."""
+        stage (``inspect(f, x, costs=True)``, ``%olympus_lower --costs``).
+
+        Each instruction is charged to the innermost line of its call stack in the
+        user's own code (``frames="user"``, the default; the report's ``focus`` says
+        whose code is whose), and ``via`` lists the library lines beneath a row
+        that made part of its cost. ``frames="innermost"`` charges each to its
+        innermost line, a library's (flax's, optax's...) or not."""
         data, files = self._costs()
-        return costs_view.line_rows(data, files)
+        return costs_view.line_rows(data, files, frames)
 
     def peak_buffers(self) -> list[dict[str, Any]]:
         """The buffers live at the compiled program's memory peak, biggest first: the
@@ -417,11 +423,14 @@ def build_report(
     models: MutableMapping | None = None,
     early: EarlyReading | None = None,
     pass_re: str = ".*",
+    focus: tuple[str, ...] | None = None,
 ) -> StageReport:
     """Makes the report of a :class:`~olympus_jupyter.staging.StagedRun` (no recompiling).
 
     ``stages`` are registry names (default: the registry's default stages).
     ``pass_re`` filters the passes of the ``passes`` stage (all by default).
+    ``focus``: what is the user's own code, which costs, buffers, collectives,
+    journeys and links are charged to (:func:`olympus.provenance.focus.focus_of`).
     ``models`` (a mapping from stage object to its provenance models, e.g. a
     ``weakref.WeakKeyDictionary``) keeps models to reuse when a report of the same
     stages is made again with other display options. ``early``: what was read
@@ -451,16 +460,16 @@ def build_report(
     linked = _linked(stages)
     if stage_obj is not None:
         cache = models.setdefault(stage_obj, {}) if models is not None else {}
-        provenance = cache.get(linked)
+        provenance = cache.get((linked, focus))
         if provenance is None:
             provenance = failures.attempt(
                 "provenance",
                 lambda: build_provenance(
-                    stage_obj, stages=linked, start=early.reading if early else None
+                    stage_obj, stages=linked, start=early.reading if early else None, focus=focus
                 ),
             )
             if provenance is not None:
-                cache[linked] = provenance
+                cache[linked, focus] = provenance
         if provenance is not None:
             for s, reason in provenance.unavailable.items():
                 unavailable.setdefault(s, reason)
@@ -498,7 +507,9 @@ def build_report(
     # Each stage kind's data (kinds.StageKind.make). What costs one more compile is
     # kept with the models: another display of the same stages compiles no more.
     kept = models.setdefault(stage_obj, {}) if models is not None and stage_obj else {}
-    context = MakeContext(run=run, provenance=provenance, full=full, pass_re=pass_re, kept=kept)
+    context = MakeContext(
+        run=run, provenance=provenance, full=full, pass_re=pass_re, focus=focus, kept=kept
+    )
     fields: dict[str, Any] = {}
     stage_data: dict[str, Any] = {}
     for handler in map(kinds.kind, stages):
