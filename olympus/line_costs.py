@@ -14,6 +14,14 @@ How the costs are found (XLA's own counts, instruction by instruction):
   instruction's own cost as if it ran alone (costed the same way); a nested
   fusion or loop is split again. Where none of them has any of a quantity (a
   fusion's bytes with only bitcasts inside...), it stays on the caller's line.
+* A loop is counted as it runs: where XLA knows a ``while``'s trip count ``n``
+  (its ``backend_config``'s ``known_trip_count``), its body's share is counted
+  ``n`` times and its condition's ``n + 1`` times, nested loops multiplying, and
+  the rows say so (:attr:`LineCost.iterations`: "× 8 iterations"); where XLA does
+  not know it, the body's figures are one iteration's, and the rows say "per
+  iteration". XLA's ``cost_analysis()`` counts every loop body once, so the rows
+  then add up to :attr:`CostByLine.counted_totals`, not to XLA's
+  :attr:`CostByLine.totals`; :meth:`CostByLine.loops_note` says by how much.
 * An instruction goes to the line of its source location's innermost frame of
   the user's own code (``frames="user"``; :mod:`olympus.provenance.focus` says
   whose code a file is), with the library lines inside it (flax's ``Dense``,
@@ -56,6 +64,8 @@ __all__ = [
     "LineCost",
     "LibraryCost",
     "CostByLine",
+    "Iterations",
+    "Loop",
     "cost_by_line",
     "cost_by_line_text",
     "KEYS",
@@ -79,6 +89,74 @@ _DROPPED_ATTRS = (", metadata={", ", control-predecessors={")
 _METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
 # Opcodes XLA gives no cost at all (a constant's operand is its literal).
 _FREE = frozenset({"parameter", "constant"})
+# A ``while``'s trip count as XLA knows it: ``"known_trip_count":{"n":"8"}`` in its
+# ``backend_config`` (JAX 0.9 to 0.12 print it so).
+_TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)"?')
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Iterations:
+    """How many times the instructions of a row run: ``times`` the product of the
+    trip counts XLA knows of the loops around them (1 outside any loop);
+    ``per_iteration`` when one of those loops has a trip count XLA does not know
+    (its body's figures are then one iteration's).
+
+    >>> str(Iterations(8)), str(Iterations(1, per_iteration=True))
+    ('× 8 iterations', 'per iteration (trip count unknown)')
+    >>> str(Iterations(8).inside(None))
+    '× 8 iterations, per iteration of a loop of unknown trip count'
+    """
+
+    times: int = 1
+    per_iteration: bool = False
+
+    def inside(self, trips: int | None) -> Iterations:
+        """These iterations inside a loop of ``trips`` (``None``: unknown) iterations."""
+        if trips is None:
+            return Iterations(self.times, True)
+        return Iterations(self.times * trips, self.per_iteration)
+
+    def __str__(self) -> str:
+        if not self.per_iteration:
+            return "once" if self.times == 1 else f"× {self.times:,} iterations"
+        if self.times == 1:
+            return "per iteration (trip count unknown)"
+        return f"× {self.times:,} iterations, per iteration of a loop of unknown trip count"
+
+
+_ONCE = Iterations()
+
+
+@dataclasses.dataclass(frozen=True)
+class Loop:
+    """A ``while`` of the compiled program: its ``label``, its trip count
+    (``None`` where XLA does not know it) and how many times the loop itself
+    runs (``around``: inside other loops).
+
+    >>> str(Loop("while.5", 8)), str(Loop("while.9", None))
+    ('while.5: 8 iterations', 'while.9: trip count unknown')
+    """
+
+    label: str
+    trips: int | None
+    around: Iterations = _ONCE
+
+    def __str__(self) -> str:
+        count = "trip count unknown" if self.trips is None else f"{self.trips:,} iterations"
+        inside = f" (itself run {self.around})" if self.around != _ONCE else ""
+        return f"{self.label}: {count}{inside}"
+
+
+def trip_count(attrs: str) -> int | None:
+    """The trip count XLA knows of a ``while`` from its attributes text, or ``None``.
+
+    >>> trip_count(', body=%b, backend_config={"known_trip_count":{"n":"8"}}')
+    8
+    >>> trip_count(", condition=%c, body=%b") is None
+    True
+    """
+    m = _TRIP_COUNT.search(attrs)
+    return int(m.group(1)) if m else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,9 +189,14 @@ class LineCost:
     compiled instructions attributed to it (fused instructions by their own label).
     ``library``: the part of the cost made inside the libraries this line calls,
     by library line, biggest flops first (empty where the line makes its ops itself).
+    ``iterations``: how its instructions inside loops are counted (each distinct
+    :class:`Iterations`, ``once`` among them where some are outside any loop);
+    empty when none is in a loop. :attr:`loop_note` says it in words.
 
     >>> LineCost("m.py", 3, 8.0, 0.0, 96.0, ("add.1",)).bytes_accessed
     96.0
+    >>> LineCost("m.py", 3, 64.0, 0.0, 0.0, ("dot.1",), iterations=(Iterations(8),)).loop_note
+    '× 8 iterations'
     """
 
     file: str | None
@@ -123,6 +206,13 @@ class LineCost:
     bytes_accessed: float
     instructions: tuple[str, ...]
     library: tuple[LibraryCost, ...] = ()
+    iterations: tuple[Iterations, ...] = ()
+
+    @property
+    def loop_note(self) -> str:
+        """How the row counts loops, in words ("× 8 iterations", "once + × 8
+        iterations", "per iteration (trip count unknown)"); ``""`` outside loops."""
+        return " + ".join(str(it) for it in self.iterations)
 
     @property
     def compiler_made(self) -> bool:
@@ -140,7 +230,10 @@ class CostByLine:
 
     ``lines``: biggest flops first (then bytes), the compiler-made row last; only
     rows that cost something. ``totals``: XLA's module totals
-    (``Compiled.cost_analysis()``). ``notes``: what could not be done exactly.
+    (``Compiled.cost_analysis()``), which count each loop body once.
+    ``notes``: what could not be done exactly. ``loops``: the program's ``while``
+    loops; ``loop_extra``: what counting their bodies × their trip counts adds to
+    XLA's totals (the rows add up to :attr:`counted_totals`).
     ``modules``: the same cost by module path (:func:`olympus.module_paths.module_path`
     of the instructions' name stacks; ``""`` for what no module made), each path's
     own figures under XLA's names: :func:`olympus.module_paths.module_tree` adds
@@ -156,7 +249,49 @@ class CostByLine:
     lines: tuple[LineCost, ...]
     totals: dict[str, float]
     notes: tuple[str, ...] = ()
+    loops: tuple[Loop, ...] = ()
+    loop_extra: dict[str, float] = dataclasses.field(default_factory=dict)
     modules: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def counted_totals(self) -> dict[str, float]:
+        """XLA's totals with each loop body counted × its trip count (where XLA
+        knows it): what the rows add up to. Equal to :attr:`totals` without loops."""
+        return {
+            k: float(self.totals.get(k, 0.0)) + float(self.loop_extra.get(k, 0.0))
+            for k in set(self.totals) | set(self.loop_extra)
+        }
+
+    def loops_note(self) -> str | None:
+        """Why the rows' sums differ from XLA's totals (loops counted × their trip
+        counts), and which loops' figures are per iteration; ``None`` without loops.
+
+        >>> CostByLine((), {"flops": 8.0}, loops=(Loop("while.5", 8),),
+        ...            loop_extra={"flops": 56.0}).loops_note()
+        "XLA's cost_analysis() counts each loop body once; here each body is counted × its trip count (while.5: 8 iterations): +56 flops over XLA's totals"
+        """
+        if not self.loops:
+            return None
+        parts = []
+        known = [str(loop) for loop in self.loops if loop.trips is not None]
+        extra = [f"{v:+,.0f} {k}" for k, v in self.loop_extra.items() if v]
+        if known:
+            shown = ", ".join(known[:5]) + (
+                f", and {len(known) - 5} more" if len(known) > 5 else ""
+            )
+            parts.append(
+                "XLA's cost_analysis() counts each loop body once; here each body is "
+                f"counted × its trip count ({shown})"
+                + (f": {', '.join(extra)} over XLA's totals" if extra else "")
+            )
+        unknown = [loop.label for loop in self.loops if loop.trips is None]
+        if unknown:
+            shown = ", ".join(unknown[:5]) + ("..." if len(unknown) > 5 else "")
+            parts.append(
+                f"XLA does not know the trip count of {shown}: "
+                "the figures of its body are per iteration"
+            )
+        return "; ".join(parts)
 
     def sums(self) -> dict[str, float]:
         """Each quantity summed over the rows (under XLA's names)."""
@@ -168,13 +303,18 @@ class CostByLine:
         return self.lines[-1] if self.lines and self.lines[-1].compiler_made else None
 
     def check(self, tolerance: float = 0.01) -> tuple[str, ...]:
-        """The quantities whose sum over the rows is off XLA's total by more than
-        ``tolerance`` (relative), each said in words; empty when all add up."""
+        """The quantities whose sum over the rows is off XLA's total (plus what
+        counting loops × their trip counts adds: :attr:`counted_totals`) by more
+        than ``tolerance`` (relative), each said in words; empty when all add up."""
         problems = []
+        counted = self.counted_totals
         for key, got in self.sums().items():
-            want = float(self.totals.get(key, 0.0))
+            want = float(counted.get(key, 0.0))
             if abs(got - want) > tolerance * max(abs(want), 1.0):
-                problems.append(f"{key}: lines sum to {got:g}, XLA's total is {want:g}")
+                xla = float(self.totals.get(key, 0.0))
+                extra = float(self.loop_extra.get(key, 0.0))
+                loops = f" + {extra:g} counting loops × their trip counts" if extra else ""
+                problems.append(f"{key}: lines sum to {got:g}, XLA's total is {xla:g}{loops}")
         return tuple(problems)
 
 
@@ -239,8 +379,13 @@ def _totals(raw) -> dict[str, float]:
 
 
 def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLine:
+    # The CPU's counts in the backend's units: each quantity × the backend's total /
+    # the rows' sum with each loop body once (as the totals count it).
     sums = result.sums()
-    factor = {k: (totals.get(k, 0.0) / sums[k]) if sums[k] else 1.0 for k in KEYS}
+    factor = {}
+    for k in KEYS:
+        base = sums[k] - result.loop_extra.get(k, 0.0)
+        factor[k] = totals.get(k, 0.0) / base if base else 1.0
 
     def scale(r):
         return dataclasses.replace(r, **{f: r.get(k) * factor[k] for f, k in zip(_FIELDS, KEYS)})
@@ -250,8 +395,14 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
         for r in result.lines
     )
     modules = {p: {k: v * factor[k] for k, v in a.items()} for p, a in result.modules.items()}
+    extra = {k: v * factor[k] for k, v in result.loop_extra.items()}
     return CostByLine(
-        rows, dict(totals) or result.totals, tuple(result.notes) + tuple(notes), modules
+        rows,
+        dict(totals) or result.totals,
+        tuple(result.notes) + tuple(notes),
+        result.loops,
+        extra,
+        modules,
     )
 
 
@@ -317,6 +468,11 @@ class _Attribution:
         self.inherited: dict[str, tuple[str, int]] = {}
         # module path -> costs
         self.modules: dict[str, dict[str, float]] = {}
+        # Loops: (file, line) or None -> how its instructions are counted; the
+        # ``while``s met; what counting them × their trip counts adds.
+        self.row_loops: dict[tuple[str, int] | None, set[Iterations]] = {}
+        self.loops: list[Loop] = []
+        self.loop_extra = dict.fromkeys(KEYS, 0.0)
 
     # -- reading ----------------------------------------------------------
 
@@ -540,7 +696,9 @@ class _Attribution:
             if self._where(i) is not None:
                 return i
 
-    def _add(self, i, amounts: Mapping[str, float], *, label: bool = True):
+    def _add(
+        self, i, amounts: Mapping[str, float], *, label: bool = True, loop: Iterations = _ONCE
+    ):
         source = i  # the instruction whose location it is charged by
         where = self._where(i)
         if (amounts.get("flops") or amounts.get("transcendentals")) and (
@@ -556,6 +714,8 @@ class _Attribution:
         for k, v in amounts.items():
             module[k] += v
         row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
+        if any(amounts.values()):
+            self.row_loops.setdefault(where, set()).add(loop)
         for k, v in amounts.items():
             row[0][k] += v
         if label and self.ops[i].label:
@@ -569,10 +729,28 @@ class _Attribution:
                 for k, v in amounts.items():
                     part[k] += v
 
-    def _spread(self, i, amounts: dict[str, float]):
+    def _loop(self, i, loop: Iterations) -> tuple[Iterations, dict[int, int]] | None:
+        """For a ``while`` op ``i`` run ``loop`` times: how its children are counted
+        and, by computation, how many times each runs (body ``n``, condition
+        ``n + 1`` for a trip count ``n`` XLA knows; once each, per iteration, where
+        it does not); ``None`` for any other op."""
+        parsed = self._parse(i)
+        if parsed is None or parsed[2] != "while":
+            return None
+        trips = trip_count(parsed[4])
+        self.loops.append(Loop(self.ops[i].label or "?", trips, loop))
+        times = {}
+        for kind, name in parsed[5]:
+            ci = self.comp_index.get(name)
+            if ci is not None and kind in ("body", "condition"):
+                extra = 1 if kind == "condition" else 0
+                times[ci] = 1 if trips is None else trips + extra
+        return loop.inside(trips), times
+
+    def _spread(self, i, amounts: dict[str, float], loop: Iterations = _ONCE):
         children = self._children(i)
         if not children:
-            self._add(i, amounts)
+            self._add(i, amounts, loop=loop)
             return
         weights = {j: self._cost(j) or dict.fromkeys(KEYS, 0.0) for j in children}
         shares = {j: dict.fromkeys(KEYS, 0.0) for j in children}
@@ -584,9 +762,16 @@ class _Attribution:
                     shares[j][k] = amounts[k] * w[k] / total
             else:
                 kept[k] = amounts[k]
-        self._add(i, kept, label=any(kept.values()))
+        self._add(i, kept, label=any(kept.values()), loop=loop)
+        inner = self._loop(i, loop)
         for j in children:
-            self._spread(j, shares[j])
+            if inner is None:
+                self._spread(j, shares[j], loop)
+                continue
+            times = inner[1].get(self.ops[j].computation, 1)  # type: ignore[arg-type]
+            for k in KEYS:
+                self.loop_extra[k] += shares[j][k] * (times - 1)
+            self._spread(j, {k: v * times for k, v in shares[j].items()}, inner[0])
 
     def run(self) -> CostByLine:
         entry = next((ci for ci, c in enumerate(self.stage.computations) if c.entry), None)
@@ -648,6 +833,7 @@ class _Attribution:
                     amounts["bytes accessed"],
                     tuple(dict.fromkeys(labels)),
                     tuple(library),
+                    _iterations(self.row_loops.get(where, set())),
                 )
             )
         rows.sort(
@@ -661,7 +847,19 @@ class _Attribution:
             )
         )
         modules = {p: a for p, a in self.modules.items() if any(a.values())}
-        return CostByLine(tuple(rows), dict(self.totals), tuple(self.notes), modules)
+        return CostByLine(
+            tuple(rows),
+            dict(self.totals),
+            tuple(self.notes),
+            tuple(self.loops),
+            {k: v for k, v in self.loop_extra.items() if v},
+            modules,
+        )
+
+
+def _iterations(found: set[Iterations]) -> tuple[Iterations, ...]:
+    """A row's :attr:`LineCost.iterations`: empty when all its instructions run once."""
+    return () if found <= {_ONCE} else tuple(sorted(found))
 
 
 def _strip_attrs(text: str) -> str:

@@ -17,7 +17,8 @@ import {
   costTable,
   memoryChart,
   memoryRows,
-  memoryTable
+  memoryTable,
+  peakSummary
 } from './tables';
 
 /** One analysis: its panel's content, why it is unavailable, two reports compared. */
@@ -25,6 +26,8 @@ export interface IAnalysis {
   view(report: IReport): HTMLElement;
   unavailable(report: IReport, given: string | undefined): string | null;
   compare(diff: IDiff): HTMLElement;
+  /** The panel heading's meta (none when absent). */
+  meta?(report: IReport): string[];
 }
 
 const costAnalysis: IAnalysis = {
@@ -59,7 +62,11 @@ export const ANALYSES: Readonly<Record<string, IAnalysis>> = {
       report.analyses.memory
         ? null
         : (given ?? 'this backend reports no memory analysis'),
-    compare: diff => compareTable(diff, 'memory')
+    compare: diff => compareTable(diff, 'memory'),
+    meta: report => {
+      const words = peakSummary(report);
+      return words ? [`peak ${words}`] : [];
+    }
   }
 };
 

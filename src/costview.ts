@@ -127,11 +127,12 @@ export class CostHeat {
     readonly links: LinkIndex | null
   ) {
     const c = costs;
+    const totals = c.counted ?? c.totals;
     this.total =
       metric === 'flops'
-        ? c.totals.flops
+        ? totals.flops
         : metric === 'bytes'
-          ? c.totals.bytes
+          ? totals.bytes
           : (c.peak?.bytes ?? 0);
     for (const row of c.lines) {
       if (row.what !== 'line' || row.file === null || row.line === null) {
@@ -157,7 +158,10 @@ export class CostHeat {
     }
   }
 
-  /** The program's total of the figure (XLA's module totals; the live-range peak). */
+  /**
+   * The program's total of the figure (XLA's module totals, loop bodies × their trip
+   * counts: what the rows add up to; the live-range peak).
+   */
   readonly total: number;
 
   /** What the share is of: `flops`, `bytes accessed`, `the peak`. */
@@ -268,7 +272,9 @@ export function costsMeta(costs: ICosts): string {
   const lines = costs.lines.filter(r => r.what === 'line').length;
   const parts = [
     `${lines.toLocaleString('en-US')} ${lines === 1 ? 'line' : 'lines'}`,
-    formatFlops(costs.totals.flops)
+    costs.counted
+      ? `${formatFlops(costs.counted.flops)} (loops × trip counts)`
+      : formatFlops(costs.totals.flops)
   ];
   if (costs.peak) {
     parts.push(`peak ${formatBytes(costs.peak.bytes)}`);
@@ -411,13 +417,15 @@ export class CostView implements IPanelView {
 
   private _lineTable(): HTMLTableElement {
     const c = this.o.costs;
+    // Shares are of what the rows add up to: loop bodies × their trip counts.
+    const t = c.counted ?? c.totals;
     const columns: IColumn[] = [
       {
         heading: 'flops',
         explanation:
           'Floating-point operations of the line’s compiled instructions (XLA’s cost analysis)',
         value: r => r.flops,
-        total: c.totals.flops,
+        total: t.flops,
         format: formatFlops
       },
       {
@@ -425,14 +433,14 @@ export class CostView implements IPanelView {
         explanation:
           'Transcendental operations (exp, log, tanh, ...) of the line’s compiled instructions',
         value: r => r.transcendentals,
-        total: c.totals.transcendentals,
+        total: t.transcendentals,
         format: v => g3(v)
       },
       {
         heading: 'bytes accessed',
         explanation: 'Bytes the line’s compiled instructions read and write',
         value: r => r.bytes,
-        total: c.totals.bytes,
+        total: t.bytes,
         format: formatBytes
       },
       {
@@ -467,7 +475,16 @@ export class CostView implements IPanelView {
       h(
         'tr',
         null,
-        h('th', { scope: 'row' }, 'the program'),
+        h(
+          'th',
+          {
+            scope: 'row',
+            title: c.counted
+              ? 'XLA’s totals with each loop body counted × its trip count'
+              : null
+          },
+          c.counted ? 'the program (loops × trip counts)' : 'the program'
+        ),
         ...columns.map(col =>
           h(
             'td',
@@ -475,7 +492,8 @@ export class CostView implements IPanelView {
             col.format(col.total)
           )
         )
-      )
+      ),
+      c.counted ? this._xlaTotals(columns) : null
     );
     return h(
       'table',
@@ -502,6 +520,36 @@ export class CostView implements IPanelView {
       ),
       body,
       foot
+    );
+  }
+
+  /** XLA's own totals, each loop body counted once, under the counted ones. */
+  private _xlaTotals(columns: IColumn[]): HTMLTableRowElement {
+    const c = this.o.costs;
+    const xla = [
+      c.totals.flops,
+      c.totals.transcendentals,
+      c.totals.bytes,
+      c.peak?.bytes ?? 0
+    ];
+    return h(
+      'tr',
+      { 'data-olympus-cost-xla': '1' },
+      h(
+        'th',
+        {
+          scope: 'row',
+          title: 'Compiled.cost_analysis(): each loop body counted once'
+        },
+        'XLA’s totals (loop bodies once)'
+      ),
+      ...columns.map((col, i) =>
+        h(
+          'td',
+          { title: `${col.heading}: ${xla[i].toLocaleString('en-US')}` },
+          col.format(xla[i])
+        )
+      )
     );
   }
 
@@ -533,6 +581,15 @@ export class CostView implements IPanelView {
       head.appendChild(button);
     } else {
       head.appendChild(h('span', { class: 'olympus-cost-where' }, label));
+    }
+    if (row.iterations) {
+      head.appendChild(
+        h(
+          'span',
+          { class: 'olympus-cost-iterations', 'data-olympus-iterations': '1' },
+          row.iterations
+        )
+      );
     }
     if (text !== null && text.trim()) {
       head.appendChild(

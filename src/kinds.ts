@@ -305,7 +305,7 @@ export const KINDS: Readonly<Record<string, IKind>> = {
   },
   analysis: {
     view: ctx => new AnalysisView(ctx.stage, ctx.report, ctx.parent),
-    meta: () => [],
+    meta: (report, stage) => analysisOf(stage.name)?.meta?.(report) ?? [],
     unavailable: (report, stage, given) => {
       const analysis = analysisOf(stage.name);
       return analysis ? analysis.unavailable(report, given) : (given ?? null);

@@ -615,6 +615,8 @@ export interface ICostLine {
   instructions: string[];
   /** Its buffers live at the peak (capped). */
   buffers: string[];
+  /** How its instructions inside loops are counted (`× 8 iterations`); '' outside loops. */
+  iterations: string;
 }
 
 /** A buffer live at the peak. */
@@ -678,7 +680,13 @@ export interface ICostPeak {
 export interface ICosts {
   /** Devices the program runs on (figures are per device). */
   devices: number;
+  /** XLA's totals (`cost_analysis()`: each loop body counted once). */
   totals: { flops: number; transcendentals: number; bytes: number };
+  /**
+   * The totals with each loop body counted × its trip count (what the rows add up
+   * to, and what shares are of), or null where no loop runs its body more than once.
+   */
+  counted: { flops: number; transcendentals: number; bytes: number } | null;
   peak: ICostPeak | null;
   lines: ICostLine[];
   buffers: ICostBuffer[];
@@ -1048,6 +1056,13 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
       transcendentals: figure(totals.transcendentals),
       bytes: figure(totals['bytes accessed'])
     },
+    counted: isObject(data.counted_totals)
+      ? {
+          flops: figure(data.counted_totals.flops),
+          transcendentals: figure(data.counted_totals.transcendentals),
+          bytes: figure(data.counted_totals['bytes accessed'])
+        }
+      : null,
     peak: peak
       ? {
           bytes: figure(peak.bytes),
@@ -1070,7 +1085,8 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         bytes: figure(r.bytes),
         peak: figure(r.peak),
         instructions: strings(r.instructions),
-        buffers: strings(r.buffers)
+        buffers: strings(r.buffers),
+        iterations: str(r.iterations)
       };
     }),
     buffers: rows(data.buffers).map(b => ({

@@ -125,7 +125,7 @@ export function memoryRows(mem: { [k: string]: number }): [string, string][] {
     ['temp_size_in_bytes', 'temporaries'],
     ['alias_size_in_bytes', 'aliased (outputs reusing arguments)'],
     ['generated_code_size_in_bytes', 'generated code'],
-    ['peak_memory_in_bytes', 'peak']
+    ['peak_memory_in_bytes', 'peak (memory_analysis())']
   ];
   for (const k of Object.keys(mem)) {
     if (k.startsWith('host_') && mem[k]) {
@@ -135,10 +135,65 @@ export function memoryRows(mem: { [k: string]: number }): [string, string][] {
   return rows;
 }
 
+/** The memory table's key of the live-range peak (not one of XLA's keys). */
+export const LIVE_PEAK_KEY = 'olympus:live_peak';
+
+/**
+ * The memory figures and rows of a report: XLA's (`memory_analysis()`), and where
+ * the costs stage read it, the live-range peak of the buffer assignment
+ * (temporaries included) just before `memory_analysis()`'s peak, each named.
+ */
+export function memoryFigures(report: IReport): {
+  mem: { [k: string]: number };
+  rows: [string, string][];
+} {
+  const mem: { [k: string]: number } = { ...(report.analyses.memory ?? {}) };
+  const rows = memoryRows(mem);
+  const live = report.costs?.peak?.bytes;
+  if (live !== undefined) {
+    const at = rows.findIndex(([k]) => k === 'peak_memory_in_bytes');
+    rows.splice(at < 0 ? rows.length : at, 0, [
+      LIVE_PEAK_KEY,
+      'peak live (buffer assignment)'
+    ]);
+    mem[LIVE_PEAK_KEY] = live;
+  }
+  return { mem, rows };
+}
+
+/**
+ * The peak in words, each figure named, as the Python summary says it
+ * (`olympus_jupyter/report/peak_words.py`): the live-range peak of the buffer
+ * assignment then `memory_analysis()`'s, or `memory_analysis()`'s alone and why;
+ * null when neither is known.
+ */
+export function peakSummary(report: IReport): string | null {
+  const live = report.costs?.peak?.bytes;
+  let ma: number | null | undefined =
+    report.analyses.memory?.peak_memory_in_bytes;
+  if (ma === undefined || ma === null) {
+    ma = report.costs?.peak?.memory_analysis_peak;
+  }
+  const analysed =
+    typeof ma === 'number' ? `${formatBytes(ma)} memory_analysis()` : null;
+  if (live !== undefined) {
+    return [`${formatBytes(live)} live (buffer assignment)`, analysed]
+      .filter(p => p)
+      .join(' · ');
+  }
+  if (analysed === null) {
+    return null;
+  }
+  const why = report.costs
+    ? `the live-range peak is unavailable: ${report.costs.unavailable.peak ?? 'not known'}`
+    : 'the live-range peak of the buffer assignment needs the costs stage: costs=True';
+  return `${analysed} (${why})`;
+}
+
 /** Memory of the compiled program, in bytes and readable units. */
 export function memoryTable(report: IReport): HTMLTableElement {
-  const mem = report.analyses.memory ?? {};
-  const rows = memoryRows(mem).map(([k, label]) => [
+  const { mem, rows: shown } = memoryFigures(report);
+  const rows = shown.map(([k, label]) => [
     label,
     formatBytes(mem[k] ?? 0),
     formatNumber(mem[k] ?? 0)
@@ -153,8 +208,7 @@ export function memoryTable(report: IReport): HTMLTableElement {
 
 /** A horizontal bar per memory row (SVG, scaled to the largest). */
 export function memoryChart(report: IReport): SVGSVGElement {
-  const mem = report.analyses.memory ?? {};
-  const rows = memoryRows(mem);
+  const { mem, rows } = memoryFigures(report);
   const biggest = Math.max(1, ...rows.map(([k]) => mem[k] ?? 0));
   const rowHeight = 22;
   const labelWidth = 250;
@@ -182,7 +236,7 @@ export function memoryChart(report: IReport): SVGSVGElement {
     const y = i * rowHeight + 2;
     const w = v ? Math.max(1, (v / biggest) * barWidth) : 0;
     const cls =
-      k === 'peak_memory_in_bytes'
+      k === 'peak_memory_in_bytes' || k === LIVE_PEAK_KEY
         ? 'olympus-bar olympus-bar-peak'
         : 'olympus-bar';
     chart.appendChild(

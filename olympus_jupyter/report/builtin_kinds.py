@@ -24,7 +24,7 @@ from olympus.provenance import build as build_provenance
 from olympus_jupyter.report import costs_view
 from olympus_jupyter.report.costs_html import costs_section
 from olympus_jupyter.report.costs_view import check_costs
-from olympus_jupyter.report.cost_names import format_bytes
+from olympus_jupyter.report.peak_words import peak_summary
 from olympus_jupyter.report.html import (
     caller_lines,
     cost_section,
@@ -261,8 +261,10 @@ class MemoryKind(StageKind):
         return memory_section(report, ctx.uid)
 
     def text(self, report) -> list[str]:
-        peak = (report.analyses.memory or {}).get("peak_memory_in_bytes")
-        return [f"  peak memory {format_bytes(peak)}"] if peak is not None else []
+        # The live-range peak (costs stage) first, memory_analysis()'s beside it,
+        # each named; ASCII, as the whole summary.
+        words = peak_summary(report.analyses.memory, report.costs, sep="; ")
+        return [f"  peak memory {words}"] if words is not None else []
 
 
 def _files(provenance) -> list[str]:

@@ -132,8 +132,10 @@ def _figure(value: float, total: float, fmt) -> Markup:
     )
 
 
-def _totals(data) -> dict[str, float]:
-    totals = data.get("totals") or {}
+def _totals(data, key: str = "totals") -> dict[str, float]:
+    """The figures of ``data[key]`` (XLA's ``totals``, or the ``counted_totals``
+    with loops × their trip counts), the peak's bytes beside them."""
+    totals = data.get(key) or {}
     peak = data.get("peak") or {}
     return {
         key: _number(totals.get(total_key) if total_key else peak.get("bytes"))
@@ -188,7 +190,10 @@ def _via_rows(report, via, files, totals) -> list:
 
 
 def _line_table(report, data, files) -> list:
-    totals = _totals(data)
+    xla = _totals(data)
+    # Shares are of what the rows add up to: loop bodies × their trip counts.
+    counted = data.get("counted_totals")
+    totals = _totals(data, "counted_totals") if counted else xla
     rows = []
     for r in data.get("lines") or ():
         what = r.get("what")
@@ -198,7 +203,13 @@ def _line_table(report, data, files) -> list:
             code = ""
         else:
             short, long = where_label(files, r.get("file"), r.get("path"), r.get("line"))
-            first = h("th", {"title": long}, short)
+            loops = r.get("iterations")
+            first = h(
+                "th",
+                {"title": long},
+                short,
+                h("span", {"class": "ol-citer"}, " ", str(loops)) if loops else None,
+            )
             code = _source_text(report, r.get("file"), r.get("line"))
         rows.append(
             h(
@@ -210,29 +221,51 @@ def _line_table(report, data, files) -> list:
             )
         )
         rows.extend(_via_rows(report, r.get("via") or (), files, totals))
-    total_cells = [
+
+    def total_cells(figures, shares: bool):
+        return [
+            h(
+                "td",
+                {"class": "ol-cfig"},
+                h("span", {"class": "ol-cv"}, fmt(figures[key])),
+                h("span", {"class": "ol-cs"}, "100%" if shares and figures[key] else ""),
+            )
+            for key, _, _, fmt in _COLUMNS
+        ]
+
+    foot = [
         h(
-            "td",
-            {"class": "ol-cfig"},
-            h("span", {"class": "ol-cv"}, fmt(totals[key])),
-            h("span", {"class": "ol-cs"}, "100%" if totals[key] else ""),
+            "tr",
+            {"class": "ol-ctotal"},
+            h(
+                "th",
+                {
+                    "title": "Compiled.cost_analysis() of the whole program (each loop "
+                    "body counted once); the peak is the live-range peak below"
+                },
+                "XLA's totals",
+            ),
+            h("td", None),
+            total_cells(xla, not counted),
         )
-        for key, _, _, fmt in _COLUMNS
     ]
-    foot = h(
-        "tr",
-        {"class": "ol-ctotal"},
-        h(
-            "th",
-            {
-                "title": "Compiled.cost_analysis() of the whole program; the peak is "
-                "the live-range peak below"
-            },
-            "XLA's totals",
-        ),
-        h("td", None),
-        total_cells,
-    )
+    if counted:
+        foot.append(
+            h(
+                "tr",
+                {"class": "ol-ctotal ol-ccounted"},
+                h(
+                    "th",
+                    {
+                        "title": "XLA's totals with each loop body counted × its trip "
+                        "count: what the rows add up to, and what shares are of"
+                    },
+                    "counted (loops × trip counts)",
+                ),
+                h("td", None),
+                total_cells(totals, True),
+            )
+        )
     head = h(
         "thead",
         None,
@@ -549,8 +582,10 @@ def _shardings(data) -> list:
 
 
 def _meta(data) -> str:
-    totals = _totals(data)
+    totals = _totals(data, "counted_totals" if data.get("counted_totals") else "totals")
     meta = [f"{format_flops(totals['flops'])}", f"{format_bytes(totals['bytes'])} accessed"]
+    if data.get("counted_totals"):
+        meta[0] += " (loops × trip counts)"
     if data.get("peak"):
         meta.append(f"peak {format_bytes(totals['peak'])}")
     devices = data.get("devices") or 1
@@ -571,8 +606,9 @@ def costs_section(report, uid: str, full: bool):
         None,
         "XLA's estimates for the compiled program, each instruction's "
         "figures given to the source line it came from (a fusion's to the lines of "
-        "what it fused). Shares are of XLA's totals; the peak's of the bytes live "
-        "at the peak.",
+        "what it fused), a loop body's × its trip count where XLA knows it. Shares "
+        "are of the totals the rows add up to; the peak's of the bytes live at the "
+        "peak.",
     )
     notes = [h("p", {"class": "note"}, str(n)) for n in data.get("notes") or ()]
     missing = [

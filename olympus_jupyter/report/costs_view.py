@@ -9,12 +9,17 @@ shows (the JupyterLab view as a heatmap and a table, the static HTML as a table
 with bars, the text form as the top lines):
 
 - ``totals``: XLA's module totals (``Compiled.cost_analysis()``), which the rows
-  add up to;
+  add up to, except where a loop runs its body more than once: XLA counts each
+  loop body once, the rows × its trip count; then ``counted_totals`` holds the
+  totals so counted (what the rows add up to, and what shares are of) and the
+  first of ``notes`` says why they differ;
 - ``lines``: one row per source line that costs something (flops,
   transcendentals, bytes accessed, bytes live at the peak), then the
   compiler-made row (copies, layout changes: never dropped) and the arguments'
   row; ``file`` is an index into the report's source files, or ``null`` with the
-  ``path`` of a file the report does not show;
+  ``path`` of a file the report does not show; ``iterations``, on a row with
+  instructions inside loops, how they are counted ("× 8 iterations", "per
+  iteration (trip count unknown)");
 - ``peak``: the live-range peak, where it is reached, ``memory_analysis()``'s
   peak and how the two relate, bytes by kind of buffer; ``buffers``: the buffers
   live at the peak, biggest first;
@@ -41,6 +46,20 @@ labels it ``param.136``.
 (1024.0, 1024.0)
 >>> data["shardings"]["input_names"], data["shardings"]["output_names"]
 (['args/0', 'args/1'], ['result'])
+
+A loop's body counts × its trip count; XLA's totals count it once:
+
+>>> import jax
+>>> scan = olympus.jit(lambda x, ws: jax.lax.scan(lambda c, w: (c @ w, None), x, ws)[0])
+>>> compiled = scan.trace(np.ones((4, 4), np.float32), np.ones((8, 4, 4), np.float32)
+...                       ).lower().compile()
+>>> data = costs_json(compiled, cost_by_line(compiled), None, [], files=())
+>>> data["totals"]["flops"] < data["counted_totals"]["flops"]
+True
+>>> [row["iterations"] for row in data["lines"] if row["flops"] >= 8 * 128]
+['× 8 iterations']
+>>> data["notes"][0].startswith("XLA's cost_analysis() counts each loop body once")
+True
 """
 
 from __future__ import annotations
@@ -58,6 +77,7 @@ from olympus.line_costs import CostByLine
 __all__ = [
     "costs_json",
     "check_costs",
+    "counted_totals",
     "line_rows",
     "module_rows",
     "peak_buffers",
@@ -120,6 +140,8 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
 
     for c in cost.lines:
         r = row("line" if c.file is not None else "compiler-made", c.file, c.line)
+        if c.iterations:
+            r["iterations"] = c.loop_note
         r["flops"] += c.flops
         r["transcendentals"] += c.transcendentals
         r["bytes"] += c.bytes_accessed
@@ -249,7 +271,8 @@ def costs_json(
     takes, in order (:func:`olympus.argument_names.input_names`), for its input
     shardings."""
     shardings, devices = _shardings(compiled, input_names)
-    notes = list(cost.notes)
+    loops = cost.loops_note()
+    notes = ([loops] if loops else []) + list(cost.notes)
     if peak is not None and not full and len(peak.buffers) > MAX_BUFFERS:
         notes.append(
             f"the {MAX_BUFFERS} biggest of the {len(peak.buffers)} buffers live "
@@ -260,9 +283,19 @@ def costs_json(
             f"the program runs on {devices} devices; every figure is one "
             f"device's (each runs the same partitioned program)"
         )
+    counted = (
+        {
+            "counted_totals": {
+                k: float(cost.counted_totals.get(k, 0.0)) for _, _, k in QUANTITIES if k
+            }
+        }
+        if cost.loop_extra
+        else {}
+    )
     return {
         "devices": devices,
         "totals": {k: float(cost.totals.get(k, 0.0)) for _, _, k in QUANTITIES if k},
+        **counted,
         "peak": None
         if peak is None
         else {
@@ -297,12 +330,20 @@ def _path(files: Sequence[str], file: int | None, path: str | None) -> str | Non
     return files[file] if file is not None else path
 
 
+def counted_totals(data: Mapping[str, Any]) -> Mapping[str, float]:
+    """What the rows of ``data`` (a report's ``costs``) add up to: XLA's totals, or
+    where loops run their bodies more than once, the totals counted so."""
+    return data.get("counted_totals") or data["totals"]
+
+
 def line_rows(
     data: Mapping[str, Any], files: Sequence[str], frames: str = "user"
 ) -> list[dict[str, Any]]:
     """The rows of ``data['lines']`` as plain data a user reads: ``file`` the path (or
     the ``In [n]`` label of a notebook cell), ``None`` for the compiler-made and
-    arguments rows, with each figure's share of its total.
+    arguments rows, with each figure's share of its total (the counted totals,
+    loops × their trip counts: :func:`counted_totals`) and ``iterations``, how the
+    row counts loops ("× 8 iterations"; ``""`` outside any loop).
 
     ``frames="user"`` (the default): a row is a line of the user's own code, and
     ``via`` lists the library lines beneath it that made part of its cost (flax's
@@ -313,7 +354,7 @@ def line_rows(
     if frames not in ("user", "innermost"):
         raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
     peak = (data.get("peak") or {}).get("bytes") or 0
-    totals = data["totals"]
+    totals = counted_totals(data)
     source = data["lines"] if frames == "user" else _innermost_rows(data["lines"])
     out = []
     for r in source:
@@ -322,6 +363,7 @@ def line_rows(
             total = totals.get(total_key, 0.0) if total_key else peak
             row[key] = r[key]
             row[f"{key}_share"] = r[key] / total if total else 0.0
+        row["iterations"] = r.get("iterations", "")
         row["instructions"] = list(r["instructions"])
         row["buffers"] = list(r["buffers"])
         row["via"] = [
@@ -368,6 +410,8 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for k in _MOVED:
             own[k] += max(left[k], 0.0)
         own["peak"] += r["peak"]
+        if r.get("iterations"):
+            own["iterations"] = r["iterations"]
         own["instructions"] = _labels(own["instructions"] + list(r["instructions"]))
         own["buffers"] = _labels(own["buffers"] + list(r["buffers"]))
         for v in r.get("via", ()):
@@ -429,7 +473,7 @@ def module_rows(
             path = paths.get(c["label"], module_path(c.get("op_name") or ""))
             leaf = leaves.setdefault(path, {})
             leaf["collectives"] = leaf.get("collectives", 0.0) + 1
-    totals = data["totals"]
+    totals = data.get("counted_totals") or data["totals"]  # what the leaves add up to
     peak = (data.get("peak") or {}).get("bytes") or 0
     out = []
     for node in module_tree(leaves):

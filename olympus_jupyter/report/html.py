@@ -45,6 +45,7 @@ from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.sections import section as _section
 from olympus_jupyter.report.sections import unavailable as _unavailable
 from olympus_jupyter.report.cost_names import format_bytes
+from olympus_jupyter.report.peak_words import LIVE, live_peak, peak_summary
 from olympus_jupyter.report.view_tables import PALETTE_HUES, PALETTE_SIZE
 
 #: Lines of one stage text shown inline before the rest is left out (``full=False``).
@@ -635,8 +636,12 @@ _MEMORY_ROWS = (
     ("temp_size_in_bytes", "temporaries"),
     ("alias_size_in_bytes", "aliased (outputs reusing arguments)"),
     ("generated_code_size_in_bytes", "generated code"),
-    ("peak_memory_in_bytes", "peak"),
+    ("peak_memory_in_bytes", "peak (memory_analysis())"),
 )
+
+
+#: The row of the live-range peak in the memory table (not one of XLA's keys).
+_LIVE_KEY = "olympus:live_peak"
 
 
 def memory_section(report, uid: str) -> Pieces:
@@ -652,10 +657,17 @@ def memory_section(report, uid: str) -> Pieces:
         for k in mem
         if k.startswith("host_") and mem[k]
     ]
-    biggest = max([mem.get(k, 0) for k, _ in rows_spec] + [1])
+    # The live-range peak of the buffer assignment (the costs stage), temporaries
+    # included, before memory_analysis()'s peak: the two are different measures.
+    live = live_peak(report.costs)
+    figures = dict(mem)
+    if live is not None:
+        rows_spec.insert(len(_MEMORY_ROWS) - 1, (_LIVE_KEY, f"peak {LIVE}"))
+        figures[_LIVE_KEY] = live
+    biggest = max([figures.get(k, 0) for k, _ in rows_spec] + [1])
     rows = []
     for key, label in rows_spec:
-        v = mem.get(key, 0)
+        v = figures.get(key, 0)
         width = 0 if not v else max(1, round(v / biggest * 100))
         rows.append(
             h(
@@ -667,7 +679,9 @@ def memory_section(report, uid: str) -> Pieces:
             )
         )
     table = _table("tab mem", ("memory", "size", ""), rows)
-    return _section(uid, "memory", stage_registry.stage("memory").title, table)
+    words = peak_summary(mem, report.costs)
+    meta = f"peak {words}" if words else ""
+    return _section(uid, "memory", stage_registry.stage("memory").title, table, meta)
 
 
 def failure_box(report) -> Markup | None:
@@ -865,6 +879,7 @@ border-top:1px solid var(--ol-border)}
 .olympus-report .ol-clabel{color:var(--ol-muted);font-size:.9em}
 .olympus-report details.ol-cfold>summary{cursor:pointer;margin:.4em .8em}
 .olympus-report .ol-costs .ol-cl{display:block;white-space:nowrap}
+.olympus-report .ol-costs .ol-citer{font-weight:400;font-size:.85em;color:var(--ol-muted);white-space:nowrap}
 .olympus-report .ol-ccoll th code{white-space:nowrap}
 .olympus-report .failure{border:1px solid var(--ol-bad);background:var(--ol-bad-bg);border-radius:6px;padding:.3em .8em;margin:.4em 0}
 .olympus-report .failure pre{white-space:pre-wrap;margin:.3em 0;font-family:var(--jp-code-font-family,monospace)}

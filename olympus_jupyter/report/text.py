@@ -165,11 +165,17 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
     """
     if not costs:
         return []
-    totals = costs.get("totals") or {}
+    # What the rows add up to: loop bodies × their trip counts (XLA's totals count
+    # each once; the notes say by how much they differ).
+    counted = costs.get("counted_totals")
+    totals = counted or costs.get("totals") or {}
     flops, accessed = _number(totals.get("flops")), _number(totals.get("bytes accessed"))
     peak_data = costs.get("peak")
     peak = _number(peak_data.get("bytes")) if peak_data else 0.0
     head = f"  costs: {format_flops(flops)}, {format_bytes(accessed)} accessed"
+    if counted:
+        xla = _number((costs.get("totals") or {}).get("flops"))
+        head += f" (loops x trip counts; XLA's cost_analysis(): {format_flops(xla)})"
     if peak_data:
         head += f", {format_bytes(peak)} live at the peak"
     else:
@@ -197,7 +203,9 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
         where = f"line {r.get('line')}"
         if name:
             where += f" ({os.path.basename(str(name)) or name})"
-        out.append(_printable(f"    {where}: {figures(r)}"))
+        # ASCII, as the whole summary: "x 8 iterations".
+        loops = f" [{str(r['iterations']).replace(chr(0xD7), 'x')}]" if r.get("iterations") else ""
+        out.append(_printable(f"    {where}: {figures(r)}{loops}"))
         via = r.get("via") or []
         if via:
             v = via[0]

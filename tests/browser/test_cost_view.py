@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import re
 
+import jax
 import nbformat
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ import pytest
 import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
-from olympus_jupyter.report.cost_names import format_flops, format_share
+from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
 
 from labserver import (
     STAGES_MIME,
@@ -366,3 +367,45 @@ def test_hostile_costs_are_text_and_checked(page, lab, hostile_nb):
         )
         == 0
     )
+
+
+# -- loops and the peak ----------------------------------------------------------------------
+
+
+def scanned(x, ws):
+    def body(c, w):
+        return jnp.tanh(c @ w), None
+
+    return jax.lax.scan(body, x, ws)[0]
+
+
+@pytest.fixture(scope="module")
+def loop_page(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("loop-page")
+    x, ws = np.ones((8, 8), np.float32), np.ones((8, 8, 8), np.float32)
+    report = olympus_jupyter.inspect(scanned, x, ws, costs=True, cache=None)
+    return report.save(folder / "loop.html"), report.to_json()
+
+
+def test_a_saved_page_says_how_loops_are_counted_and_names_both_peaks(page, loop_page):
+    path, data = loop_page
+    costs = data["costs"]
+    root, requests, url = open_offline(page, path, LIVE)
+    set_layout(root, "tabs")
+    panel = choose_tab(root, "costs")
+    assert "× 8 iterations" in panel.locator("[data-olympus-iterations]").all_inner_texts()
+    # The counted totals (what the rows add up to), then XLA's (each loop body once).
+    first = panel.locator("tfoot tr").first.inner_text()
+    assert "loops × trip counts" in first
+    assert format_flops(costs["counted_totals"]["flops"]) in first
+    xla = panel.locator("tr[data-olympus-cost-xla]")
+    assert xla.count() == 1 and format_flops(costs["totals"]["flops"]) in xla.inner_text()
+    # The memory panel's heading names the live-range peak and memory_analysis()'s.
+    memory = choose_tab(root, "memory")
+    meta = memory.locator(".olympus-panel-meta").inner_text()
+    live = format_bytes(costs["peak"]["bytes"])
+    ma = format_bytes(data["analyses"]["memory"]["peak_memory_in_bytes"])
+    assert meta == f"peak {live} live (buffer assignment) · {ma} memory_analysis()"
+    labels = memory.locator('table[data-olympus-table="memory"] th').all_inner_texts()
+    assert "peak live (buffer assignment)" in labels and "peak (memory_analysis())" in labels
+    assert requests == [url]
