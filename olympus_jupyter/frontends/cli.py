@@ -3,7 +3,10 @@
     python -m olympus_jupyter report MODULE:FUNCTION --arg 'f32[16,16]' --arg 'i32[]' -o report.html
     python -m olympus_jupyter demo -o report.html
 
-``MODULE`` is imported from the current directory. Options are checked as the
+``MODULE`` is imported from the current directory. ``FUNCTION`` names a function
+(plain, ``jax.jit``, ``olympus.jit``, ``flax.nnx.jit``, ``equinox.filter_jit``) or a
+stage object the module made (a ``Traced``, ``Lowered`` or ``Compiled``, given
+without ``--arg``). Options are checked as the
 magic's and ``inspect``'s are (:mod:`~olympus_jupyter.frontends.options`), before
 anything is imported or staged. Bad input gets a one-line error and exit status
 2; a function that fails to stage still gets a report (showing the failure) and
@@ -40,7 +43,9 @@ def printable(text: str) -> str:
 
 
 def load_function(target: str):
-    """``'pkg.module:function'`` (or ``module:Class.method``) imported from the current directory."""
+    """``'pkg.module:function'`` (or ``module:Class.method``) imported from the current
+    directory: a function (plain, ``jax.jit``, ``flax.nnx.jit``, ``equinox.filter_jit``...),
+    or a stage object the module made (``lowered = jax.jit(f).lower(x)``)."""
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise CliError(f"expected MODULE:FUNCTION, e.g. mymodel:loss, got {target!r}")
@@ -64,8 +69,13 @@ def load_function(target: str):
             obj = getattr(obj, part)
         except AttributeError:
             raise CliError(f"module {module_name!r} has no {attr!r}") from None
-    if not callable(obj):
-        raise CliError(f"{target} is not a function (it is a {type(obj).__name__})")
+    from olympus_jupyter.staging.targets import stage_of
+
+    if not callable(obj) and stage_of(obj) is None:
+        raise CliError(
+            f"{target} is not a function (it is a {type(obj).__name__}); name a function, "
+            f"or a Traced, Lowered or Compiled made at import (given without --arg)"
+        )
     return obj
 
 

@@ -1,8 +1,10 @@
 """``inspect(fn_or_stage, *args, **kwargs)``: the report of what each stage made of a function.
 
-Accepts Python functions, ``olympus.jit``/``jax.jit`` functions, Olympus and JAX
-``Traced``/``Lowered``/``Compiled`` objects, ``Exported`` artifacts and serialized
-export bytes. Reports are kept in a :class:`ReportCache`: inspecting the same
+Accepts Python functions, ``olympus.jit``/``jax.jit``/``flax.nnx.jit``/
+``equinox.filter_jit`` functions, the ``Traced``/``Lowered``/``Compiled`` objects of
+JAX, Olympus, flax nnx and equinox (given alone: the stages that cannot be made from
+one are unavailable, saying why; see :mod:`~olympus_jupyter.staging.targets`),
+``Exported`` artifacts and serialized export bytes. Reports are kept in a :class:`ReportCache`: inspecting the same
 function for the same signature and options again returns the report made the
 first time (nothing is re-traced or re-compiled).
 

@@ -52,7 +52,13 @@ from olympus_jupyter.frontends.options import (
 )
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.progress import Progress
-from olympus_jupyter.staging.specialization import Specialization, arg_names, explain
+from olympus_jupyter.staging.runner import StagingError
+from olympus_jupyter.staging.specialization import (
+    Specialization,
+    arg_names,
+    explain,
+    is_array_like,
+)
 from olympus_jupyter.staging.cache import StageCache
 from olympus_jupyter.frontends.outputs import show_in
 
@@ -106,6 +112,9 @@ class _Leaf:
     path: str
     example: Any
     static: bool
+    #: Not an array and not a literal (a module's activation function, an
+    #: optimizer's): passed as given, as equinox holds such leaves static.
+    held: bool = False
 
 
 class Choices(W.HBox):
@@ -241,6 +250,12 @@ class Inspector(W.VBox):
         self.cache = StageCache(
             fun, static_argnums=self.static_argnums, static_argnames=self.static_argnames
         )
+        if self.cache.given is not None and (example_args or example_kwargs):
+            raise StagingError(
+                f"Got {self.cache.given.described} with arguments: it is already "
+                f"specialized; pass it alone (its compiler options and stages can "
+                f"still change), or pass the function with its arguments."
+            )
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.history: list[Entry] = []
         self._seen = 0  # specializations numbered so far
@@ -377,7 +392,7 @@ class Inspector(W.VBox):
     def _flatten(self, args, kwargs):
         leaves: list[_Leaf] = []
         structure = []
-        names = arg_names(self.cache.wrapped.fun, len(args))
+        names = arg_names(self.cache.function, len(args))
         for i, arg in enumerate(args):
             static = _is_static(i, self.static_argnums, ()) or names[i] in self.static_argnames
             structure.append(self._flatten_one(names[i], arg, static, leaves))
@@ -396,14 +411,15 @@ class Inspector(W.VBox):
         flat, treedef = jax.tree_util.tree_flatten_with_path(arg)
         first = len(leaves)
         for path, leaf in flat:
-            leaves.append(_Leaf(name + jax.tree_util.keystr(path), leaf, False))
+            held = not is_array_like(leaf)
+            leaves.append(_Leaf(name + jax.tree_util.keystr(path), leaf, held, held))
         return ("tree", treedef, first, len(flat))
 
     def _argument_rows(self) -> list[W.Widget]:
         """One row per argument; a pytree argument nests its leaves' editors under its name."""
         rows = [W.HBox([e, err]) for e, err in zip(self.editors, self.editor_errors)]
         (structure, kw_structure) = self._tree
-        names = arg_names(self.cache.wrapped.fun, len(structure)) + sorted(kw_structure)
+        names = arg_names(self.cache.function, len(structure)) + sorted(kw_structure)
         out: list[W.Widget] = []
         for name, node in zip(
             names, list(structure) + [kw_structure[k] for k in sorted(kw_structure)]
@@ -422,6 +438,14 @@ class Inspector(W.VBox):
 
     @staticmethod
     def _editor(leaf: _Leaf) -> W.Text:
+        if leaf.held:
+            return W.Text(
+                value=type(leaf.example).__name__,
+                description=f"{leaf.path} (held)",
+                style=_STYLE,
+                disabled=True,
+                tooltip="not an array: passed as given (static), not edited",
+            )
         if leaf.static:
             return W.Text(
                 value=repr(leaf.example),
@@ -445,7 +469,9 @@ class Inspector(W.VBox):
         values, bad = [], False
         for leaf, editor, err in zip(self._leaves, self.editors, self.editor_errors):
             try:
-                if leaf.static:
+                if leaf.held:
+                    value = leaf.example
+                elif leaf.static:
                     try:
                         value = ast.literal_eval(editor.value)
                     except (ValueError, SyntaxError):
@@ -514,8 +540,15 @@ class Inspector(W.VBox):
             self.status.value = h("i", None, f"Not re-staged: {e}.")
             return None
         platforms = tuple(self.platforms.value) or None
+        try:
+            return self._restage(args, kwargs, options, pass_re, platforms)
+        except StagingError as e:  # a stage given cannot be lowered for other platforms
+            self.status.value = _error(f"Not re-staged: {e}")
+            return None
+
+    def _restage(self, args, kwargs, options, pass_re, platforms) -> StageReport:
         spec = Specialization.of(
-            self.cache.wrapped.fun,
+            self.cache.function,
             args,
             kwargs,
             static_argnums=self.static_argnums,

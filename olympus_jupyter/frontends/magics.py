@@ -2,7 +2,9 @@
 
 The line magic evaluates the call's function and arguments in the user's
 namespace; the cell magic runs the cell first (its definitions stay defined)
-and stages the call on its last line. The line is read as written (as ``%timeit``
+and stages the call on its last line. A stage object (a ``Traced``, ``Lowered``
+or ``Compiled``, from JAX, Olympus, flax ``nnx`` or equinox) is given alone, with
+no call: ``%olympus_lower --costs lowered``. The line is read as written (as ``%timeit``
 reads it): IPython's ``{expression}`` and ``$name`` expansion would change the call
 (a set literal ``{n}`` would become ``n``). Bad options raise ``UsageError`` (one
 line, no traceback, before anything is evaluated or staged: the options are
@@ -30,6 +32,7 @@ from olympus_jupyter.frontends.options import (
 )
 from olympus_jupyter.staging.progress import shown_in_output
 from olympus_jupyter.staging.runner import StagingError
+from olympus_jupyter.staging.targets import stage_of
 
 
 def _help() -> str:
@@ -54,7 +57,8 @@ def parse_call(source: str) -> ast.Call:
         ) from None
     if not isinstance(tree.body, ast.Call):
         raise CallError(
-            f"{text!r} is not a call. Write the call to stage, e.g. f(x, y) rather than f."
+            f"{text!r} is not a call. Write the call to stage, e.g. f(x, y) rather than f "
+            f"(a Traced, Lowered or Compiled is given alone: %olympus_lower lowered)."
         )
     return tree.body
 
@@ -74,6 +78,30 @@ def evaluate_call(call: ast.Call, namespace: dict):
     return fun, args, kwargs
 
 
+def stage_given(source: str, namespace: dict):
+    """The stage object that ``source`` (an expression, not a call: ``lowered``,
+    ``f.lower(x)`` is a call) names in ``namespace``, or None when it names
+    something else or cannot be evaluated (the caller then asks for a call).
+
+    >>> import jax
+    >>> ns = {"lowered": jax.jit(abs).lower(1.0), "n": 3}
+    >>> type(stage_given("lowered", ns)).__name__, stage_given("n", ns)
+    ('Lowered', None)
+    """
+    text = source.strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    if not isinstance(tree.body, (ast.Name, ast.Attribute, ast.Subscript)):
+        return None
+    try:
+        value = eval(compile(tree, "<olympus_lower stage>", "eval"), namespace)  # noqa: S307 - the user's own expression
+    except Exception:  # noqa: BLE001 - not a stage: the caller says what is expected
+        return None
+    return value if stage_of(value) is not None else None
+
+
 @magics_class
 class OlympusMagics(Magics):
     """The ``%olympus_lower`` magics, with one report cache per IPython session."""
@@ -83,16 +111,22 @@ class OlympusMagics(Magics):
         self.cache = ReportCache()
 
     def _report(self, options: ReportOptions, call_source: str):
+        namespace = self.shell.user_ns  # type: ignore[union-attr]
         try:
             call = parse_call(call_source)
         except CallError as e:
-            raise UsageError(str(e)) from None
-        try:
-            fun, args, kwargs = evaluate_call(call, self.shell.user_ns)  # type: ignore[union-attr]
-        except Exception as e:  # noqa: BLE001 - the user's expression failed
-            raise UsageError(
-                f"Evaluating {call_source.strip()!r} failed: {type(e).__name__}: {e}"
-            ) from None
+            # A stage object (a Traced, Lowered or Compiled) is staged alone: no call.
+            fun = stage_given(call_source, namespace)
+            if fun is None:
+                raise UsageError(str(e)) from None
+            args, kwargs = (), {}
+        else:
+            try:
+                fun, args, kwargs = evaluate_call(call, namespace)
+            except Exception as e:  # noqa: BLE001 - the user's expression failed
+                raise UsageError(
+                    f"Evaluating {call_source.strip()!r} failed: {type(e).__name__}: {e}"
+                ) from None
         if options.interactive:
             self._inspector(options, fun, args, kwargs)
             return
@@ -158,6 +192,10 @@ class OlympusMagics(Magics):
         self._report(options, call)
 
 
+#: What a cell may end with: a call, or a name (or attribute, or item) holding a stage.
+_STAGED = (ast.Call, ast.Name, ast.Attribute, ast.Subscript)
+
+
 def split_cell(cell: str) -> tuple[str, str]:
     """The cell's code before its last statement, and that statement (the call)."""
     text = textwrap.dedent(cell).rstrip()
@@ -168,9 +206,12 @@ def split_cell(cell: str) -> tuple[str, str]:
     if (
         not tree.body
         or not isinstance(tree.body[-1], ast.Expr)
-        or not isinstance(tree.body[-1].value, ast.Call)
+        or not isinstance(tree.body[-1].value, _STAGED)
     ):
-        raise UsageError("End the cell with the call to stage, e.g. f(x, y).")
+        raise UsageError(
+            "End the cell with the call to stage, e.g. f(x, y), or with a Traced, "
+            "Lowered or Compiled alone."
+        )
     last = tree.body[-1]
     lines = text.splitlines()
     body = "\n".join(lines[: last.lineno - 1])

@@ -105,10 +105,13 @@ class ProgramKind(StageKind):
         )
 
     def text(self, report) -> list[str]:
+        # An earlier stage not made says why too where no failure does (a stage
+        # object given keeps no traced program, say).
         if (
             self.name in report.stages
-            and self.spec.step == "compile"
+            and (self.spec.step == "compile" or report.failure is None)
             and self.name in report.unavailable
+            and self.unavailable_reason(report) is not None
         ):
             return [f"  {self.name}: unavailable ({report.unavailable[self.name]})"]
         return []

@@ -30,10 +30,13 @@ from olympus_jupyter.staging.runner import (
     STEPS,
     StagedRun,
     StageRequest,
+    StagingError,
     _timed,
     advance,
     as_wrapped,
+    run_from_stage,
 )
+from olympus_jupyter.staging.targets import stage_of
 
 
 class StageCache:
@@ -49,7 +52,15 @@ class StageCache:
     ):
         self.fun = fun
         self._static = (tuple(static_argnums) or None, tuple(static_argnames) or None)
-        self.wrapped = as_wrapped(fun, *self._static)
+        #: A stage object given instead of a function (a Lowered, say): only the
+        #: steps after it are made, for each platform and compiler options asked.
+        self.given = stage_of(fun)
+        if self.given is not None and any(self._static):
+            raise StagingError(
+                f"Got {self.given.described}: it is already specialized; drop "
+                f"static_argnums/static_argnames."
+            )
+        self.wrapped = None if self.given is not None else as_wrapped(fun, *self._static)
         self._tables = {step: LRU(size) for step in STEPS}
         self._wrappers = LRU(size)
         self.counts = {"trace": 0, "lower": 0, "compile": 0}
@@ -66,11 +77,17 @@ class StageCache:
             table.put(key, (value, run.timings[step]))
         return value
 
+    @property
+    def function(self):
+        """The Python function staged (None for a stage object given)."""
+        return self.wrapped.fun if self.wrapped is not None else None
+
     def _wrapper(self, key) -> Wrapped:
         """The jit function that stages specialization ``key``: for a plain function, one
         of its own, so that what JAX keeps for it (JAX's caches hold every trace,
         lowering and executable of a function while the function lives) goes when
         this cache lets go of the specialization; a jit function is staged as given."""
+        assert self.wrapped is not None  # a function was given
         if self.wrapped.fun is not self.fun:
             return self.wrapped
         wrapped = self._wrappers.get(key)
@@ -99,12 +116,17 @@ class StageCache:
             dict(spec.compiler_options),
             "compile" if compile and lower else "lower" if lower else "trace",
         )
-        run = StagedRun(
-            name=getattr(self.wrapped, "__name__", "function"),
-            wrapped=self._wrapper(spec.args),
-            fun=self.wrapped.fun,
-            platforms=spec.platforms or (_platforms.local_platform(),),
-        )
+        if self.given is not None:
+            # Raises StagingError for other platforms than the stage's.
+            run = run_from_stage(self.given, spec.platforms)
+        else:
+            assert self.wrapped is not None
+            run = StagedRun(
+                name=getattr(self.wrapped, "__name__", "function"),
+                wrapped=self._wrapper(spec.args),
+                fun=self.wrapped.fun,
+                platforms=spec.platforms or (_platforms.local_platform(),),
+            )
         # A step's key holds everything it depends on: a later step's, the earlier's too.
         keys: dict[str, tuple] = {"trace": spec.args}
         keys["lower"] = (keys["trace"], spec.platforms)

@@ -29,6 +29,7 @@ from olympus import stage_registry
 from olympus.dumps import DumpedCompile, DumpNeeds, compile_dumped, merge_needs
 from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
+from olympus_jupyter.staging import targets
 from olympus_jupyter.staging.alongside import alongside
 from olympus_jupyter.staging.time_limit import StageTimeout, cannot_limit, check_timeout, time_limit
 
@@ -129,20 +130,30 @@ def failure_of(stage: str, exc: BaseException) -> StageFailure:
 
 
 def as_wrapped(fun, static_argnums=None, static_argnames=None, compiler_options=None) -> Wrapped:
-    """``fun`` ready to trace: jit-wrapped functions keep their options, plain ones are
-    wrapped by ``olympus.jit`` with these. Raises :class:`StagingError` for anything else."""
-    if isinstance(fun, Wrapped) or isinstance(fun, jax.stages.Wrapped):
+    """``fun`` ready to trace: jit-wrapped functions (``jax.jit``, ``olympus.jit``,
+    ``flax.nnx.jit``, ``equinox.filter_jit``) keep their options, plain ones are
+    wrapped by ``olympus.jit`` with these. Raises :class:`StagingError` for anything
+    else, naming what was given and what is accepted."""
+    library = targets.library_function(fun)
+    if library is not None or isinstance(fun, (Wrapped, jax.stages.Wrapped)):
         if static_argnums is not None or static_argnames is not None:
             raise StagingError(
                 f"{getattr(fun, '__name__', 'The function')} is already jit-wrapped and keeps "
                 f"its own options; drop --static-argnums/--static-argnames, or pass the "
                 f"plain Python function."
             )
-        return from_jax(fun)
+        return library if library is not None else from_jax(fun)
+    given = targets.stage_of(fun)
+    if given is not None:
+        raise StagingError(
+            f"Got {given.described}: it is already specialized, and only a function is "
+            f"re-staged for other arguments. Pass the {given.kind} alone to "
+            f"inspect() (or the magic), or pass the function."
+        )
     if not callable(fun):
         raise StagingError(
-            f"Expected a function to stage, got {type(fun).__name__}. Pass the function "
-            f"and its arguments: f(x, y)."
+            f"Expected a function to stage, got {targets.describe(fun)}. Pass "
+            f"{targets.ACCEPTED}: f(x, y)."
         )
     try:
         return olympus.jit(
@@ -344,15 +355,15 @@ def run_stages(
         dumps=dumps,
     )
 
-    if isinstance(target, (jax.stages.Traced, jax.stages.Lowered, jax.stages.Compiled)):
-        target = from_jax(target)
-    if isinstance(target, (Traced, Lowered, Compiled)):
+    given = targets.stage_of(target)
+    if given is not None:
         if request.args or request.kwargs:
             raise StagingError(
-                f"A {type(target).__name__} is already specialized: pass it without arguments."
+                f"Got {given.described} with arguments: it is already specialized, "
+                f"pass it without arguments (or pass the function with them)."
             )
         return _advance_within(
-            _run_from_stage(target, requested), request, timeout, progress, beside_compile
+            run_from_stage(given, requested), request, timeout, progress, beside_compile
         )
 
     wrapped = as_wrapped(target, static_argnums, static_argnames, request.compiler_options)
@@ -404,9 +415,12 @@ def compile_unavailable(lowered: Lowered) -> str | None:
     )
 
 
-def _run_from_stage(stage, requested) -> StagedRun:
-    """A run holding ``stage`` and the stages it links back to."""
-    run = StagedRun(name=stage.fun_name)
+def run_from_stage(given: targets.Given, requested) -> StagedRun:
+    """A run holding the stage given and the stages it links back to; the stages
+    that cannot be made from it are unavailable, each saying why
+    (:func:`~olympus_jupyter.staging.targets.unmade`)."""
+    stage = given.stage
+    run = StagedRun(name=_stage_name(stage))
     if isinstance(stage, Compiled):
         run.compiled = stage
         run.lowered = stage.lowered
@@ -416,13 +430,46 @@ def _run_from_stage(stage, requested) -> StagedRun:
         run.traced = stage.traced
     else:
         run.traced = stage
-    if run.lowered is not None:
-        run.platforms = run.lowered.platforms
-        if requested and requested != run.lowered.platforms:
+    run.unavailable.update(targets.unmade(given))
+    made_for = (
+        run.lowered.platforms
+        if run.lowered is not None
+        else _compiled_platforms(run.compiled)
+        if run.compiled is not None
+        else None
+    )
+    if made_for:
+        run.platforms = made_for
+        if requested and requested != made_for:
             raise StagingError(
-                f"This stage was lowered for {run.lowered.platforms}; it cannot be "
-                f"re-lowered for {requested}. Pass the function instead."
+                f"Got {given.described} made for {', '.join(made_for)}; it cannot be "
+                f"staged again for {', '.join(requested)}. Drop the platform option, "
+                f"or pass the function instead."
             )
     else:
         run.platforms = requested or (_platforms.local_platform(),)
     return run
+
+
+def _stage_name(stage) -> str:
+    """The function's name a stage knows; for a ``Compiled`` that keeps no
+    ``Lowered``, its HLO module's name (``jit_f``)."""
+    name = stage.fun_name
+    if isinstance(stage, Compiled) and stage.lowered is None:
+        try:
+            first = (stage.as_text() or "").partition("\n")[0]
+        except Exception:  # noqa: BLE001 - the name only
+            first = ""
+        if first.startswith("HloModule "):
+            name = first.split()[1].rstrip(",") or name
+    return name
+
+
+def _compiled_platforms(compiled: Compiled) -> tuple[str, ...]:
+    """The platforms of the devices a ``Compiled`` runs on (read from its input
+    shardings; empty when it takes no argument)."""
+    found: dict[str, None] = {}
+    for sharding in jax.tree_util.tree_leaves(compiled.input_shardings):
+        for device in getattr(sharding, "device_set", ()):
+            found.setdefault(device.platform, None)
+    return tuple(found)

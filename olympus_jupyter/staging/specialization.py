@@ -79,8 +79,21 @@ def format_partition_spec(spec) -> str:
     return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
 
 
+def is_array_like(leaf) -> bool:
+    """Whether a pytree leaf is traced as an array: an array, its spec, or a Python
+    number (a weak-typed scalar). Other leaves (functions, a module's settings) are
+    static, as ``equinox.filter_jit`` holds them.
+
+    >>> is_array_like(np.ones(2)), is_array_like(1.0), is_array_like(len)
+    (True, True, False)
+    """
+    if isinstance(leaf, (bool, int, float, complex)):
+        return True
+    return hasattr(leaf, "shape") and hasattr(leaf, "dtype")
+
+
 def _leaf_spec(path: str, leaf, static: bool) -> ArgSpec:
-    if static:
+    if static or not is_array_like(leaf):
         return ArgSpec(path, static=True, value=leaf, value_key=_static_key(leaf))
     if isinstance(leaf, (bool, int, float, complex)) and not isinstance(leaf, np.generic):
         aval = jax.typeof(leaf)  # a Python scalar: weak-typed, as it traces
