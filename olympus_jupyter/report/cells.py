@@ -14,7 +14,7 @@ IPython's compiler, the typed text from its input history.
 >>> relabel(SourceFile("/tmp/ipykernel_1/23.py",
 ...                    ((1, "get_ipython().run_line_magic('olympus_lower', 'f(x)')\\n"),),
 ...                    complete=True), cells)
-SourceFile(path='In [3]', chunks=((1, '%olympus_lower f(x)\\n'),), complete=True)
+SourceFile(path='In [3]', chunks=((1, '%olympus_lower f(x)\\n'),), complete=True, library=False)
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ import olympus
 from olympus import platforms as _platforms
 from olympus import stage_registry
 from olympus.dumps import DumpedCompile, DumpNeeds, compile_dumped, merge_needs
+from olympus.provenance.focus import is_installed
 from olympus.provenance.sources import is_user_file, tool_prefixes
 from olympus.stages import Compiled, Lowered, Traced, Wrapped, from_jax
 from olympus_jupyter.staging import targets
@@ -64,6 +65,11 @@ class StageFailure:
 
     @property
     def user_frame(self) -> UserFrame | None:
+        """The frame the failure points at: the innermost of the user's own code (not
+        an installed package's: :mod:`olympus.provenance.focus`), else the innermost."""
+        for frame in reversed(self.frames):
+            if not is_installed(frame.file):
+                return frame
         return self.frames[-1] if self.frames else None
 
     def headline(self) -> str:

@@ -19,7 +19,8 @@ import urllib.request
 import nbformat
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from notebook_runner import run_notebook  # tests/, beside this folder
+from deadlines import deadline  # tests/, beside this folder
+from notebook_runner import run_notebook
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -117,8 +118,8 @@ class Server:
         self._wait()
 
     def _wait(self):
-        deadline = time.time() + 90
-        while time.time() < deadline:
+        end = time.time() + deadline(90)
+        while time.time() < end:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"jupyter server exited: see {self.log.name}")
             try:
@@ -126,7 +127,7 @@ class Server:
                     return
             except OSError:
                 time.sleep(0.3)
-        raise RuntimeError("jupyter server did not start in 90 s")
+        raise RuntimeError(f"jupyter server did not start in {deadline(90):.0f} s")
 
     def page_url(self, path: str) -> str:
         return f"{self.url}/{path}{'&' if '?' in path else '?'}token={TOKEN}"
