@@ -24,7 +24,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import Any, Literal
 
 from olympus import stage_registry
 from olympus.provenance import Provenance
@@ -193,14 +193,15 @@ class StageReport:
         *,
         full: bool = True,
         interactive: bool = True,
-        limit: int | None = MAX_PAGE_BYTES,
+        limit: int | Literal["auto"] | None = "auto",
     ) -> str:
         """Writes a standalone HTML report; returns the path written. The page works
         offline, and is interactive in any browser: it carries the report's data and
         the interactive view (``interactive=False`` writes the static HTML alone).
-        A page over ``limit`` bytes (5 MB: a bigger one takes seconds to open) is cut
-        as a notebook's output is, saying what it leaves out
-        (:func:`~.output_cap.capped_page`); ``limit=None`` writes everything.
+        A page over ``limit`` bytes is cut as a notebook's output is, saying what it
+        leaves out (:func:`~.output_cap.capped_page`); ``limit=None`` writes
+        everything. ``"auto"``: 5 MB (``output_cap.MAX_PAGE_BYTES``: a bigger page
+        takes seconds to open), or everything for a ``full`` report.
         The data the page carries is checked against the bundle schema first: a
         page that would not read back is not written (``BundleError``)."""
         path = os.fspath(path)
@@ -211,6 +212,8 @@ class StageReport:
             raise FileNotFoundError(
                 f"Cannot save to {path!r}: folder {directory!r} does not exist."
             )
+        if limit == "auto":
+            limit = None if self.full else MAX_PAGE_BYTES
         page, data_text = capped_page(self, limit, full=full, interactive=interactive)
         if data_text is not None:
             try:
