@@ -438,7 +438,8 @@ def capped_page(
     """
     view = tail_size("") if interactive else 0
     live = view > 0
-    if limit is None or _estimate(report, live) <= limit:
+    # Made whole where it may fit (the estimate is rough), then measured.
+    if limit is None or _estimate(report, live) <= 2 * limit:
         data_text = report.to_json_text() if live else None
         page = report.html(full=full, standalone=True, interactive=interactive)
         if limit is None or len(page.encode("utf-8")) <= limit:
