@@ -23,7 +23,7 @@ from olympus.provenance import build as build_provenance
 
 from olympus_jupyter.report import costs_view
 from olympus_jupyter.report.costs_html import costs_section
-from olympus_jupyter.report.costs_view import check_costs
+from olympus_jupyter.report.costs_view import cap_costs, check_costs
 from olympus_jupyter.report.peak_words import peak_summary
 from olympus_jupyter.report.html import (
     caller_lines,
@@ -47,7 +47,7 @@ from olympus_jupyter.report.option_table import (
     true_false,
 )
 from olympus_jupyter.report.passes_html import passes_section
-from olympus_jupyter.report.passes_view import check_passes, passes_json
+from olympus_jupyter.report.passes_view import cap_passes, check_passes, passes_json
 from olympus_jupyter.report.text import cost_lines, costs_lines, pass_lines
 
 __all__ = [
@@ -169,6 +169,9 @@ class PassesKind(StageKind):
         super().check(data, files)
         check_passes(data, files)
 
+    def cap(self, data: Any, budget: float) -> tuple[Any, str | None]:
+        return cap_passes(data, budget)
+
     def html(self, report, ctx: HtmlContext):
         return passes_section(report, ctx.uid, ctx.full)
 
@@ -219,6 +222,9 @@ class CostsKind(StageKind):
     def check(self, data: Any, files: int) -> None:
         super().check(data, files)
         check_costs(data, files)
+
+    def cap(self, data: Any, budget: float) -> tuple[Any, str | None]:
+        return cap_costs(data, budget)
 
     def html(self, report, ctx: HtmlContext):
         return costs_section(report, ctx.uid, ctx.full)

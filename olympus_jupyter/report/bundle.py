@@ -34,11 +34,17 @@ from olympus.provenance import Provenance
 
 from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
+from olympus_jupyter.report.data_cap import group_notes
 from olympus_jupyter.report.html import caller_lines
 from olympus_jupyter.report.validate import BundleError, check_bundle
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
 
-__all__ = ["to_json", "fields_from_json"]
+__all__ = ["to_json", "fields_from_json", "MAX_NOTES", "MAX_STAGE_NOTES"]
+
+#: The report's notes a bundle holds, and a stage's (the schema's ``maxItems``):
+#: past them, notes are grouped by reason (:func:`.data_cap.group_notes`).
+MAX_NOTES = 16
+MAX_STAGE_NOTES = 1000
 
 
 def _failure_json(f: StageFailure | None):
@@ -105,8 +111,12 @@ def to_json(report) -> dict[str, Any]:
             if report.provenance
             else {}
         ),
-        **({"notes": list(report.notes)} if report.notes else {}),
+        **({"notes": group_notes(report.notes, MAX_NOTES)} if report.notes else {}),
     }
+    if out["provenance"] is not None:  # its stages' notes, within the schema's limit
+        for stage in out["provenance"]["stages"].values():
+            if len(stage.get("notes") or ()) > MAX_STAGE_NOTES:
+                stage["notes"] = group_notes(stage["notes"], MAX_STAGE_NOTES)
     # Each kind's data: under its own key (passes, costs), or in ``data`` by stage name.
     for handler in kinds.kinds():
         data = handler.data(report)

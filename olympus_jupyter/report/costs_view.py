@@ -37,6 +37,12 @@ An argument is named by its pytree path joined with ``/``
 (or an output written over a donated one) carries it as ``argument``, where XLA
 labels it ``param.136``.
 
+The lists stay within the schema's limits: ``notes`` are grouped by reason past
+:data:`MAX_NOTES` (:func:`~.data_cap.group_notes`), a collective names at most
+:data:`MAX_LIST` lines and shardings. :func:`cap_costs` cuts the data to a byte
+budget for an output with a size cap: the costliest lines first, the rest counted
+in a note.
+
 >>> import olympus, olympus.numpy as jnp, numpy as np
 >>> from olympus.line_costs import cost_by_line
 >>> compiled = olympus.jit(lambda x, w: x @ w).trace(
@@ -74,8 +80,17 @@ from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
 
+from olympus_jupyter.report.data_cap import (
+    MAX_MESSAGE,
+    clip_message,
+    group_notes,
+    json_size,
+    share_budget,
+)
+
 __all__ = [
     "costs_json",
+    "cap_costs",
     "check_costs",
     "counted_totals",
     "line_rows",
@@ -84,6 +99,8 @@ __all__ = [
     "collectives_rows",
     "MAX_LABELS",
     "MAX_BUFFERS",
+    "MAX_NOTES",
+    "MAX_LIST",
     "QUANTITIES",
 ]
 
@@ -93,6 +110,10 @@ MAX_LABELS = 50
 MAX_VIA = 1000
 #: Buffers live at the peak a report lists, biggest first, unless it is ``full``.
 MAX_BUFFERS = 200
+#: Notes the data holds (the schema's ``maxItems``): past it, grouped by reason.
+MAX_NOTES = 1000
+#: Lines and shardings a collective names (the schema's ``maxItems``).
+MAX_LIST = 1000
 #: The figures of a row: (key in a row, what it is, key in ``totals`` or ``None``).
 QUANTITIES = (
     ("flops", "flops", "flops"),
@@ -212,12 +233,12 @@ def _collective(c: Collective, files: Sequence[str], callers) -> dict[str, Any]:
         "result_bytes": c.result_bytes,
         "moved_bytes": c.moved_bytes,
         "op_name": c.op_name,
-        "lines": [[_where(files, path)[0], line] for path, line in lines],
+        "lines": [[_where(files, path)[0], line] for path, line in lines[:MAX_LIST]],
         # Said without its place: the lines above say it, as the report names files
         # (a notebook cell's path is a temporary file's, shown as In [n]).
-        "shardings": list(c.shardings),
-        "arguments": list(c.arguments),
-        "text": dataclasses.replace(c, lines=()).describe(),
+        "shardings": [clip_message(s) for s in c.shardings[:MAX_LIST]],
+        "arguments": [clip_message(s) for s in c.arguments[:MAX_LIST]],
+        "text": clip_message(dataclasses.replace(c, lines=()).describe()),
     }
 
 
@@ -318,9 +339,87 @@ def costs_json(
         "buffers": [] if peak is None else _buffers(peak, files, full),
         "collectives": [_collective(c, files, frozenset(callers)) for c in collectives],
         "shardings": shardings,
-        "notes": notes,
+        "notes": group_notes(
+            notes, MAX_NOTES, more="olympus.line_costs.cost_by_line(compiled).notes lists them all"
+        ),
         "unavailable": dict(unavailable or {}),
     }
+
+
+#: What the kernel's report offers for each list :func:`cap_costs` may cut.
+_WHOLE = {
+    "lines": ("source lines (those that cost least)", "report.cost_by_line()"),
+    "buffers": ("buffers live at the peak (the smallest)", "report.peak_buffers()"),
+    "collectives": ("collectives", "report.collectives()"),
+    "modules": ("modules (those that cost least)", "report.cost_by_module()"),
+    "inputs": ("input shardings", "report.costs['shardings']"),
+    "outputs": ("output shardings", "report.costs['shardings']"),
+    "notes": ("notes", "report.costs['notes']"),
+}
+
+
+def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any], str | None]:
+    """``data`` cut to about ``budget`` bytes of JSON: the costliest source lines
+    first (the compiler-made and arguments rows, the totals and the peak always
+    stay), the biggest buffers, the first collectives and shardings, each list cut
+    in proportion, and a note (also the last of ``notes``) counting what was left
+    out; the data as it is where it fits.
+
+    >>> data = {"lines": [{"what": "line", "flops": float(k)} for k in range(100)],
+    ...         "buffers": [], "collectives": [], "notes": [],
+    ...         "shardings": {"inputs": [], "outputs": []}}
+    >>> cut, note = cap_costs(data, 1000)
+    >>> len(cut["lines"]) < 100, cut["notes"][-1] == note, "report.cost_by_line()" in note
+    (True, True, True)
+    """
+    size = json_size(data)
+    if size <= budget:
+        return data, None
+    shardings = data.get("shardings") or {"inputs": [], "outputs": []}
+    lists: dict[str, list] = {
+        "lines": [r for r in data["lines"] if r["what"] == "line"],
+        "buffers": list(data["buffers"]),
+        "collectives": list(data["collectives"]),
+        "modules": sorted(data.get("modules") or (), key=lambda m: (-m["flops"], -m["bytes"])),
+        "inputs": list(shardings["inputs"]),
+        "outputs": list(shardings["outputs"]),
+        "notes": list(data["notes"]),
+    }
+    # What stays whole (totals, peak, the compiler-made and arguments rows), and room
+    # for the note said here.
+    fixed = size - sum(json_size(v) for v in lists.values()) + 2 * MAX_MESSAGE // 16
+    kept = share_budget(lists, max(budget - fixed, 0))
+    cut = {k: lists[k][: kept[k]] for k in lists}
+    left_out = [
+        f"{len(lists[k]) - kept[k]:,} of {len(lists[k]):,} {what} ({where} gives each)"
+        for k, (what, where) in _WHOLE.items()
+        if kept[k] < len(lists[k])
+    ]
+    note = clip_message(
+        f"costs: left out to keep this output under its size cap: {'; '.join(left_out)} "
+        "in the kernel that made the report (a saved page has what is shown; the totals "
+        "count everything)",
+        MAX_MESSAGE // 8,
+    )
+    notes = group_notes(cut["notes"], MAX_NOTES - 1)  # and the note said here
+    return {
+        **data,
+        "lines": cut["lines"] + [r for r in data["lines"] if r["what"] != "line"],
+        "buffers": cut["buffers"],
+        "collectives": cut["collectives"],
+        **({"modules": cut["modules"]} if "modules" in data else {}),
+        "shardings": {
+            **shardings,
+            "inputs": cut["inputs"],
+            "outputs": cut["outputs"],
+            **{
+                f"{k}_names": list(shardings[f"{k}_names"][: len(cut[k + "s"])])
+                for k in ("input", "output")
+                if f"{k}_names" in shardings
+            },
+        },
+        "notes": [*notes, note],
+    }, note
 
 
 # -- reading it back (the report's methods) ---------------------------------------------

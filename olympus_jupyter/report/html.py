@@ -405,7 +405,7 @@ def _capped_note(total: int, shown: int, stage: str) -> Markup | None:
         f"Showing the first {shown:,} of {total:,} lines of this stage. The full text is in ",
         h("code", None, f"report.stage_text({stage!r})"),
         ", in the interactive JupyterLab view, and in ",
-        h("code", None, "report.save('report.html')"),
+        h("code", None, "report.save('report.html', limit=None)"),
         " (or ",
         h("code", None, "%olympus_lower --full"),
         ").",
@@ -421,6 +421,26 @@ def _op_summary(names: list[str]) -> str:
         counts[n] = counts.get(n, 0) + 1
     parts = [f"{n}×{c}" if c > 1 else n for n, c in counts.items()]
     return ", ".join(parts[:4]) + (", …" if len(parts) > 4 else "")
+
+
+def _source_lines(src, numbers: list[int]) -> list[str | None]:
+    r"""Lines ``numbers`` of source file ``src`` (``src.line(n)`` of each), each
+    chunk split once: a file of thousands of lines is read in one pass.
+
+    >>> from olympus.provenance.parts import SourceFile
+    >>> _source_lines(SourceFile("m.py", ((3, "a\nb\n"),)), [1, 3, 4, 5])
+    [None, 'a', 'b', None]
+    """
+    split = [(first, text.splitlines()) for first, text in src.chunks]
+    out: list[str | None] = []
+    for n in numbers:
+        found = None
+        for first, lines in split:  # as SourceFile.line reads them
+            if n >= first and n - first < len(lines):
+                found = lines[n - first]
+                break
+        out.append(found)
+    return out
 
 
 def source_section(report, uid: str, colors, callers, unstyled: bool = False) -> Pieces | None:
@@ -442,7 +462,7 @@ def source_section(report, uid: str, colors, callers, unstyled: bool = False) ->
     for fi in order:
         src = model.files[fi]
         numbers = sorted(n for n in wanted[fi] if n > 0)
-        texts = [src.line(n) for n in numbers]
+        texts = _source_lines(src, numbers)
         if not numbers or all(t is None for t in texts):
             continue
         code = "\n".join(t or "" for t in texts)

@@ -11,6 +11,11 @@ which step makes it; a :class:`StageKind` handler says the rest, in one place:
   read back (its part of the bundle schema);
 - ``html(report, ctx)``: its section of the static HTML;
 - ``text(report)``: its lines of the ``text/plain`` summary;
+- ``cap(data, budget)``: its data cut to a byte budget, and a note saying what was
+  left out (a notebook output and a saved page have a size cap,
+  :mod:`.output_cap`): by default kept whole where it fits and left out where it
+  does not; a :class:`TextKind` keeps its first lines, a :class:`TableKind` its
+  first rows;
 - ``option``: the option that asks for it, a row of the option table
   (:class:`~olympus_jupyter.report.option_table.Option`, with ``stage`` set to the
   kind's stage), registered with the kind: the magic, the CLI, ``inspect()``, the
@@ -53,6 +58,7 @@ from olympus import stage_registry
 from olympus.dumps import DumpedCompile, DumpNeeds, merge_needs
 from olympus.stage_registry import StageSpec
 
+from olympus_jupyter.report.data_cap import json_size, kept_prefix
 from olympus_jupyter.report.markup import h
 from olympus_jupyter.report.option_table import (
     Option,
@@ -210,6 +216,25 @@ class StageKind:
                 f"Not a readable Olympus report: data.{self.name} does not follow its schema."
             )
 
+    # -- capped ------------------------------------------------------------------
+
+    def cap(self, data: Any, budget: float) -> tuple[Any, str | None]:
+        """``data`` cut to about ``budget`` bytes of JSON at most, and a note saying
+        what was left out (``None`` where nothing was): what a notebook output or a
+        saved page carries of the stage (:mod:`.output_cap`); the report keeps
+        everything. What it returns follows :attr:`schema`. By default, data that
+        fits is kept whole and data that does not is left out (``None``: the stage
+        reads as unavailable, the note saying why); override it to keep a part.
+        """
+        size = json_size(data)
+        if size <= budget:
+            return data, None
+        return None, (
+            f"{self.spec.title}: its data ({size / 1e6:.1f} MB) is left out of this "
+            f"output to keep it under its size cap; in the kernel that made the report, "
+            f"report.stage_data[{self.name!r}] holds it"
+        )
+
     # -- shown -------------------------------------------------------------------
 
     def unavailable_reason(self, report) -> str | None:
@@ -260,6 +285,18 @@ class TextKind(StageKind):
         text = self.make_text(ctx)
         return None if text is None else {"text": str(text), "language": self.spec.language}
 
+    def cap(self, data: Any, budget: float) -> tuple[Any, str | None]:
+        """The text's first lines that fit in ``budget`` bytes."""
+        if json_size(data) <= budget:
+            return data, None
+        lines = data["text"].split("\n")
+        kept = kept_prefix(lines, budget - json_size({**data, "text": ""}))
+        return {**data, "text": "\n".join(lines[:kept])}, (
+            f"{self.spec.title}: the first {kept:,} of {len(lines):,} lines are kept in "
+            f"this output, to keep it under its size cap; in the kernel that made the "
+            f"report, report.stage_data[{self.name!r}] holds every line"
+        )
+
     def body_html(self, report, ctx: HtmlContext):
         return h("pre", {"class": "diff"}, self.data(report)["text"])
 
@@ -289,6 +326,19 @@ class TableKind(StageKind):
             return None
         columns, rows = made
         return {"columns": [str(c) for c in columns], "rows": [list(r) for r in rows]}
+
+    def cap(self, data: Any, budget: float) -> tuple[Any, str | None]:
+        """The table's first rows that fit in ``budget`` bytes."""
+        if json_size(data) <= budget:
+            return data, None
+        rows = data["rows"]
+        kept = kept_prefix(rows, budget - json_size({**data, "rows": []}))
+        return {**data, "rows": rows[:kept]}, (
+            f"{self.spec.title}: {len(rows) - kept:,} of {len(rows):,} "
+            f"{self.spec.unit} are left out of this output (the first {kept:,} are "
+            f"kept), to keep it under its size cap; in the kernel that made the report, "
+            f"report.stage_data[{self.name!r}] holds every row"
+        )
 
     def body_html(self, report, ctx: HtmlContext):
         data = self.data(report)

@@ -52,7 +52,7 @@ def _diff_block(before: str, after: str, limit: int | None):
             {"class": "cap"},
             f"Showing {len(shown):,} of the {len(lines):,} lines "
             f"of this diff; the full diff is in the interactive view and in "
-            f"report.save('report.html').",
+            f"report.save('report.html', limit=None).",
         )
     return [h("pre", {"class": "diff"}, out), cut]
 
@@ -119,7 +119,7 @@ def _pass_tables(data, full: bool):
                 {"class": "cap"},
                 f"Diffs are folded in for the first "
                 f"{MAX_DIFFS} of {n_changed:,} passes; the interactive view and "
-                f"report.save('report.html') have them all.",
+                f"report.save('report.html', limit=None) have them all.",
             )
         )
     if quiet:

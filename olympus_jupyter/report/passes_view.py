@@ -23,6 +23,10 @@ data, which the bundle carries and every form shows:
   start and at the end, and the events between (fused, removed by CSE…), each
   naming the step (index into the dumped steps) of the pass that decided it.
 
+:func:`cap_passes` cuts the data to a byte budget for an output with a size cap:
+the pass table stays whole, the first lines' journeys and the first modules are
+kept, and ``note`` counts what was left out.
+
 >>> import olympus, olympus.numpy as jnp, numpy as np
 >>> from olympus.passes import pass_pipeline
 >>> lowered = olympus.jit(lambda x: jnp.tanh(x * 2.0)).trace(np.ones(4, np.float32)).lower()
@@ -41,10 +45,12 @@ from typing import Any
 
 from olympus.passes import Carrier, PassPipeline, instruction_count, journeys
 
+from olympus_jupyter.report.data_cap import MAX_MESSAGE, clip_message, json_size, kept_prefix
 from olympus_jupyter.report.line_diff import line_diff
 
 __all__ = [
     "passes_json",
+    "cap_passes",
     "module_texts",
     "step_diff",
     "journey_json",
@@ -58,6 +64,9 @@ __all__ = [
 #: with ``full``: a notebook keeps a report's data twice (its JSON, and the HTML's
 #: island) under output_cap's 5 MB, with the other stages.
 MAX_DELTA_CHARS = 1_000_000
+
+#: Labels an event of a journey names (the schema's ``maxItems``).
+MAX_LABELS = 4096
 
 
 def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
@@ -193,6 +202,69 @@ def passes_json(
     }
 
 
+def cap_passes(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any], str | None]:
+    """``data`` cut to about ``budget`` bytes of JSON: the pass table whole, the
+    journeys of the first source lines (most of the room where the modules would
+    take it), then the module before the passes and after the first steps (each
+    module reads from the one before: the later ones go first), and ``note``
+    counting what was left out; the data as it is where it fits.
+
+    >>> data = {"rows": [], "before": "x" * 500, "deltas": [["y"]] * 10, "note": None,
+    ...         "journeys": [{"file": 0, "line": k, "events": []} for k in range(50)]}
+    >>> cut, note = cap_passes(data, 800)
+    >>> len(cut["journeys"]) < 50, cut["before"], set(map(str, cut["deltas"])), note == cut["note"]
+    (True, '', {'None'}, True)
+    """
+    size = json_size(data)
+    if size <= budget:
+        return data, None
+    journeys, deltas, before = data["journeys"], data["deltas"], data["before"]
+    room = (
+        budget - json_size({**data, "before": "", "deltas": [], "journeys": []}) - MAX_MESSAGE // 8
+    )
+    room -= 5 * len(deltas)  # a null for each step left out
+    modules = json_size(before) + json_size([d for d in deltas if d is not None])
+    journeys_room = max(room - modules, room * 0.6)
+    kept = kept_prefix(journeys, journeys_room)
+    room -= json_size(journeys[:kept])
+    steps = 0
+    if json_size(before) <= room:
+        room -= json_size(before)
+        while steps < len(deltas) and deltas[steps] is not None:
+            room -= json_size(deltas[steps]) + 1
+            if room < 0:
+                break
+            steps += 1
+    else:
+        before = ""
+    left_out = []
+    if kept < len(journeys):
+        left_out.append(
+            f"the journeys of {len(journeys) - kept:,} of {len(journeys):,} source lines "
+            f"(report.journey(line) gives each)"
+        )
+    shown = sum(d is not None for d in deltas)
+    if steps < shown:
+        left_out.append(
+            f"the modules after {shown - steps:,} of {len(deltas):,} passes"
+            + (" and the module before them" if not before and data["before"] else "")
+            + " (report.passes['deltas'] holds them)"
+        )
+    note = clip_message(
+        f"passes: left out to keep this output under its size cap: {'; '.join(left_out)} "
+        "in the kernel that made the report (a saved page has what is shown; the pass "
+        "table is complete)" + (f". {data['note']}" if data.get("note") else ""),
+        MAX_MESSAGE // 8,
+    )
+    return {
+        **data,
+        "before": before,
+        "deltas": [d if k < steps else None for k, d in enumerate(deltas)],
+        "journeys": journeys[:kept],
+        "note": note,
+    }, note
+
+
 def journey_json(j, file: int, row_of_step: Sequence[int]) -> dict[str, Any]:
     """One line's journey as data: its events name the row of the pass table."""
     return {
@@ -206,7 +278,7 @@ def journey_json(j, file: int, row_of_step: Sequence[int]) -> dict[str, Any]:
                 "pass": e.pass_name,
                 "pipeline": e.pipeline,
                 "kind": e.kind,
-                "labels": list(e.labels),
+                "labels": list(e.labels[:MAX_LABELS]),
                 "detail": e.detail,
             }
             for e in j.events

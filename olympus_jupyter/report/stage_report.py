@@ -20,10 +20,11 @@ cannot exist on this machine). Its display bundle has three forms:
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import Any, Literal
 
 from olympus import stage_registry
 from olympus.dumps import merge_needs
@@ -37,9 +38,10 @@ from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.markup import Markup
-from olympus_jupyter.report.output_cap import capped_forms
+from olympus_jupyter.report.output_cap import MAX_PAGE_BYTES, capped_forms, capped_page
 from olympus_jupyter.report.shared_dumps import SharedDumps
 from olympus_jupyter.report.text import render_text
+from olympus_jupyter.report.validate import BundleError
 from olympus_jupyter.staging.runner import StagedRun, StageFailure, UserFrame, failure_of
 
 
@@ -187,10 +189,23 @@ class StageReport:
     def __repr__(self) -> str:
         return self.text()
 
-    def save(self, path: str | os.PathLike, *, full: bool = True, interactive: bool = True) -> str:
+    def save(
+        self,
+        path: str | os.PathLike,
+        *,
+        full: bool = True,
+        interactive: bool = True,
+        limit: int | Literal["auto"] | None = "auto",
+    ) -> str:
         """Writes a standalone HTML report; returns the path written. The page works
         offline, and is interactive in any browser: it carries the report's data and
-        the interactive view (``interactive=False`` writes the static HTML alone)."""
+        the interactive view (``interactive=False`` writes the static HTML alone).
+        A page over ``limit`` bytes is cut as a notebook's output is, saying what it
+        leaves out (:func:`~.output_cap.capped_page`); ``limit=None`` writes
+        everything. ``"auto"``: 5 MB (``output_cap.MAX_PAGE_BYTES``: a bigger page
+        takes seconds to open), or everything for a ``full`` report.
+        The data the page carries is checked against the bundle schema first: a
+        page that would not read back is not written (``BundleError``)."""
         path = os.fspath(path)
         if not path.endswith((".html", ".htm")):
             raise ValueError(f"save() writes HTML: give a path ending in .html, got {path!r}.")
@@ -199,8 +214,21 @@ class StageReport:
             raise FileNotFoundError(
                 f"Cannot save to {path!r}: folder {directory!r} does not exist."
             )
+        if limit == "auto":
+            limit = None if self.full else MAX_PAGE_BYTES
+        page, data_text = capped_page(self, limit, full=full, interactive=interactive)
+        if data_text is not None:
+            try:
+                bundle.fields_from_json(json.loads(data_text))  # as the page reads it
+            except ValueError as e:
+                raise BundleError(
+                    f"save() did not write {path!r}: the report's data does not follow "
+                    f"the bundle schema, so the page would show only an error ({e}). "
+                    f"This is a bug in Olympus; save(path, interactive=False) writes "
+                    f"the static page."
+                ) from None
         with open(path, "w", encoding="utf-8") as out:
-            out.write(self.html(full=full, standalone=True, interactive=interactive))
+            out.write(page)
         return path
 
     # -- reading it -------------------------------------------------------------------

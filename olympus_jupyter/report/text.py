@@ -2,7 +2,11 @@
 
 It is ASCII ("->", "..."), as is the HTML form, so that a kernel sends the display
 quickly (see :func:`olympus_jupyter.report.markup.ascii_html`); what the program
-itself names (a path, a function) is shown as it is.
+itself names (a path, a function) is shown as it is. No line is longer than
+:data:`MAX_WIDTH` characters: notes are wrapped, other lines (an instruction's
+long name, a collective's shardings) cut short saying how much was cut
+(:func:`fit_line`); ``report.stage_text(stage)`` and the report's data hold
+everything.
 
 >>> from olympus_jupyter import inspect
 >>> print(render_text(inspect(lambda x: x * 2, 1.0)))  # doctest: +ELLIPSIS
@@ -15,6 +19,7 @@ Olympus report: <lambda> for ...
 from __future__ import annotations
 
 import os
+import textwrap
 
 from olympus import stage_registry
 
@@ -22,6 +27,46 @@ from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
 from olympus_jupyter.report.costs_view import module_rows
 from olympus_jupyter.report.passes_view import counts, line_summary
+
+
+#: The longest line the summary prints.
+MAX_WIDTH = 200
+
+
+def fit_line(line: str, width: int = MAX_WIDTH) -> str:
+    """``line`` cut to ``width`` characters where it is longer, saying how many
+    characters were cut.
+
+    >>> fit_line("x" * 300, 40)
+    'xxxxxxxxxxxxxxx... (285 more characters)'
+    """
+    if len(line) <= width:
+        return line
+    cut = len(line) - width
+    for _ in range(4):  # the count's own width changes what is cut: settle it
+        tail = f"... ({cut:,} more characters)"
+        keep = max(width - len(tail), 0)
+        if len(line) - keep == cut:
+            break
+        cut = len(line) - keep
+    return (line[:keep] + tail)[:width]
+
+
+def _note_lines(note: str, width: int = MAX_WIDTH) -> list[str]:
+    """A note, wrapped to ``width`` (a word longer than a line is cut short).
+
+    >>> _note_lines("the output is capped " * 3, 30)
+    ['  note: the output is capped', '        the output is capped', '        the output is capped']
+    """
+    wrapped = textwrap.wrap(
+        note,
+        width,
+        initial_indent="  note: ",
+        subsequent_indent="        ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [fit_line(line, width) for line in wrapped]
 
 
 #: Cost figures the summary lists (the headline ones come first); the rest are counted.
@@ -286,5 +331,6 @@ def render_text(report) -> str:
         lines.extend(handler.text(report))
     if report.failure is not None:
         lines.append("  " + report.failure.summary())
-    lines.extend(f"  note: {note}" for note in report.notes)
-    return "\n".join(lines)
+    for note in report.notes:
+        lines.extend(_note_lines(note))
+    return "\n".join(fit_line(line) for text in lines for line in text.split("\n"))
