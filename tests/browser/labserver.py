@@ -127,6 +127,7 @@ class Server:
                     return
             except OSError:
                 time.sleep(0.3)
+        self.stop()  # not left running behind the failure
         raise RuntimeError(f"jupyter server did not start in {deadline(90):.0f} s")
 
     def page_url(self, path: str) -> str:
