@@ -12,8 +12,9 @@ ops after the forward convolutions; they belong to the model's lines (the
 ``self.conv1(x)`` calls), not to the optimizer's update.
 
 >>> program = make()
->>> program.name, [type(a).__name__ for a in program.args]
-('cnn_nnx', ['CNN', 'Optimizer', 'ArrayImpl', 'ArrayImpl'])
+>>> model, optimizer, images, labels = program.args
+>>> type(model).__name__, images.shape, labels.shape
+('CNN', (32, 28, 28, 1), (32,))
 """
 
 from __future__ import annotations
