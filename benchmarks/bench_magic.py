@@ -3,8 +3,10 @@
 Budget: the magic, from its line to the display message a kernel sends (the report,
 every form of its display bundle, HTML included, and the message serialized and signed
 as ipykernel does it, by ``jupyter_client``'s ``Session``, with the packer it takes by
-default: orjson, which Olympus depends on, from jupyter_client 8.8) <= 1.2x
-``jax.jit(f).trace(*args).lower().compile()``.
+default: orjson, which Olympus depends on, from jupyter_client 8.8) <= 1.25x
+``jax.jit(f).trace(*args).lower().compile()``. (Issue 12 asked 1.2x; issue 33 decided
+1.25x, enforced by run_all.py: the median sat at 1.2 and moved by +-0.05 from run to
+run, see benchmarks/README.md.)
 
 The magic runs in an IPython shell in this process, on a 24-layer MLP (the function
 of bench_report.py), each round on a new function (nothing cached), the sides
@@ -26,7 +28,7 @@ import numpy as np
 from _results import Results, name_of, parser
 from bench_report import BATCH, LAYERS, WIDTH, make_mlp
 
-BUDGET = 1.2
+BUDGET = 1.25
 
 
 def make_shell():

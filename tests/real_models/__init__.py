@@ -1,0 +1,58 @@
+"""A corpus of real programs, written with flax (``nnx`` and linen), equinox and
+optax as their users write them: the train steps of issue 33.
+
+Each module defines a model and its train step and has ``make()``, which returns a
+:class:`~real_models.program.Program`: the jitted step (``fn``), concrete arguments
+of modest size (``args``, ``kwargs``: compiling takes seconds on a CPU), the file
+the user wrote (``user_file``) and ``notes``.
+
+- :mod:`.cnn_nnx`: a flax ``nnx`` CNN (Conv, BatchNorm, Dropout, Linear) trained by
+  SGD with momentum, jitted by ``nnx.jit`` (``make_jax()``: the same step under
+  ``jax.jit`` through ``nnx.split``/``nnx.merge``).
+- :mod:`.scan_nnx`: 8 identical MLP blocks created by ``nnx.vmap`` and applied by
+  ``nnx.scan`` (``make_unrolled()``: the same 8 blocks, with the same weights, in a
+  Python loop).
+- :mod:`.transformer_linen`: a flax linen decoder-only transformer LM trained with
+  adamw, sharded fsdp 4 x tensor 2 over 8 devices by logical axis rules, its
+  blocks rematerialized (needs 8 devices: see ``tests/eight_devices.py``).
+- :mod:`.vit_equinox`: an equinox ViT trained with adamw, jitted by
+  ``eqx.filter_jit``.
+
+``SINGLE_DEVICE`` names the ``make`` functions that run in any process; the
+transformer's needs 8 devices.
+
+>>> sorted(SINGLE_DEVICE)
+['cnn_nnx', 'cnn_nnx_jax', 'scan_nnx', 'scan_nnx_unrolled', 'vit_equinox']
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from .program import Program
+
+__all__ = ["Program", "SINGLE_DEVICE", "make"]
+
+#: Program name -> (module, its function that makes it), for the programs that run on
+#: one device.
+SINGLE_DEVICE: dict[str, tuple[str, str]] = {
+    "cnn_nnx": ("cnn_nnx", "make"),
+    "cnn_nnx_jax": ("cnn_nnx", "make_jax"),
+    "scan_nnx": ("scan_nnx", "make"),
+    "scan_nnx_unrolled": ("scan_nnx", "make_unrolled"),
+    "vit_equinox": ("vit_equinox", "make"),
+}
+
+
+def make(name: str) -> Program:
+    """The program ``name`` (a key of :data:`SINGLE_DEVICE`, or ``transformer_linen``,
+    which needs 8 devices), made afresh."""
+    table = {**SINGLE_DEVICE, "transformer_linen": ("transformer_linen", "make")}
+    if name not in table:
+        raise KeyError(f"no real-model program {name!r}; there are: {', '.join(sorted(table))}")
+    module, function = table[name]
+    maker: Callable[[], Program] = getattr(
+        importlib.import_module(f".{module}", __name__), function
+    )
+    return maker()
