@@ -655,6 +655,8 @@ export interface ICostBuffer {
   label: string;
   index: string;
   size: number;
+  /** Its size × the trips of the loops it is made in, or null (outside loops, older bundles). */
+  counted: number | null;
   kind: string;
   shape: string;
   /** Index into `provenance.files` (checked), or null. */
@@ -1143,6 +1145,7 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
       label: str(b.label),
       index: str(b.index),
       size: figure(b.size),
+      counted: figureOrNull(b.counted),
       kind: str(b.kind),
       shape: str(b.shape),
       file: file(b.file),
