@@ -8,8 +8,9 @@
  *   no line made (compiler-made, arguments) last; clicking a line's row selects
  *   that source line as a click on it does; under a line, its library lines
  *   (flax, optax...: `via`) behind a disclosure button; the cost by module and
- *   layer, a tree (`moduletree.ts`) shown to its top two levels whose nodes open
- *   with their buttons; the buffers live at the peak; the
+ *   layer, a tree (`moduletree.ts`, as `report.cost_by_module()` makes it: each
+ *   node's flops, transcendentals, bytes accessed, bytes live at the peak and
+ *   collectives) shown to its top two levels whose nodes open with their buttons; the buffers live at the peak; the
  *   collectives the program runs; the shardings of its inputs and outputs; notes.
  * - the heatmap (`CostHeat`): each source line's share of one figure (flops, bytes
  *   accessed or peak memory), and each op line of a linked stage the largest share
@@ -44,7 +45,7 @@ import {
   baseName,
   formatBytes
 } from './model';
-import { IModuleNode, moduleTree } from './moduletree';
+import { IModuleNode, moduleLeaves, moduleTree } from './moduletree';
 import { IPanelView } from './panel';
 import { formatF, formatG, pythonNonFinite } from './pyformat';
 import { SI_PREFIXES } from './viewtables';
@@ -755,13 +756,17 @@ export class CostView implements IPanelView {
     if (!c.modules.some(m => m.path)) {
       return null;
     }
-    const all = moduleTree(c.modules);
+    const compiled = this.o.links?.prov.stages.compiled?.ops ?? null;
+    const all = moduleTree(moduleLeaves(c, compiled));
     const nodes = all.slice(0, MAX_MODULE_ROWS);
     const t = c.counted ?? c.totals;
-    const columns: Array<[keyof typeof t, string, (v: number) => string]> = [
-      ['flops', 'flops', formatFlops],
-      ['transcendentals', 'transcendentals', v => g3(v)],
-      ['bytes', 'bytes accessed', formatBytes]
+    const columns: Array<
+      [keyof typeof t | 'peak', string, number, (v: number) => string]
+    > = [
+      ['flops', 'flops', t.flops, formatFlops],
+      ['transcendentals', 'transcendentals', t.transcendentals, v => g3(v)],
+      ['bytes', 'bytes accessed', t.bytes, formatBytes],
+      ['peak', 'live at peak', c.peak?.bytes ?? 0, formatBytes]
     ];
     // Open: the top level's nodes (their children show); the others closed.
     const open = nodes.map(n => n.depth < SHOWN_MODULE_DEPTH - 1);
@@ -819,8 +824,13 @@ export class CostView implements IPanelView {
           'data-depth': node.depth
         },
         head,
-        ...columns.map(([key, , format]) =>
-          figureCell(node[key], t[key], format)
+        ...columns.map(([key, , total, format]) =>
+          figureCell(node[key], total, format)
+        ),
+        h(
+          'td',
+          { 'data-olympus-collectives': node.collectives },
+          node.collectives ? node.collectives.toLocaleString('en-US') : ''
         )
       );
       tr.hidden = !shown[i];
@@ -853,6 +863,14 @@ export class CostView implements IPanelView {
               h('th', { scope: 'col' }, 'module'),
               ...columns.map(([, heading]) =>
                 h('th', { scope: 'col' }, heading)
+              ),
+              h(
+                'th',
+                {
+                  scope: 'col',
+                  title: 'How many collectives the module’s instructions run'
+                },
+                'collectives'
               )
             )
           ),
