@@ -20,7 +20,7 @@ import pytest
 
 import olympus_jupyter
 from olympus_jupyter.report import interactive
-from olympus_jupyter.report.cost_names import format_flops, format_share
+from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
 
 from labserver import open_offline, set_layout
 
@@ -101,6 +101,19 @@ def test_the_module_tree_opens_a_block_to_its_layers(page, report, model_page):
     root, requests, url = open_offline(page, model_page, LIVE)
     panel = costs_panel(root)
     table = panel.locator('table[data-olympus-table="cost-modules"]')
+    # The tree as report.cost_by_module() makes it: the same nodes in the same order,
+    # the same bytes live at the peak and collectives (from the compiled ops' labels).
+    rows = table.locator("tbody tr")
+    assert rows.evaluate_all("rs => rs.map(r => r.getAttribute('data-olympus-module'))") == list(
+        by_module
+    )
+    for k, node in enumerate(by_module.values()):
+        cells = rows.nth(k).locator("td")
+        assert cells.nth(3).locator(".olympus-cost-value").inner_text() == format_bytes(
+            node["peak"]
+        )
+        assert cells.nth(4).get_attribute("data-olympus-collectives") == str(node["collectives"])
+    assert any(node["peak"] for node in by_module.values())
     # The top two levels are shown: the model and its blocks, not their layers.
     model, block = module_row(panel, "Model"), module_row(panel, "Model/Block_0")
     dense = module_row(panel, "Model/Block_0/Dense_0")
