@@ -77,6 +77,7 @@ def shoot(page_path: pathlib.Path, chromium: str | None) -> list[pathlib.Path]:
             page.wait_for_timeout(300)
             root.screenshot(path=str(heatmap))
             # The costs panel's module tree, the first block opened to its layers.
+            page.set_viewport_size({"width": 1200, "height": 1380})  # every column
             root.locator('[role="tab"][data-stage="costs"]').click()
             panel = root.locator('[role="tabpanel"][data-stage-panel="costs"]')
             tree = panel.locator("[data-olympus-costs-modules]")
