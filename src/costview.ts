@@ -486,6 +486,7 @@ export class CostView implements IPanelView {
       }
     ];
     const body = h('tbody');
+    this._anyVia = c.lines.some(r => r.via.length > 0);
     c.lines.forEach((row, i) =>
       body.appendChild(this._lineRow(row, i, columns))
     );
@@ -634,6 +635,15 @@ export class CostView implements IPanelView {
     }
     if (row.via.length) {
       head.insertBefore(this._viaToggle(row, i, columns), head.firstChild);
+    } else if (this._anyVia) {
+      // Aligned with the rows that have a toggle.
+      head.insertBefore(
+        h('span', {
+          class: 'olympus-cost-toggle-space',
+          'aria-hidden': 'true'
+        }),
+        head.firstChild
+      );
     }
     const tr = h(
       'tr',
@@ -1151,6 +1161,8 @@ export class CostView implements IPanelView {
   }
 
   private _root: HTMLElement | null = null;
+  /** Whether a line of the table has library lines (the others keep a toggle's room). */
+  private _anyVia = false;
   private _rowsByKey = new Map<SourceKey, HTMLTableRowElement[]>();
 }
 
