@@ -1,5 +1,6 @@
 """The costs panel of a real model in a real browser: a flax linen train step (blocks
-of Dense layers, optax adam) saved as a standalone page. The cost by module and layer
+of Dense layers, optax adam) saved as a standalone page, and in a notebook's output
+opened in JupyterLab. The cost by module and layer
 is a tree shown to its top two levels (``Model``, ``Block_0``), a block opens, with its
 button or the keyboard, to show its layers (``Dense_0``); a line of the model that
 calls flax has, behind a disclosure button closed at first, the flax lines beneath it
@@ -22,7 +23,7 @@ import olympus_jupyter
 from olympus_jupyter.report import interactive
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
 
-from labserver import open_offline, set_layout
+from labserver import open_notebook, open_offline, saved_outputs_notebook, set_layout
 
 pytestmark = pytest.mark.skipif(
     interactive.viewer() is None, reason="the view is not built (jlpm build:standalone)"
@@ -227,4 +228,24 @@ def test_markup_in_module_paths_and_file_names_is_text(page, report, tmp_path):
             "[data-olympus-viewer] script').length"
         )
         == 0
+    )
+
+
+def test_the_tree_and_the_library_lines_in_jupyterlab(page, lab, notebooks_dir, report):
+    name = saved_outputs_notebook(
+        notebooks_dir / "model_costs.ipynb",
+        [report.to_json()],
+        source="%olympus_lower --costs train_step(params, opt_state, x)",
+    ).name
+    open_notebook(page, lab, name)
+    panel = costs_panel(page.locator("[data-olympus-viewer]").first)
+    block, dense = module_row(panel, "Model/Block_0"), module_row(panel, "Model/Block_0/Dense_0")
+    assert block.is_visible() and dense.is_hidden()
+    block.locator("button[data-olympus-module-toggle]").click()
+    assert dense.is_visible()
+    toggle = panel.locator("button[data-olympus-via-toggle]").first
+    toggle.click()
+    i = toggle.get_attribute("data-olympus-via-toggle")
+    assert "linear.py:" in " ".join(
+        panel.locator(f'tr[data-olympus-via-of="{i}"] th').all_inner_texts()
     )
