@@ -6,7 +6,11 @@
  * - the panel: a table of XLA's figures by source line (flops, transcendentals,
  *   bytes accessed, bytes live at the peak), each with its share and a bar, what
  *   no line made (compiler-made, arguments) last; clicking a line's row selects
- *   that source line as a click on it does; the buffers live at the peak; the
+ *   that source line as a click on it does; under a line, its library lines
+ *   (flax, optax...: `via`) behind a disclosure button; the cost by module and
+ *   layer, a tree (`moduletree.ts`, as `report.cost_by_module()` makes it: each
+ *   node's flops, transcendentals, bytes accessed, bytes live at the peak and
+ *   collectives) shown to its top two levels whose nodes open with their buttons; the buffers live at the peak; the
  *   collectives the program runs; the shardings of its inputs and outputs; notes.
  * - the heatmap (`CostHeat`): each source line's share of one figure (flops, bytes
  *   accessed or peak memory), and each op line of a linked stage the largest share
@@ -19,7 +23,13 @@
  * `table[data-olympus-table=cost-lines|cost-buffers|collectives|shardings]`; a
  * line's row `tr[data-olympus-cost-row=<i>]` (`data-key` when it is a source line
  * of the report, `aria-current` when it is the selected one) with its button
- * `button[data-olympus-cost-line]`; `[data-olympus-no-collectives]`;
+ * `button[data-olympus-cost-line]`, and its library lines' disclosure
+ * `button[data-olympus-via-toggle=<i>]` (`aria-expanded`) and rows
+ * `tr[data-olympus-via-of=<i>]`; the module tree
+ * `table[data-olympus-table=cost-modules]`, a node's row
+ * `tr[data-olympus-module=<path>][data-depth]` with its button
+ * `button[data-olympus-module-toggle=<path>]` (`aria-expanded`);
+ * `[data-olympus-no-collectives]`;
  * `[data-olympus-costs-devices]`; `[data-olympus-costs-peak]`;
  * `[data-olympus-costs-notes]`. User Timing: `olympus:costs-paint`.
  */
@@ -27,7 +37,15 @@ import { h } from './dom';
 import { HeatMarks, IHeatMark } from './editor';
 import { ISelection, LinkHub } from './hub';
 import { LinkIndex, SourceKey, StageIndex, sourceKey } from './links';
-import { ICostLine, ICosts, IStageInfo, baseName, formatBytes } from './model';
+import {
+  ICostLine,
+  ICostVia,
+  ICosts,
+  IStageInfo,
+  baseName,
+  formatBytes
+} from './model';
+import { IModuleNode, moduleLeaves, moduleTree } from './moduletree';
 import { IPanelView } from './panel';
 import { formatF, formatG, pythonNonFinite } from './pyformat';
 import { SI_PREFIXES } from './viewtables';
@@ -254,6 +272,12 @@ export class CostHeat {
 
 // -- the panel ---------------------------------------------------------------------
 
+/** The levels of the module tree shown at first (deeper ones open from their parent). */
+const SHOWN_MODULE_DEPTH = 2;
+
+/** The most nodes of the module tree shown (the bundle caps the modules lower). */
+const MAX_MODULE_ROWS = 5_000;
+
 export interface ICostViewOptions {
   stage: IStageInfo;
   costs: ICosts;
@@ -287,6 +311,7 @@ export function costsMeta(costs: ICosts): string {
 
 /** One figure's column of the line table. */
 interface IColumn {
+  key: 'flops' | 'transcendentals' | 'bytes' | 'peak';
   heading: string;
   explanation: string;
   value(row: ICostLine): number;
@@ -390,6 +415,10 @@ export class CostView implements IPanelView {
     root.appendChild(
       h('div', { class: 'olympus-table-wrap' }, this._lineTable())
     );
+    const modules = this._modules();
+    if (modules) {
+      root.appendChild(modules);
+    }
     root.appendChild(this._peak());
     root.appendChild(this._collectives());
     root.appendChild(this._shardings());
@@ -421,6 +450,7 @@ export class CostView implements IPanelView {
     const t = c.counted ?? c.totals;
     const columns: IColumn[] = [
       {
+        key: 'flops',
         heading: 'flops',
         explanation:
           'Floating-point operations of the line’s compiled instructions (XLA’s cost analysis)',
@@ -429,6 +459,7 @@ export class CostView implements IPanelView {
         format: formatFlops
       },
       {
+        key: 'transcendentals',
         heading: 'transcendentals',
         explanation:
           'Transcendental operations (exp, log, tanh, ...) of the line’s compiled instructions',
@@ -437,6 +468,7 @@ export class CostView implements IPanelView {
         format: v => g3(v)
       },
       {
+        key: 'bytes',
         heading: 'bytes accessed',
         explanation: 'Bytes the line’s compiled instructions read and write',
         value: r => r.bytes,
@@ -444,6 +476,7 @@ export class CostView implements IPanelView {
         format: formatBytes
       },
       {
+        key: 'peak',
         heading: 'live at peak',
         explanation:
           'Bytes of the line’s buffers that are live when the program’s memory peaks',
@@ -453,6 +486,7 @@ export class CostView implements IPanelView {
       }
     ];
     const body = h('tbody');
+    this._anyVia = c.lines.some(r => r.via.length > 0);
     c.lines.forEach((row, i) =>
       body.appendChild(this._lineRow(row, i, columns))
     );
@@ -599,6 +633,18 @@ export class CostView implements IPanelView {
     if (row.instructions.length) {
       head.title = `compiled: ${row.instructions.join(', ')}`;
     }
+    if (row.via.length) {
+      head.insertBefore(this._viaToggle(row, i, columns), head.firstChild);
+    } else if (this._anyVia) {
+      // Aligned with the rows that have a toggle.
+      head.insertBefore(
+        h('span', {
+          class: 'olympus-cost-toggle-space',
+          'aria-hidden': 'true'
+        }),
+        head.firstChild
+      );
+    }
     const tr = h(
       'tr',
       {
@@ -620,6 +666,238 @@ export class CostView implements IPanelView {
       rows.push(tr);
     }
     return tr;
+  }
+
+  /**
+   * The disclosure button of a line's library lines (`via`), collapsed: its rows
+   * are made on first opening, under the line's row, and hidden again on closing.
+   */
+  private _viaToggle(
+    row: ICostLine,
+    i: number,
+    columns: IColumn[]
+  ): HTMLButtonElement {
+    const n = row.via.length;
+    const what = `${n} library ${n === 1 ? 'line' : 'lines'}`;
+    const button = h(
+      'button',
+      {
+        type: 'button',
+        class: 'olympus-cost-toggle',
+        'data-olympus-via-toggle': i,
+        'aria-expanded': 'false',
+        'aria-label': `Show the ${what} beneath this line`,
+        title: `The ${what} beneath this line (inside flax, optax, ...), with their part of its cost`
+      },
+      '▸'
+    );
+    let rows: HTMLTableRowElement[] | null = null;
+    button.addEventListener('click', e => {
+      e.stopPropagation(); // not a choice of the line
+      const open = button.getAttribute('aria-expanded') !== 'true';
+      if (open && rows === null) {
+        rows = row.via.map(v => this._viaRow(v, i, columns));
+        button.closest('tr')?.after(...rows);
+      }
+      for (const tr of rows ?? []) {
+        tr.hidden = !open;
+      }
+      button.setAttribute('aria-expanded', open ? 'true' : 'false');
+      button.setAttribute(
+        'aria-label',
+        `${open ? 'Hide' : 'Show'} the ${what} beneath this line`
+      );
+      button.textContent = open ? '▾' : '▸';
+    });
+    return button;
+  }
+
+  /** A library line beneath line row `i`: `linear.py:287 (Dense.__call__)` and its figures. */
+  private _viaRow(
+    v: ICostVia,
+    i: number,
+    columns: IColumn[]
+  ): HTMLTableRowElement {
+    const prov = this.o.links?.prov;
+    const path = v.file !== null ? prov?.files[v.file]?.path : v.path;
+    const place = `${path ? baseName(String(path)) : '?'}:${v.line ?? '?'}`;
+    const links = this.o.links;
+    const text =
+      v.file !== null && v.line !== null && links
+        ? links.sourceText(sourceKey(v.file, v.line))
+        : null;
+    const head = h(
+      'th',
+      {
+        scope: 'row',
+        class: 'olympus-cost-via-where',
+        title: `inside a library: ${path ? String(path) : '?'}:${v.line ?? '?'}${v.function ? ` (${v.function})` : ''}`
+      },
+      '↳ ',
+      place,
+      v.function
+        ? h('span', { class: 'olympus-cost-function' }, ` (${v.function})`)
+        : null
+    );
+    if (text !== null && text.trim()) {
+      head.appendChild(
+        h('code', { class: 'olympus-cost-code' }, text.trim().slice(0, 80))
+      );
+    }
+    return h(
+      'tr',
+      { class: 'olympus-cost-via', 'data-olympus-via-of': i },
+      head,
+      ...columns.map(col =>
+        col.key === 'peak'
+          ? h('td', { title: 'The peak is counted on the user’s line' })
+          : figureCell(v[col.key], col.total, col.format)
+      )
+    );
+  }
+
+  /**
+   * The cost by module and layer: the module tree, its top two levels shown, each
+   * node with a toggle that shows or hides the nodes beneath it. Nothing when the
+   * report names no module (an older bundle, a program without modules).
+   */
+  private _modules(): HTMLElement | null {
+    const c = this.o.costs;
+    if (!c.modules.some(m => m.path)) {
+      return null;
+    }
+    const compiled = this.o.links?.prov.stages.compiled?.ops ?? null;
+    const all = moduleTree(moduleLeaves(c, compiled));
+    const nodes = all.slice(0, MAX_MODULE_ROWS);
+    const t = c.counted ?? c.totals;
+    const columns: Array<
+      [keyof typeof t | 'peak', string, number, (v: number) => string]
+    > = [
+      ['flops', 'flops', t.flops, formatFlops],
+      ['transcendentals', 'transcendentals', t.transcendentals, v => g3(v)],
+      ['bytes', 'bytes accessed', t.bytes, formatBytes],
+      ['peak', 'live at peak', c.peak?.bytes ?? 0, formatBytes]
+    ];
+    // Open: the top level's nodes (their children show); the others closed.
+    const open = nodes.map(n => n.depth < SHOWN_MODULE_DEPTH - 1);
+    const shown = nodes.map(n => n.depth < SHOWN_MODULE_DEPTH);
+    const trs: HTMLTableRowElement[] = [];
+    const toggle = (i: number, button: HTMLButtonElement) => {
+      open[i] = !open[i];
+      button.setAttribute('aria-expanded', open[i] ? 'true' : 'false');
+      button.textContent = open[i] ? '▾' : '▸';
+      for (
+        let j = i + 1;
+        j < nodes.length && nodes[j].depth > nodes[i].depth;
+        j++
+      ) {
+        const p = nodes[j].parent;
+        shown[j] = shown[p] && open[p];
+        trs[j].hidden = !shown[j];
+      }
+    };
+    nodes.forEach((node: IModuleNode, i) => {
+      const name = node.path ? node.name : '(no module: made outside any)';
+      const head = h('th', {
+        scope: 'row',
+        class: 'olympus-cost-module',
+        title: node.path || name
+      });
+      head.style.paddingLeft = `${(node.depth * 1.2 + 0.3).toFixed(1)}em`;
+      if (node.children) {
+        const button = h(
+          'button',
+          {
+            type: 'button',
+            class: 'olympus-cost-toggle',
+            'data-olympus-module-toggle': node.path,
+            'aria-expanded': open[i] ? 'true' : 'false',
+            'aria-label': `Modules inside ${node.path}`
+          },
+          open[i] ? '▾' : '▸'
+        );
+        button.addEventListener('click', () => toggle(i, button));
+        head.appendChild(button);
+      } else {
+        head.appendChild(
+          h('span', {
+            class: 'olympus-cost-toggle-space',
+            'aria-hidden': 'true'
+          })
+        );
+      }
+      head.appendChild(h('span', { class: 'olympus-cost-module-name' }, name));
+      const tr = h(
+        'tr',
+        {
+          'data-olympus-module': node.path,
+          'data-depth': node.depth
+        },
+        head,
+        ...columns.map(([key, , total, format]) =>
+          figureCell(node[key], total, format)
+        ),
+        h(
+          'td',
+          { 'data-olympus-collectives': node.collectives },
+          node.collectives ? node.collectives.toLocaleString('en-US') : ''
+        )
+      );
+      tr.hidden = !shown[i];
+      trs.push(tr);
+    });
+    const section = h(
+      'section',
+      { class: 'olympus-costs-section', 'data-olympus-costs-modules': '1' },
+      h('h4', { class: 'olympus-costs-title' }, 'By module and layer'),
+      h(
+        'div',
+        { class: 'olympus-table-wrap' },
+        h(
+          'table',
+          {
+            class: 'olympus-table olympus-cost-table',
+            'data-olympus-table': 'cost-modules'
+          },
+          h(
+            'caption',
+            null,
+            'Where the cost goes, by module and layer: each holds the modules inside it (open one to see them)'
+          ),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', { scope: 'col' }, 'module'),
+              ...columns.map(([, heading]) =>
+                h('th', { scope: 'col' }, heading)
+              ),
+              h(
+                'th',
+                {
+                  scope: 'col',
+                  title: 'How many collectives the module’s instructions run'
+                },
+                'collectives'
+              )
+            )
+          ),
+          h('tbody', null, ...trs)
+        )
+      )
+    );
+    if (all.length > nodes.length) {
+      section.appendChild(
+        h(
+          'p',
+          { class: 'olympus-hint' },
+          `The first ${nodes.length.toLocaleString('en-US')} of ${all.length.toLocaleString('en-US')} modules are shown; report.cost_by_module() gives every one.`
+        )
+      );
+    }
+    return section;
   }
 
   /** The live-range peak, how it compares with memory_analysis(), and its buffers. */
@@ -883,6 +1161,8 @@ export class CostView implements IPanelView {
   }
 
   private _root: HTMLElement | null = null;
+  /** Whether a line of the table has library lines (the others keep a toggle's room). */
+  private _anyVia = false;
   private _rowsByKey = new Map<SourceKey, HTMLTableRowElement[]>();
 }
 

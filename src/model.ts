@@ -617,6 +617,37 @@ export interface ICostLine {
   buffers: string[];
   /** How its instructions inside loops are counted (`× 8 iterations`); '' outside loops. */
   iterations: string;
+  /**
+   * The library lines beneath it (flax, optax...: the frames inside the libraries
+   * its ops were made in), each with the part of its figures made there; [] when
+   * none (or an older bundle).
+   */
+  via: ICostVia[];
+}
+
+/** A library line beneath a user's line (`ICostLine.via`): its part of the line's figures. */
+export interface ICostVia {
+  /** Index into `provenance.files` (checked), or null. */
+  file: number | null;
+  /** The path of a file the report does not hold (`file` is null), or null. */
+  path: string | null;
+  line: number | null;
+  /** The function the line is in (`Dense.__call__`), or ''. */
+  function: string;
+  flops: number;
+  transcendentals: number;
+  bytes: number;
+}
+
+/**
+ * One module path's own figures (`Model/Block_0/Dense_0`; '' for what no module
+ * made): the module tree adds them up the path's prefixes (`moduletree.ts`).
+ */
+export interface ICostModule {
+  path: string;
+  flops: number;
+  transcendentals: number;
+  bytes: number;
 }
 
 /** A buffer live at the peak. */
@@ -624,6 +655,8 @@ export interface ICostBuffer {
   label: string;
   index: string;
   size: number;
+  /** Its size × the trips of the loops it is made in, or null (outside loops, older bundles). */
+  counted: number | null;
   kind: string;
   shape: string;
   /** Index into `provenance.files` (checked), or null. */
@@ -689,6 +722,8 @@ export interface ICosts {
   counted: { flops: number; transcendentals: number; bytes: number } | null;
   peak: ICostPeak | null;
   lines: ICostLine[];
+  /** Each module path's own figures ([] in older bundles). */
+  modules: ICostModule[];
   buffers: ICostBuffer[];
   collectives: ICollective[];
   /** Each input's and output's sharding, with its pytree name (null: not known). */
@@ -1086,13 +1121,31 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         peak: figure(r.peak),
         instructions: strings(r.instructions),
         buffers: strings(r.buffers),
-        iterations: str(r.iterations)
+        iterations: str(r.iterations),
+        via: rows(r.via).map(v => ({
+          file: file(v.file),
+          path: strOrNull(v.path),
+          line: lineNumber(v.line),
+          function: str(v.function),
+          flops: figure(v.flops),
+          transcendentals: figure(v.transcendentals),
+          bytes: figure(v.bytes)
+        }))
       };
     }),
+    modules: rows(data.modules)
+      .filter(m => typeof m.path === 'string')
+      .map(m => ({
+        path: m.path as string,
+        flops: figure(m.flops),
+        transcendentals: figure(m.transcendentals),
+        bytes: figure(m.bytes)
+      })),
     buffers: rows(data.buffers).map(b => ({
       label: str(b.label),
       index: str(b.index),
       size: figure(b.size),
+      counted: figureOrNull(b.counted),
       kind: str(b.kind),
       shape: str(b.shape),
       file: file(b.file),

@@ -7,6 +7,10 @@ from one place, and where each language must compute it, both compute the same.
 - The source lines that call the function are found once, in Python, and carried in
   the bundle (``callers``); the view's copy of the rule reads only bundles written
   before, and still finds what Python finds.
+- The module tree of the cost by module and layer (``module_path``, ``module_tree``
+  in ``olympus/module_paths.py``) is made by each side: the view's ``modulePath``
+  and ``moduleTree`` (``src/moduletree.ts``) are run on the same name stacks and
+  leaves as Python's.
 - Figures (``format_value``, ``format_bytes``, ``_number``, ``format_flops``,
   ``format_share``, ``format_ms``) and brace folds (``brace_folds``) are computed by each side where
   it shows them (the view sums figures by line and folds a text when it is opened):
@@ -94,6 +98,7 @@ export { EditorState } from '@codemirror/state';
 export { formatFlops, formatShare } from './costview';
 export { callerLines, callersOfOldBundles } from './links';
 export { formatBytes, formatMs, readReport } from './model';
+export { modulePath, moduleTree, noFigures } from './moduletree';
 `;
 // The schema check is compiled at build time (lib/); the readers are what runs here.
 const noCheck = {
@@ -128,7 +133,11 @@ const noCheck = {
     folds: cases.folds.map(text => [...v.braceFoldEnds(text.split('\n'))].sort((a, b) => a[0] - b[0])),
     callers: cases.callers.map(data => keys(v.callerLines(v.readReport(data).provenance))),
     old_callers: cases.old_callers.map(
-      data => keys(v.callersOfOldBundles(v.readReport(data).provenance)))
+      data => keys(v.callersOfOldBundles(v.readReport(data).provenance))),
+    module_paths: (cases.module_paths || []).map(s => v.modulePath(s)),
+    module_trees: (cases.module_trees || []).map(leaves => v.moduleTree(
+        new Map(leaves.map(([p, f]) => [p, { ...v.noFigures(), ...f }])))
+      .map(n => [n.path, n.depth, n.flops, n.bytes]))
   }));
 })().catch(e => { console.error(e); process.exit(1); });
 """
@@ -186,6 +195,40 @@ VALUES = [
     float("nan"),
 ]
 UNITS = ["", "flops", "ops", "bytes", "seconds"]
+#: Name stacks as HLO metadata's op_name holds them (the primitive's name last).
+NAME_STACKS = [
+    "jit(step)/transpose(jvp(Model))/Block_0/Dense_0/dot_general",
+    "jit(step)/jvp()/jit(relu)/max",
+    "jit(train_step)/jvp(Model)/Model/Block_1/LayerNorm_0/reduce_sum",
+    "pjit(f)/while/body/Layer_0/mul",
+    "jit(f)/vmap(eqx.nn.MLP)/eqx.nn.Linear/dot_general",
+    "jit(f)/cond/branch_1_fun/Dense_0/add",
+    "jit(f)/checkpoint/rematted_computation/decoder/layers_0/MlpBlock_0/Dense_0/dot",
+    "jit(f)/jit(g)/Model/Dense_0/dot",
+    "jit(f)/scope=1/Dense_0/add",
+    "jit(f)/jvp(a/b(c/d))/e/add",
+    "Dense_0/add",
+    "add",
+    "",
+    "jit(f)/Módulo_0/Capa_0/mul",
+    "jit(f)/unbalanced(a/b/c",
+]
+#: Leaves of module trees: (path, own figures) pairs.
+MODULE_TREES = [
+    [["A/B", {"flops": 2.0}], ["A/C", {"flops": 1.0}]],
+    [
+        ["", {"flops": 50.0, "bytes": 4.0}],
+        ["Model/Block_1/Dense_0", {"flops": 10.0}],
+        ["Model/Block_0/Dense_0", {"flops": 10.0, "bytes": 2.0}],
+        ["Model/Block_0", {"flops": 1.0}],
+        ["Model/Block_0/Dense_1", {"flops": 12.0}],
+        ["Model/b", {"flops": 0.0, "bytes": 3.0}],
+        ["Model/B", {"flops": 0.0}],
+        ["Head", {"flops": 33.0}],
+    ],
+    [["", {"flops": 1.0}]],
+    [],
+]
 SHARES = [
     0,
     1e-9,
@@ -293,6 +336,8 @@ def view_answers():
         "share": SHARES,
         "callers": reports,
         "old_callers": old,
+        "module_paths": NAME_STACKS,
+        "module_trees": MODULE_TREES,
     }
     run = subprocess.run(
         [node, "-e", _RUNNER, str(ROOT)],
@@ -358,6 +403,25 @@ def test_the_view_folds_braces_as_python_does(view_answers):
     view = [[table] if table else [] for table in answers["tables"]]
     assert not _differences(zip(cases["folds"], python, view))
     assert answers["tables"][-1] == [2, 9]
+
+
+def test_the_view_makes_the_module_tree_as_python_does(view_answers):
+    from olympus.module_paths import module_path, module_tree
+
+    answers, cases, _ = view_answers
+    python = [module_path(s) for s in cases["module_paths"]]
+    assert not _differences(zip(cases["module_paths"], python, answers["module_paths"]))
+    assert answers["module_paths"][0] == "Model/Block_0/Dense_0"
+    trees = [
+        [
+            [n.path, n.depth, n.figures.get("flops", 0.0), n.figures.get("bytes", 0.0)]
+            for n in module_tree(dict(leaves))
+        ]
+        for leaves in cases["module_trees"]
+    ]
+    assert not _differences(zip(map(str, cases["module_trees"]), trees, answers["module_trees"]))
+    tree = answers["module_trees"][1]
+    assert tree[0][:2] == ["Head", 0] and tree[-1][:2] == ["", 0]  # a tie by path; none last
 
 
 def test_the_view_takes_the_caller_lines_from_the_bundle(view_answers):
