@@ -94,8 +94,13 @@ def _scopes_of(part: str) -> list[str]:
 def module_path(name_stack: str, *, primitive: bool = True) -> str:
     """The module path of an op's name stack: its scopes, without the
     transformations around them, ``""`` for none. ``primitive``: the last part is
-    the op's own name (as in HLO metadata's ``op_name``), left out."""
-    parts = split_scopes(name_stack)
+    the op's own name (as in HLO metadata's ``op_name``), left out. XLA joins the
+    names of instructions it merged with ``;``: the first is taken.
+
+    >>> module_path("jit(f)/M/Dense_0/mul;jit(f)/M/Dense_1/mul")
+    'M/Dense_0'
+    """
+    parts = split_scopes(name_stack.split(";", 1)[0])
     if primitive and parts:
         parts = parts[:-1]
     if parts and _WRAPPED.match(parts[0]) and parts[0].startswith(("jit(", "pjit(")):

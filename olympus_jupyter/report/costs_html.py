@@ -502,7 +502,8 @@ def _module_table(report, data) -> list:
     if not any(m.get("path") for m in data.get("modules") or ()):
         return []
     nodes = costs_view.module_rows(data, report.provenance, MODULE_DEPTH_SHOWN - 1)
-    totals = _totals(data)
+    # What the modules add up to: loop bodies counted × their trip counts.
+    totals = _totals(data, "counted_totals" if data.get("counted_totals") else "totals")
     rows = []
     for node in nodes[:MAX_MODULE_ROWS]:
         name = node["name"] or "(no module: made outside any)"
