@@ -318,13 +318,19 @@ class CostByLine:
         return tuple(problems)
 
 
-def cost_by_line(compiled, *, parsed=None, frames: str = "user", focus=None) -> CostByLine:
+def cost_by_line(
+    compiled, *, parsed=None, frames: str = "user", focus=None, lowered=None
+) -> CostByLine:
     """Flops, transcendentals and bytes accessed of ``compiled`` (an Olympus or JAX
     ``Compiled``) by source line; see the module's docstring for how. ``frames``:
     ``"user"`` (each instruction on its innermost line of the user's own code) or
     ``"innermost"`` (on its innermost line, a library's or not); ``focus``: what is
     the user's code (:func:`olympus.provenance.focus.focus_of`; with ``parsed``,
-    the files' own flags are used).
+    the files' own flags are used). ``lowered``: the StableHLO stage of the same
+    model as ``parsed`` (its ops' locations in the same tables), where a
+    ``convolution`` or ``dot`` XLA made anew, without a location, finds the op it
+    came from (``notes`` say which were placed so; else it goes to the line it
+    feeds, as said there).
 
     >>> import jax.numpy as jnp, olympus
     >>> c = olympus.jit(jnp.tanh).trace(jnp.ones(32)).lower().compile()
@@ -354,7 +360,7 @@ def cost_by_line(compiled, *, parsed=None, frames: str = "user", focus=None) -> 
             "cannot analyse a module alone), scaled to the backend's totals"
         )
         result = cost_by_line_text(
-            text, analyse, totals=None, parsed=parsed, frames=frames, focus=focus
+            text, analyse, totals=None, parsed=parsed, frames=frames, focus=focus, lowered=lowered
         )
         return _scaled(result, totals, tuple(notes))
     if not totals:
@@ -367,6 +373,7 @@ def cost_by_line(compiled, *, parsed=None, frames: str = "user", focus=None) -> 
         parsed=parsed,
         frames=frames,
         focus=focus,
+        lowered=lowered,
     )
 
 
@@ -415,6 +422,7 @@ def cost_by_line_text(
     parsed=None,
     frames: str = "user",
     focus=None,
+    lowered=None,
 ) -> CostByLine:
     """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
     (HLO module text -> XLA cost analysis dict) costing each instruction;
@@ -423,11 +431,16 @@ def cost_by_line_text(
         raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
     if totals is None:
         totals = _totals(analyse(text))
-    return _Attribution(text, analyse, dict(totals), list(notes), parsed, frames, focus).run()
+    return _Attribution(
+        text, analyse, dict(totals), list(notes), parsed, frames, focus, lowered
+    ).run()
 
 
 class _Attribution:
-    def __init__(self, text, analyse, totals, notes, parsed=None, frames="user", focus=None):
+    def __init__(
+        self, text, analyse, totals, notes, parsed=None, frames="user", focus=None, lowered=None
+    ):
+        self.lowered = lowered
         self.text = text
         self.analyse = analyse
         self.totals = totals
@@ -466,6 +479,9 @@ class _Attribution:
         self.where: dict[int, tuple[str, int] | None] = {}
         self.users: dict[int, dict[str, list[int]]] = {}
         self.inherited: dict[str, tuple[str, int]] = {}
+        # Instructions XLA made anew, placed on their lowered op's line.
+        self.placed: dict[str, tuple[str, int] | None] = {}
+        self.origin_cache: dict[tuple, object] = {}
         # module path -> costs
         self.modules: dict[str, dict[str, float]] = {}
         # Loops: (file, line) or None -> how its instructions are counted; the
@@ -696,21 +712,58 @@ class _Attribution:
             if self._where(i) is not None:
                 return i
 
+    def _origin(self, i):
+        """The op of the lowered program that a ``convolution`` or ``dot`` XLA made
+        anew (no source location) comes from: the only one of the lowered program's
+        ops of that kind whose result has the same dimensions (in any order: XLA
+        changes layouts), or ops all charged to one line; ``None`` when there is no
+        lowered program or no single answer."""
+        if self.lowered is None:
+            return None
+        op = self.ops[i]
+        kind = _ORIGIN_KINDS.get(op.name)
+        if kind is None or not op.types:
+            return None
+        dims = _dims(op.types[0])
+        if dims is None:
+            return None
+        found = self.origin_cache.get((kind, dims))
+        if found is None:
+            candidates = [
+                c
+                for c in self.lowered.ops
+                if c.name == kind
+                and c.location is not None
+                and c.types
+                and _dims(c.types[0]) == dims
+            ]
+            places = {
+                (f.file, f.line)
+                for c in candidates
+                if (f := charged_frame(self.table, c.location, self.frames)) is not None
+            }
+            found = self.origin_cache[kind, dims] = candidates[0] if len(places) == 1 else False
+        return found or None
+
     def _add(
         self, i, amounts: Mapping[str, float], *, label: bool = True, loop: Iterations = _ONCE
     ):
-        source = i  # the instruction whose location it is charged by
+        source = self.ops[i]  # the op whose location it is charged by
         where = self._where(i)
         if (amounts.get("flops") or amounts.get("transcendentals")) and (
             where is None or self._loops_own(i)
         ):
-            fed = self._fed(i)
-            if fed is not None:
-                source, where = fed, self._where(fed)
+            origin = self._origin(i) if where is None else None
+            fed = self._fed(i) if origin is None else None
+            if origin is not None:
+                source = origin
+                frame = charged_frame(self.table, origin.location, self.frames)
+                where = None if frame is None else (self.table.files[frame.file], frame.line)
+                self.placed.setdefault(self.ops[i].label or "?", where)
+            elif fed is not None:
+                source, where = self.ops[fed], self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        module = self.modules.setdefault(
-            module_path(self.ops[source].name_stack), dict.fromkeys(KEYS, 0.0)
-        )
+        module = self.modules.setdefault(module_path(source.name_stack), dict.fromkeys(KEYS, 0.0))
         for k, v in amounts.items():
             module[k] += v
         row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
@@ -721,7 +774,7 @@ class _Attribution:
         if label and self.ops[i].label:
             row[1].append(self.ops[i].label)
         if self.frames == "user" and where is not None and any(amounts.values()):
-            inner = library_frames(self.table, self.ops[source].location)
+            inner = library_frames(self.table, source.location)
             if inner:
                 frame = inner[0]
                 key = (self.table.files[frame.file], frame.line, frame.function)
@@ -804,10 +857,26 @@ class _Attribution:
                 f"XLA's cost analysis failed on {len(labels)} instruction(s) alone "
                 f"({', '.join(labels[:5])}{'...' if len(labels) > 5 else ''}): {reason}"
             )
-        for label, (path, lineno) in self.inherited.items():
+        by_line: dict[tuple[str, int], list[str]] = {}
+        for label, fed_line in self.inherited.items():
+            by_line.setdefault(fed_line, []).append(label)
+        for (path, lineno), labels in by_line.items():
             self.notes.append(
-                f"{label} has no source location of its own but computes: "
-                f"counted on line {lineno} of {path}, which it feeds"
+                f"{_some(labels)} ha{'s' if len(labels) == 1 else 've'} no source location "
+                f"of {'its' if len(labels) == 1 else 'their'} own but compute"
+                f"{'s' if len(labels) == 1 else ''}: counted on line {lineno} of {path}, "
+                f"which {'it feeds' if len(labels) == 1 else 'they feed'}"
+            )
+        placed: dict[tuple[str, int] | None, list[str]] = {}
+        for label, origin_line in self.placed.items():
+            placed.setdefault(origin_line, []).append(label)
+        for origin_line, labels in placed.items():
+            spot = (
+                "no line" if origin_line is None else f"line {origin_line[1]} of {origin_line[0]}"
+            )
+            self.notes.append(
+                f"{_some(labels)}: made by XLA with no source location; counted on {spot}, "
+                "the line of the only op of the lowered program of the same kind and shape"
             )
         rows = []
         for where, (amounts, labels, inside) in self.rows.items():
@@ -860,6 +929,34 @@ class _Attribution:
 def _iterations(found: set[Iterations]) -> tuple[Iterations, ...]:
     """A row's :attr:`LineCost.iterations`: empty when all its instructions run once."""
     return () if found <= {_ONCE} else tuple(sorted(found))
+
+
+#: Instructions XLA may make anew without metadata, and the lowered op each comes from.
+_ORIGIN_KINDS = {"convolution": "stablehlo.convolution", "dot": "stablehlo.dot_general"}
+_DIMS = re.compile(r"\d+")
+
+
+def _dims(type_text: str) -> tuple[int, ...] | None:
+    """The dimensions of an array type, sorted (``f32[16,3,3,32]{3,2,1,0}`` and
+    ``tensor<3x3x16x32xf32>`` alike), or ``None`` for a tuple.
+
+    >>> _dims("f32[16,3,3,32]{3,2,1,0}") == _dims("tensor<3x3x16x32xf32>")
+    True
+    """
+    if type_text.startswith("("):
+        return None
+    if type_text.startswith("tensor<"):
+        body = type_text[len("tensor<") :].rstrip(">")
+        parts = body.split("x")[:-1]  # the last is the element type
+        return tuple(sorted(int(p) for p in parts if p.isdigit()))
+    shape = type_text.split("[", 1)[1].split("]", 1)[0] if "[" in type_text else ""
+    return tuple(sorted(int(d) for d in _DIMS.findall(shape)))
+
+
+def _some(labels: list[str]) -> str:
+    """Labels said briefly: the first five and how many more."""
+    more = f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+    return ", ".join(labels[:5]) + more
 
 
 def _strip_attrs(text: str) -> str:

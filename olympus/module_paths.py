@@ -10,6 +10,8 @@ figures up the tree so that every node holds its subtree's.
 
 >>> module_path("jit(step)/transpose(jvp(Model))/Block_0/Dense_0/dot_general")
 'Model/Block_0/Dense_0'
+>>> module_path("jit(step)/transpose(jvp(Decoder))/Decoder/block_0/up/dot_general")
+'Decoder/block_0/up'
 >>> module_path("jit(step)/jvp()/jit(relu)/max")
 ''
 >>> [(n.path, n.figures["flops"]) for n in module_tree({"A/B": {"flops": 2.0},
@@ -105,7 +107,13 @@ def module_path(name_stack: str, *, primitive: bool = True) -> str:
         parts = parts[:-1]
     if parts and _WRAPPED.match(parts[0]) and parts[0].startswith(("jit(", "pjit(")):
         parts = parts[1:]  # the staged function itself
-    return "/".join(s for p in parts for s in _scopes_of(p))
+    scopes: list[str] = []
+    for s in (s for p in parts for s in _scopes_of(p)):
+        # A transformation's scope names the module it wraps, whose own scope follows
+        # (``transpose(jvp(Decoder))/Decoder/...``): one module, named once.
+        if not scopes or scopes[-1] != s:
+            scopes.append(s)
+    return "/".join(scopes)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -119,7 +119,8 @@ function scopesOf(part: string): string[] {
  * HLO metadata's `op_name`), left out.
  */
 export function modulePath(nameStack: string, primitive = true): string {
-  let parts = splitScopes(nameStack);
+  // XLA joins the names of instructions it merged with ';': the first is taken.
+  let parts = splitScopes(nameStack.split(';')[0]);
   if (primitive && parts.length) {
     parts = parts.slice(0, -1);
   }
@@ -130,7 +131,15 @@ export function modulePath(nameStack: string, primitive = true): string {
   ) {
     parts = parts.slice(1); // the staged function itself
   }
-  return parts.flatMap(scopesOf).join('/');
+  // A transformation's scope names the module it wraps, whose own scope follows
+  // (`transpose(jvp(Decoder))/Decoder/...`): one module, named once.
+  const scopes: string[] = [];
+  for (const s of parts.flatMap(scopesOf)) {
+    if (!scopes.length || scopes[scopes.length - 1] !== s) {
+      scopes.push(s);
+    }
+  }
+  return scopes.join('/');
 }
 
 // -- the leaves and the tree --------------------------------------------------------

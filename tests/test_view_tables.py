@@ -212,6 +212,8 @@ NAME_STACKS = [
     "",
     "jit(f)/Módulo_0/Capa_0/mul",
     "jit(f)/unbalanced(a/b/c",
+    "jit(step)/transpose(jvp(Decoder))/Decoder/block_0/up/dot_general",
+    "jit(f)/M/Dense_0/mul;jit(f)/M/Dense_1/mul",
 ]
 #: Leaves of module trees: (path, own figures) pairs.
 MODULE_TREES = [

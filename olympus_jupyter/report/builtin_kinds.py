@@ -312,7 +312,11 @@ def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None =
     callers = {(model.files[f].path, line) for f, line in caller_lines(model)}
     return costs_view.costs_json(
         run.compiled,
-        cost_by_line(run.compiled, parsed=parsed),
+        cost_by_line(
+            run.compiled,
+            parsed=parsed,
+            lowered=model.stages.get("stablehlo") if parsed else None,
+        ),
         peak,
         found,
         _files(provenance),
