@@ -572,7 +572,9 @@ def hlo_text_cost_analyzer(client):
     """A function from an HLO module's text to XLA's cost analysis of it (a dict:
     ``flops``, ``transcendentals``, ``bytes accessed``...), as the backend of
     ``client`` counts; ``None`` where that backend cannot analyse a module itself
-    (a PJRT C API plugin).
+    (a PJRT C API plugin). A module must be whole: XLA's cost analysis crashes the
+    process on an asynchronous ``-done`` instruction without its ``-start`` (seen on
+    JAX 0.11.2 with an H200; :mod:`olympus.line_costs` never hands it one).
 
     Internal: ``hlo_module_from_text`` (``jaxlib._jax`` on 0.9, ``jaxlib._hlo`` from
     0.10) and ``hlo_module_cost_analysis``; public: ``Compiled.cost_analysis()``
@@ -580,6 +582,7 @@ def hlo_text_cost_analyzer(client):
     """
     if client is None or _xla_bridge.using_pjrt_c_api(client):
         return None
+
     try:
         from jax._src.lib import hlo as _hlo  # 0.10 and later
 

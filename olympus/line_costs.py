@@ -597,7 +597,10 @@ class _Attribution:
         found: dict[str, float] | None
         if i in self.own:
             return self.own[i]
-        if self.ops[i].name in _FREE:
+        if self.ops[i].name in _FREE or self.ops[i].name.endswith("-done"):
+            # The second half of an asynchronous pair (``fusion-done``, ``all-gather-done``)
+            # is no module alone (XLA crashes on one: seen on a GPU program's loop); its
+            # work is its ``-start``'s.
             self.own[i] = found = {k: 0.0 for k in KEYS}
             return found
         key = self._key(i)

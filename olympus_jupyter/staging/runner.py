@@ -477,5 +477,6 @@ def _compiled_platforms(compiled: Compiled) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for sharding in jax.tree_util.tree_leaves(compiled.input_shardings):
         for device in getattr(sharding, "device_set", ()):
-            found.setdefault(device.platform, None)
+            # Spelled as lowerings spell it ('gpu' is 'cuda' or 'rocm').
+            found.setdefault(_platforms.normalize_platforms(device.platform)[0], None)
     return tuple(found)
