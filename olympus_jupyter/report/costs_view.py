@@ -137,6 +137,23 @@ def _labels(labels: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(labels))[:MAX_LABELS]
 
 
+def _empty_row(what: str, file: int | None, path: str | None, line: int | None) -> dict:
+    """A row of ``costs['lines']`` that costs nothing yet."""
+    return {
+        "what": what,
+        "file": file,
+        "path": path,
+        "line": line,
+        "flops": 0.0,
+        "transcendentals": 0.0,
+        "bytes": 0.0,
+        "peak": 0,
+        "instructions": [],
+        "buffers": [],
+        "via": [],
+    }
+
+
 def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> list[dict]:
     rows: dict[tuple, dict] = {}
 
@@ -144,19 +161,7 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
         key = (what, path, line)
         if key not in rows:
             file, other = _where(files, path)
-            rows[key] = {
-                "what": what,
-                "file": file,
-                "path": other,
-                "line": line,
-                "flops": 0.0,
-                "transcendentals": 0.0,
-                "bytes": 0.0,
-                "peak": 0,
-                "instructions": [],
-                "buffers": [],
-                "via": [],
-            }
+            rows[key] = _empty_row(what, file, other, line)
         return rows[key]
 
     for c in cost.lines:
@@ -488,19 +493,7 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     def row(what, file, path, line) -> dict[str, Any]:
         key = (what, file, path, line)
         if key not in out:
-            out[key] = {
-                "what": what,
-                "file": file,
-                "path": path,
-                "line": line,
-                "flops": 0.0,
-                "transcendentals": 0.0,
-                "bytes": 0.0,
-                "peak": 0,
-                "instructions": [],
-                "buffers": [],
-                "via": [],
-            }
+            out[key] = _empty_row(what, file, path, line)
         return out[key]
 
     for r in rows:

@@ -129,8 +129,9 @@ def group_notes(notes: Sequence[str], limit: int, *, more: str = "") -> list[str
     return kept + [clip_message(tail)] if limit > 0 else []
 
 
-def clip_message(text: str, limit: int = MAX_MESSAGE) -> str:
-    """``text`` cut to at most ``limit`` characters, saying how many were cut.
+def clip_message(text: str, limit: int = MAX_MESSAGE, ellipsis: str = "…") -> str:
+    """``text`` cut to at most ``limit`` characters, saying how many were cut
+    (after ``ellipsis``: ``"..."`` where the text must stay ASCII).
 
     >>> clip_message("x" * 50, 30)
     'xxxxxxxx… (42 more characters)'
@@ -139,7 +140,7 @@ def clip_message(text: str, limit: int = MAX_MESSAGE) -> str:
         return text
     cut = len(text) - limit
     for _ in range(4):  # the count's own width changes what is cut: settle it
-        tail = f"… ({cut:,} more characters)"
+        tail = f"{ellipsis} ({cut:,} more characters)"
         head = max(limit - len(tail), 0)
         if len(text) - head == cut:
             break

@@ -26,6 +26,7 @@ from olympus import stage_registry
 from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
 from olympus_jupyter.report.costs_view import module_rows
+from olympus_jupyter.report.data_cap import clip_message
 from olympus_jupyter.report.passes_view import counts, line_summary
 
 
@@ -40,16 +41,7 @@ def fit_line(line: str, width: int = MAX_WIDTH) -> str:
     >>> fit_line("x" * 300, 40)
     'xxxxxxxxxxxxxxx... (285 more characters)'
     """
-    if len(line) <= width:
-        return line
-    cut = len(line) - width
-    for _ in range(4):  # the count's own width changes what is cut: settle it
-        tail = f"... ({cut:,} more characters)"
-        keep = max(width - len(tail), 0)
-        if len(line) - keep == cut:
-            break
-        cut = len(line) - keep
-    return (line[:keep] + tail)[:width]
+    return clip_message(line, width, "...")
 
 
 def _note_lines(note: str, width: int = MAX_WIDTH) -> list[str]:
