@@ -478,5 +478,6 @@ def _compiled_platforms(compiled: Compiled) -> tuple[str, ...]:
     for sharding in jax.tree_util.tree_leaves(compiled.input_shardings):
         for device in getattr(sharding, "device_set", ()):
             # Spelled as lowerings spell it ('gpu' is 'cuda' or 'rocm').
-            found.setdefault(_platforms.normalize_platforms(device.platform)[0], None)
+            spelled = _platforms.normalize_platforms(device.platform) or (device.platform,)
+            found.setdefault(spelled[0], None)
     return tuple(found)
