@@ -60,7 +60,6 @@ __all__ = [
     "PeakDump",
     "peak_memory",
     "read_peak_memory",
-    "compile_with_peak",
     "lines_by_label",
     "memory_analysis_peak",
     "KINDS",
@@ -517,25 +516,3 @@ def peak_memory(
         )
     with dumped_compile(lowered, compiler_options=options) as (folder, compiled):
         return read_peak_memory(folder, memory_analysis_peak(compiled))
-
-
-def compile_with_peak(lowered, compiler_options: Mapping[str, Any] | None = None):
-    """``lowered.compile(compiler_options)``, and what XLA dumped of that very
-    compile to read its peak from (into a private folder removed afterwards): no
-    second compile, as :func:`peak_memory` needs for a program compiled already.
-
-    Returns ``(compiled, dump, reason)``: ``dump`` is the :class:`PeakDump`
-    (``dump.read()`` gives the :class:`PeakMemory`), or ``None`` with ``reason``
-    saying why the dump could not be read. The compiled program keeps
-    ``compiler_options`` as given (the dump options were for this compile only).
-    A compile that fails raises as ``compile()`` does.
-
-    >>> lowered = olympus.jit(lambda x: x * 2.0).trace(np.ones(4, np.float32)).lower()
-    >>> compiled, dump, reason = compile_with_peak(lowered)
-    >>> compiled.compiler_options, dump.read().peak_bytes > 0, reason
-    ({}, True, None)
-    """
-    from olympus.dumps import DumpNeeds, compile_dumped  # (it reads this module)
-
-    compiled, dump = compile_dumped(lowered, DumpNeeds(peak=True), compiler_options)
-    return compiled, dump.peak, dump.peak_unread

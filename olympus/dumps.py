@@ -29,7 +29,7 @@ from typing import Any
 from olympus.buffers import PeakDump, memory_analysis_peak
 from olympus.passes import NO_PASS, PassPipeline, dumped_compile, read_dump
 
-__all__ = ["DumpNeeds", "DumpedCompile", "compile_dumped", "merge_needs"]
+__all__ = ["DumpNeeds", "DumpedCompile", "compile_dumped", "compile_with_peak", "merge_needs"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,3 +153,25 @@ def compile_dumped(
     if hasattr(compiled, "compiler_options"):
         compiled.compiler_options = dict(compiler_options or {})
     return compiled, dump
+
+
+def compile_with_peak(lowered, compiler_options: Mapping[str, Any] | None = None):
+    """``lowered.compile(compiler_options)``, and what XLA dumped of that very
+    compile to read its peak from (into a private folder removed afterwards): no
+    second compile, as :func:`olympus.buffers.peak_memory` needs for a program
+    compiled already.
+
+    Returns ``(compiled, dump, reason)``: ``dump`` is the
+    :class:`~olympus.buffers.PeakDump` (``dump.read()`` gives the
+    :class:`~olympus.buffers.PeakMemory`), or ``None`` with ``reason``
+    saying why the dump could not be read. The compiled program keeps
+    ``compiler_options`` as given (the dump options were for this compile only).
+    A compile that fails raises as ``compile()`` does.
+
+    >>> lowered = olympus.jit(lambda x: x * 2.0).trace(np.ones(4, np.float32)).lower()
+    >>> compiled, dump, reason = compile_with_peak(lowered)
+    >>> compiled.compiler_options, dump.read().peak_bytes > 0, reason
+    ({}, True, None)
+    """
+    compiled, dump = compile_dumped(lowered, DumpNeeds(peak=True), compiler_options)
+    return compiled, dump.peak, dump.peak_unread
