@@ -482,6 +482,10 @@ class _Attribution:
         # Instructions XLA made anew, placed on their lowered op's line.
         self.placed: dict[str, tuple[str, int] | None] = {}
         self.origin_cache: dict[tuple, object] = {}
+        # Read once each: a name stack's module path, a location's library frames.
+        self.module_of: dict[str, str] = {}
+        self.inner_of: dict[int | None, tuple] = {}
+        self.at_location: dict[int | None, tuple[str, int] | None] = {}
         # module path -> costs
         self.modules: dict[str, dict[str, float]] = {}
         # Loops: (file, line) or None -> how its instructions are counted; the
@@ -657,8 +661,13 @@ class _Attribution:
     def _where(self, i):
         if i in self.where:
             return self.where[i]
-        frame = charged_frame(self.table, self.ops[i].location, self.frames)
-        found = None if frame is None else (self.table.files[frame.file], frame.line)
+        location = self.ops[i].location
+        if location in self.at_location:
+            found = self.at_location[location]
+        else:
+            frame = charged_frame(self.table, location, self.frames)
+            found = None if frame is None else (self.table.files[frame.file], frame.line)
+            self.at_location[location] = found
         self.where[i] = found
         return found
 
@@ -766,7 +775,10 @@ class _Attribution:
             elif fed is not None:
                 source, where = self.ops[fed], self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        module = self.modules.setdefault(module_path(source.name_stack), dict.fromkeys(KEYS, 0.0))
+        path = self.module_of.get(source.name_stack)
+        if path is None:
+            path = self.module_of[source.name_stack] = module_path(source.name_stack)
+        module = self.modules.setdefault(path, dict.fromkeys(KEYS, 0.0))
         for k, v in amounts.items():
             module[k] += v
         row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
@@ -777,7 +789,9 @@ class _Attribution:
         if label and self.ops[i].label:
             row[1].append(self.ops[i].label)
         if self.frames == "user" and where is not None and any(amounts.values()):
-            inner = library_frames(self.table, source.location)
+            inner = self.inner_of.get(source.location)
+            if inner is None:
+                inner = self.inner_of[source.location] = library_frames(self.table, source.location)
             if inner:
                 frame = inner[0]
                 key = (self.table.files[frame.file], frame.line, frame.function)
