@@ -137,6 +137,23 @@ def _labels(labels: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(labels))[:MAX_LABELS]
 
 
+_WHAT_ORDER = {"line": 0, "compiler-made": 1, "arguments": 2}
+
+
+def _row_order(r: Mapping[str, Any]) -> tuple:
+    """The order of the rows: source lines, the compiler-made row, the arguments';
+    each kind by flops, then bytes, then peak (biggest first), then place."""
+    return (
+        _WHAT_ORDER[r["what"]],
+        -r["flops"],
+        -r["bytes"],
+        -r["peak"],
+        r["file"] if r["file"] is not None else math.inf,
+        r["path"] or "",
+        r["line"] or 0,
+    )
+
+
 def _empty_row(what: str, file: int | None, path: str | None, line: int | None) -> dict:
     """A row of ``costs['lines']`` that costs nothing yet."""
     return {
@@ -189,19 +206,7 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
         r = row(b.what, b.file, b.line)
         r["peak"] += b.bytes
         r["buffers"] = _labels(r["buffers"] + list(b.labels))
-    order = {"line": 0, "compiler-made": 1, "arguments": 2}
-    return sorted(
-        rows.values(),
-        key=lambda r: (
-            order[r["what"]],
-            -r["flops"],
-            -r["bytes"],
-            -r["peak"],
-            r["file"] if r["file"] is not None else math.inf,
-            r["path"] or "",
-            r["line"] or 0,
-        ),
-    )
+    return sorted(rows.values(), key=_row_order)
 
 
 def _buffers(peak: PeakMemory, files: Sequence[str], full: bool) -> list[dict]:
@@ -510,20 +515,8 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             lib = row("line", v["file"], v["path"], v["line"])
             for k in _MOVED:
                 lib[k] += v[k]
-    order = {"line": 0, "compiler-made": 1, "arguments": 2}
     kept = [r for r in out.values() if any(r[k] for k in (*_MOVED, "peak"))]
-    return sorted(
-        kept,
-        key=lambda r: (
-            order[r["what"]],
-            -r["flops"],
-            -r["bytes"],
-            -r["peak"],
-            r["file"] if r["file"] is not None else math.inf,
-            r["path"] or "",
-            r["line"] or 0,
-        ),
-    )
+    return sorted(kept, key=_row_order)
 
 
 _MOVED = ("flops", "transcendentals", "bytes")
