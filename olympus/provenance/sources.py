@@ -176,10 +176,16 @@ class SourceTable:
     def library(self) -> tuple[bool, ...]:
         """For each file of the table, whether it is a library's (not the user's own
         code) under the table's focus."""
+        if self.files:
+            self.library_of(len(self.files) - 1)
+        return tuple(self._library)
+
+    def library_of(self, file: int) -> bool:
+        """Whether file ``file`` of the table is a library's (each file judged once)."""
         known = self._library
-        for path in self.files[len(known) :]:
-            known.append(not self.focus.owns(path))
-        return tuple(known)
+        while len(known) <= file:
+            known.append(not self.focus.owns(self.files[len(known)]))
+        return known[file]
 
     def charged(self, location: int | None, frames: str = "user") -> Frame | None:
         """The frame an op at ``location`` is charged to (:func:`charged_frame`)."""
@@ -234,6 +240,10 @@ class SourceTables:
     #: For each file, whether it is a library's rather than the user's own code.
     library: tuple[bool, ...] = ()
 
+    def library_of(self, file: int) -> bool:
+        """Whether file ``file`` is a library's (``False`` past the flags given)."""
+        return self.library[file] if file < len(self.library) else False
+
     def charged(self, location: int | None, frames: str = "user") -> Frame | None:
         """The frame an op at ``location`` is charged to (:func:`charged_frame`)."""
         return charged_frame(self, location, frames)
@@ -261,11 +271,7 @@ def charged_frame(tables, location: int | None, frames: str = "user") -> Frame |
         return tables.frames[stack[0]]
     if frames != "user":
         raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
-    library = tables.library
-    k = anchor_position(
-        [tables.frames[i].file for i in stack],
-        lambda f: not (library[f] if f < len(library) else False),
-    )
+    k = anchor_position([tables.frames[i].file for i in stack], lambda f: not tables.library_of(f))
     return tables.frames[stack[k]]
 
 
