@@ -79,6 +79,7 @@ from olympus.argument_names import fallback_names, keypath_name
 from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
+from olympus.module_paths import module_path, module_tree
 
 from olympus_jupyter.report.data_cap import (
     MAX_MESSAGE,
@@ -532,8 +533,6 @@ def module_rows(
     the instructions, ``peak`` (bytes live at the peak its instructions made) and
     ``collectives`` (how many). The top level adds up to the totals. ``depth``:
     the nodes down to that depth only (0: the top level)."""
-    from olympus.module_paths import module_path, module_tree
-
     leaves: dict[str, dict[str, float]] = {}
     for m in data.get("modules", ()):
         leaf = leaves.setdefault(
