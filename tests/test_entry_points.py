@@ -144,6 +144,25 @@ def test_an_nnx_jit_train_step_shows_every_stage_and_leaves_the_model_alone():
 
 
 @needs_libraries
+@pytest.mark.parametrize("wrapped", [False, True], ids=["plain nnx step", "nnx.jit step"])
+def test_olympus_jit_over_an_nnx_step_does_what_jax_jit_does(wrapped):
+    """The core's own ``olympus.jit`` takes an nnx train step (its body or its
+    ``nnx.jit`` wrapper) through every stage, and the compiled step gives JAX's answer
+    and leaves the model as ``jax.jit``'s does."""
+
+    def run(jit):
+        train_step, args = nnx_parts()
+        fun = train_step if wrapped else train_step.__wrapped__
+        compiled = jit(fun).trace(*args).lower().compile()
+        loss = compiled(*args)
+        return float(loss), np.asarray(args[0].hidden.kernel[...])
+
+    ours, theirs = run(olympus.jit), run(jax.jit)
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-6)
+    np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+@needs_libraries
 def test_an_nnx_jit_method_bound_to_its_module():
     class Scaler(nnx.Module):
         def __init__(self):
