@@ -1,8 +1,6 @@
 """Per-line cost: the compiled program's flops, transcendentals and bytes accessed by
 source line, adding up to XLA's module totals (real compiles)."""
 
-import time
-
 import jax
 import numpy as np
 import pytest
@@ -221,15 +219,3 @@ def test_check_says_what_does_not_add_up():
 def test_a_jax_compiled_works_too():
     c = jax.jit(matmul).trace(f32(4, 8), f32(8, 2)).lower().compile()
     assert cost_by_line(c).lines[0].flops == 2 * 4 * 8 * 2
-
-
-def test_costing_is_fast_next_to_compiling():
-    params, x = mlp_params()
-    start = time.perf_counter()
-    c = compiled(mlp, params, x)
-    compile_s = time.perf_counter() - start
-    start = time.perf_counter()
-    cost_by_line(c)
-    cost_s = time.perf_counter() - start
-    # The budget is 0.3x; a loaded test machine gets some slack on a ~0.1 s compile.
-    assert cost_s < max(0.3 * compile_s, 0.05)
