@@ -55,7 +55,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from olympus import jax_compat
-from olympus.module_paths import module_path
+from olympus.module_paths import op_module_path
 from olympus.provenance.focus import FRAMES
 from olympus.provenance.hlo import closing_bracket, hlo_stage
 from olympus.provenance.sources import SourceTable, charged_frame, library_frames
@@ -234,8 +234,9 @@ class CostByLine:
     ``notes``: what could not be done exactly. ``loops``: the program's ``while``
     loops; ``loop_extra``: what counting their bodies × their trip counts adds to
     XLA's totals (the rows add up to :attr:`counted_totals`).
-    ``modules``: the same cost by module path (:func:`olympus.module_paths.module_path`
-    of the instructions' name stacks; ``""`` for what no module made), each path's
+    ``modules``: the same cost by module path (:func:`olympus.module_paths.op_module_path`:
+    the instructions' name stacks, or for flax ``nnx``, which pushes no scopes, the
+    attributes their call stacks call; ``""`` for what no module made), each path's
     own figures under XLA's names: :func:`olympus.module_paths.module_tree` adds
     them up the tree.
 
@@ -483,7 +484,7 @@ class _Attribution:
         self.placed: dict[str, tuple[str, int] | None] = {}
         self.origin_cache: dict[tuple, object] = {}
         # Read once each: a name stack's module path, a location's library frames.
-        self.module_of: dict[str, str] = {}
+        self.module_of: dict = {}  # op_module_path's memo
         self.inner_of: dict[int | None, tuple] = {}
         self.at_location: dict[int | None, tuple[str, int] | None] = {}
         # module path -> costs
@@ -775,9 +776,7 @@ class _Attribution:
             elif fed is not None:
                 source, where = self.ops[fed], self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        path = self.module_of.get(source.name_stack)
-        if path is None:
-            path = self.module_of[source.name_stack] = module_path(source.name_stack)
+        path = op_module_path(source.name_stack, source.location, self.table, memo=self.module_of)
         module = self.modules.setdefault(path, dict.fromkeys(KEYS, 0.0))
         for k, v in amounts.items():
             module[k] += v

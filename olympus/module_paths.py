@@ -8,6 +8,12 @@ wrapped in the transformations applied on the way (``jvp(M)``, ``transpose(...)`
 drops the transformations and the primitive's own name; :func:`module_tree` adds
 figures up the tree so that every node holds its subtree's.
 
+flax ``nnx`` pushes no scopes: its modules are attributes called as
+``self.conv1(x)``. :func:`call_path` reads the path from the op's call stack
+instead, each frame's call expression (Python keeps its columns) naming the
+attribute that holds the module called (``CNN/conv1``); :func:`op_module_path`
+takes the name stack's path where there is one and the call stack's where not.
+
 >>> module_path("jit(step)/transpose(jvp(Model))/Block_0/Dense_0/dot_general")
 'Model/Block_0/Dense_0'
 >>> module_path("jit(step)/transpose(jvp(Decoder))/Decoder/block_0/up/dot_general")
@@ -21,11 +27,21 @@ figures up the tree so that every node holds its subtree's.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import linecache
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["module_path", "module_tree", "ModuleNode", "split_scopes"]
+__all__ = [
+    "module_path",
+    "module_tree",
+    "ModuleNode",
+    "split_scopes",
+    "call_path",
+    "op_module_path",
+    "call_expression",
+]
 
 # Scopes JAX's transformations and control flow push: not modules.
 _TRANSFORMS = frozenset(
@@ -114,6 +130,144 @@ def module_path(name_stack: str, *, primitive: bool = True) -> str:
         if not scopes or scopes[-1] != s:
             scopes.append(s)
     return "/".join(scopes)
+
+
+def _self_attributes(expression: str | None) -> list[str] | None:
+    """The attribute path a call expression calls on ``self`` (``self.blocks[0].mlp(x)``:
+    ``['blocks', '0', 'mlp']``); ``None`` for any other call or none."""
+    if not expression or "self" not in expression:
+        return None
+    try:
+        node = ast.parse(expression.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    parts: list[str] = []
+    func = node.func
+    while True:
+        if isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        elif isinstance(func, ast.Subscript):
+            index = func.slice
+            if isinstance(index, ast.Constant) and isinstance(index.value, (int, str)):
+                parts.append(str(index.value))
+            func = func.value
+        elif isinstance(func, ast.Name) and func.id == "self" and parts:
+            return parts[::-1]
+        else:
+            return None
+
+
+def _method(function: str) -> tuple[str, str] | None:
+    """``(class, method)`` of a qualified function name (``CNN.__call__``), ``None``
+    for a plain function or a nested one."""
+    if "<" in function or "." not in function:
+        return None
+    owner, method = function.rsplit(".", 1)
+    return owner.rsplit(".", 1)[-1], method
+
+
+def call_path(stack: Sequence[tuple[str, str | None]]) -> str:
+    """The module path a call stack names through its calls of modules held in
+    attributes, as flax ``nnx`` models call them. ``stack``: innermost first, each
+    frame's qualified function name and its call expression (the source the frame's
+    columns span; ``None`` where unknown). A frame calling ``self.a.b(...)`` into a
+    method of another object (``Linear.__call__``, or ``b`` itself for
+    ``self.enc.encode(...)``) adds ``a/b`` (or ``enc``); the path starts with the
+    class whose method made the first such call. ``""`` where there is none.
+
+    >>> call_path([("Linear.__call__", "self.dot_general(x, k)"),
+    ...            ("Block.__call__", "self.mlp[0](x)"),
+    ...            ("Model.__call__", "self.blocks[1](x)"),
+    ...            ("loss_fn", "model(x)")])
+    'Model/blocks/1/mlp/0'
+    """
+    path: list[str] = []
+    for k in range(len(stack) - 1, 0, -1):  # outermost caller first
+        function, expression = stack[k]
+        callee = _method(stack[k - 1][0])
+        caller = _method(function)
+        if callee is None or caller is None:
+            continue
+        parts = _self_attributes(expression)
+        if parts is None:
+            continue
+        if callee[1] != "__call__":
+            if len(parts) < 2 or parts[-1] != callee[1]:
+                continue  # self.helper(...): the same object's method, not a module
+            parts = parts[:-1]
+        if not path:
+            path.append(caller[0])
+        path.extend(parts)
+    return "/".join(path)
+
+
+def call_expression(
+    path: str,
+    span: tuple[int, int, int, int],
+    read: Callable[[str, int], str | None] | None = None,
+) -> str | None:
+    """The source text a frame's columns span (``span``: line, column, end line, end
+    column, as Python reports them: columns in UTF-8 bytes), read by ``read(path,
+    line)`` (default: :mod:`linecache`); ``None`` where a line cannot be read.
+
+    >>> call_expression("m.py", (1, 4, 1, 9), lambda p, n: "y = f(x) + 1")
+    'f(x) '
+    """
+    line, column, end_line, end_column = span
+    if line <= 0 or end_line < line or end_line - line > 20:
+        return None
+    read = read or (lambda p, n: linecache.getline(p, n) or None)
+    texts = [read(path, n) for n in range(line, end_line + 1)]
+    if any(t is None for t in texts):
+        return None
+    raw = [t.rstrip("\n").encode("utf-8") for t in texts if t is not None]
+    raw[-1] = raw[-1][:end_column]
+    raw[0] = raw[0][column:]
+    return b"\n".join(raw).decode("utf-8", "replace")
+
+
+def op_module_path(
+    name_stack: str,
+    location: int | None,
+    tables,
+    read: Callable[[str, int], str | None] | None = None,
+    memo: dict | None = None,
+) -> str:
+    """The module path of an op: its name stack's (:func:`module_path`), or where
+    that names none, its call stack's (:func:`call_path`; ``location`` indexes
+    ``tables.locations``, a :class:`~olympus.provenance.sources.SourceTables`).
+    ``memo``: a dict kept across the ops of one program (paths by name stack and
+    location, expressions by frame).
+
+    >>> from olympus.provenance.sources import SourceTable
+    >>> table = SourceTable()
+    >>> at = table.location([("m.py", 2, 0, 2, 10, "Linear.__call__"),
+    ...                      ("m.py", 5, 8, 5, 21, "Net.__call__")])
+    >>> source = {2: "jnp.dot(x)", 5: "    y = self.dense(x)"}
+    >>> op_module_path("jit(f)/dot_general", at, table.tables(), lambda p, n: source[n])
+    'Net/dense'
+    """
+    memo = {} if memo is None else memo
+    key = (name_stack, location)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    path = module_path(name_stack)
+    if not path and location is not None and tables is not None:
+        stack = []
+        for i in tables.locations[location].frames:
+            expression = memo.get(("frame", i), False)
+            if expression is False:
+                f = tables.frames[i]
+                span = (f.line, f.column, f.end_line, f.end_column)
+                expression = memo[("frame", i)] = call_expression(tables.files[f.file], span, read)
+            stack.append((tables.frames[i].function, expression))
+        path = call_path(stack)
+    memo[key] = path
+    return path
 
 
 @dataclasses.dataclass(frozen=True)

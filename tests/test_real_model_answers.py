@@ -77,6 +77,27 @@ def test_the_cnn_weight_gradient_is_not_charged_to_the_optimizer():
     assert on_convs > 100 * params, (on_convs, params)
 
 
+def test_each_nnx_layer_has_its_row_by_module():
+    """nnx pushes no name scopes: the module tree reads the attributes the model's
+    lines call (``self.conv1(x)``), so each layer of the CNN has its own row, the
+    weight gradients' convolutions included, and the scan's block its own."""
+    _, report = report_of("cnn_nnx")
+    rows = {r["path"]: r for r in report.cost_by_module()}
+    layers = ["conv1", "bn1", "conv2", "bn2", "linear1", "linear2"]
+    for layer in layers:
+        assert rows[f"CNN/{layer}"]["flops"] > 0, sorted(rows)
+    assert sum(rows[f"CNN/{k}"]["flops"] for k in layers) <= rows["CNN"]["flops"] * (1 + 1e-9)
+    # The convolutions' forward and both backward passes: most of the step.
+    assert rows["CNN/conv1"]["flops_share"] + rows["CNN/conv2"]["flops_share"] > 0.5
+    top = [r for r in report.cost_by_module(depth=0)]
+    total = report.costs.get("counted_totals", report.costs["totals"])["flops"]
+    assert sum(r["flops"] for r in top) == pytest.approx(total, rel=1e-6)
+
+    _, scanned = report_of("scan_nnx")
+    paths = {r["path"] for r in scanned.cost_by_module()}
+    assert {"Block/linear", "Block/norm"} <= paths, sorted(paths)
+
+
 SHARDED = r"""
 import json, sys
 sys.path.insert(0, {tests!r})

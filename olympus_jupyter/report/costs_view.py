@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import linecache
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -79,7 +80,7 @@ from olympus.argument_names import fallback_names, keypath_name
 from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
-from olympus.module_paths import module_path, module_tree
+from olympus.module_paths import module_path, module_tree, op_module_path
 
 from olympus_jupyter.report.data_cap import (
     MAX_MESSAGE,
@@ -546,7 +547,19 @@ def module_rows(
         else None
     )
     if stage is not None:
-        paths = {op.label: module_path(op.name_stack) for op in stage.ops if op.label}
+        tables = provenance.source_tables()
+        held = {f.path: f for f in provenance.files}
+
+        def read(path: str, line: int) -> str | None:  # the text the report holds first
+            text = held[path].line(line) if path in held else None
+            return text if text is not None else (linecache.getline(path, line) or None)
+
+        memo: dict = {}
+        paths = {
+            op.label: op_module_path(op.name_stack, op.location, tables, read, memo)
+            for op in stage.ops
+            if op.label
+        }
         for b in data.get("buffers", ()):
             if b.get("kind") == "temporary" or b.get("kind") == "output":
                 path = paths.get(b["label"])
