@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from olympus.provenance.hlo import hlo_stage
+from olympus.provenance.hlo import hlo_instructions
 from olympus.provenance.sources import SourceTable
 
 __all__ = [
@@ -271,32 +271,30 @@ class Journey:
         return self.carriers[-1] if self.carriers else self.start
 
 
-_FUSION_KIND = re.compile(r"kind=(k\w+)")
-
-
-def _read_carriers(text: str, table) -> dict[tuple[str, int], tuple[Carrier, ...]]:
+def _read_carriers(
+    text: str, table, memo: dict | None = None
+) -> dict[tuple[str, int], tuple[Carrier, ...]]:
     """Every instruction of ``text`` with a user line, by the line it is charged to
     (its innermost frame of the user's own code): one read of the module for all
-    its lines."""
-    stage = hlo_stage(text, table, name="pass")
-    lines = text.split("\n")
-    kinds: dict[int, str | None] = {}
+    its lines. ``memo``: kept across the dumps of one compile
+    (:func:`~olympus.provenance.hlo.hlo_instructions`'s, and the line each
+    location is charged to)."""
+    memo = {} if memo is None else memo
+    charged = memo.setdefault("charged", {})
+    instructions = hlo_instructions(text, table, memo)
     out: dict[tuple[str, int], list[Carrier]] = {}
-    for op in stage.ops:
-        if op.location is None or op.name == "parameter":
+    for ins in instructions:
+        if ins.location is None or ins.name == "parameter":
             continue
-        frame = table.charged(op.location)
+        key = charged.get(ins.location)
+        if key is None:
+            frame = table.charged(ins.location)
+            key = charged[ins.location] = (table.files[frame.file], frame.line)
         fusion = kind = None
-        if op.fusion is not None:
-            holder = stage.ops[op.fusion]
-            fusion = holder.label
-            if op.fusion not in kinds:
-                m = _FUSION_KIND.search(lines[holder.lines[0] - 1]) if holder.lines else None
-                kinds[op.fusion] = m.group(1) if m else None
-            kind = kinds[op.fusion]
-        out.setdefault((table.files[frame.file], frame.line), []).append(
-            Carrier(op.label or "", op.name, fusion, kind)
-        )
+        if ins.fusion is not None:
+            holder = instructions[ins.fusion]
+            fusion, kind = holder.label, holder.fusion_kind
+        out.setdefault(key, []).append(Carrier(ins.label, ins.name, fusion, kind))
     return {key: tuple(value) for key, value in out.items()}
 
 
@@ -371,13 +369,14 @@ def journeys(
     An instruction belongs to the line it is charged to: its innermost of the
     user's own code (``focus``: :func:`olympus.provenance.focus.focus_of`)."""
     table = SourceTable(focus=focus)
-    start = _read_carriers(pipeline.before, table)
+    memo: dict = {}
+    start = _read_carriers(pipeline.before, table, memo)
     read: dict[str, dict] = {pipeline.before: start}
     snapshots = []
     for step in pipeline.steps:
         found = read.get(step.text)
         if found is None:
-            found = read[step.text] = _read_carriers(step.text, table)
+            found = read[step.text] = _read_carriers(step.text, table, memo)
         snapshots.append(found)
     # The pass each step's change is put down to: with a filter, the module before a
     # kept pass shows what the passes the filter left out did since the last dump.

@@ -38,7 +38,7 @@ import re
 from olympus.provenance.parts import Computation, Op, Stage
 from olympus.provenance.sources import SourceTable
 
-__all__ = ["hlo_stage", "COLLECTIVE_OPCODES"]
+__all__ = ["hlo_stage", "hlo_instructions", "Instruction", "COLLECTIVE_OPCODES"]
 
 _BASE_COLLECTIVES = (
     "all-reduce",
@@ -274,6 +274,103 @@ def hlo_stage(text: str, table: SourceTable, *, name: str = "hlo") -> Stage:
         result_shardings=result_shardings,
         collectives=collectives,
     )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Instruction:
+    """One instruction of a module as :func:`hlo_instructions` reads it: less than a
+    stage's :class:`Op`, for reading many dumps of one module quickly. ``fusion``:
+    the index of the ``fusion`` instruction that holds it (``None`` outside one);
+    ``fusion_kind``: a fusion instruction's own kind (``kLoop``...)."""
+
+    label: str
+    name: str  # the opcode
+    location: int | None
+    computation: int
+    fusion: int | None = None
+    fusion_kind: str | None = None
+
+
+_FUSION_KIND = re.compile(r"kind=(k\w+)")
+
+
+def _tables_end(lines: list[str]) -> int:
+    """The index of the first computation's header (where :func:`_read_tables` stops)."""
+    for i, line in enumerate(lines):
+        if line.endswith("{") and not line.startswith(("HloModule", " ")):
+            return i
+    return max(len(lines) - 1, 0)
+
+
+def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) -> list[Instruction]:
+    """The instructions of an HLO module's text with their opcode, location and
+    fusion, in text order: what reading the modules XLA dumps after each pass needs.
+    ``memo``, a dict kept across the dumps of one compile, holds each instruction
+    line read (most lines are the same from one pass to the next) and the source
+    tables, so that a dump costs what changed in it.
+
+    >>> text = '''HloModule m
+    ... ENTRY %main (x: f32[2]) -> f32[2] {
+    ...   %x = f32[2]{0} parameter(0)
+    ...   ROOT %n = f32[2]{0} negate(%x)
+    ... }'''
+    >>> [(i.label, i.name) for i in hlo_instructions(text, SourceTable())]
+    [('x', 'parameter'), ('n', 'negate')]
+    """
+    memo = {} if memo is None else memo
+    lines = text.split("\n")
+    start = _tables_end(lines)
+    head = "\n".join(lines[:start])
+    known = memo.get(head)
+    if known is None:
+        known = memo[head] = (_Frames(_read_tables(lines[: start + 1])[0], table), {})
+    frames: _Frames = known[0]
+    read: dict[str, tuple] = known[1]
+    module = _Module()
+    comps = module.computations
+    out: list[Instruction] = []
+    current = None
+    for lineno in range(start + 1, len(lines) + 1):
+        line = lines[lineno - 1]
+        if not line:
+            continue
+        if line[0] != " ":
+            if line[0] == "}":
+                current = None
+            elif line.endswith("{"):
+                m = _COMPUTATION.match(line)
+                if m:
+                    current = len(comps)
+                    module.computation_index[m.group(2)] = current
+                    comps.append(_Computation(m.group(2), lineno, lineno, bool(m.group(1))))
+            continue
+        if current is None:
+            continue
+        parsed = read.get(line)
+        if parsed is None:
+            m = _INSTR.match(line)
+            if not m:
+                read[line] = parsed = ()
+            else:
+                op, calls = _read_instruction(line, m, "", 0, lineno, current, frames)
+                kind = None
+                if op.name == "fusion":
+                    found = _FUSION_KIND.search(line)
+                    kind = found.group(1) if found else None
+                read[line] = parsed = (op.label or "", op.name, op.location, calls, kind)
+        if not parsed:
+            continue
+        label, name, location, calls, kind = parsed
+        if calls:
+            module.calls[len(out)] = calls
+        out.append(Instruction(label, name, location, current, None, kind))
+    module.ops = out  # type: ignore[assignment]  # what _callers and _fusions read
+    caller, via_fusion = _callers(module)
+    fusion = _fusions(module, caller, via_fusion)
+    return [
+        i if fusion[i.computation] is None else dataclasses.replace(i, fusion=fusion[i.computation])
+        for i in out
+    ]
 
 
 def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _Module:
