@@ -276,7 +276,7 @@ def hlo_stage(text: str, table: SourceTable, *, name: str = "hlo") -> Stage:
     )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class Instruction:
     """One instruction of a module as :func:`hlo_instructions` reads it: less than a
     stage's :class:`Op`, for reading many dumps of one module quickly. ``fusion``:
@@ -367,10 +367,9 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
     module.ops = out  # type: ignore[assignment]  # what _callers and _fusions read
     caller, via_fusion = _callers(module)
     fusion = _fusions(module, caller, via_fusion)
-    return [
-        i if fusion[i.computation] is None else dataclasses.replace(i, fusion=fusion[i.computation])
-        for i in out
-    ]
+    for i in out:
+        i.fusion = fusion[i.computation]
+    return out
 
 
 def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _Module:
