@@ -244,8 +244,10 @@ def test_the_fsdp_decoder_accumulates_and_donates_on_8_devices():
 @pytest.mark.xfail(
     strict=True,
     reason="the decoder's rows add up to 69 flops (1.6e-6) over cost_analysis(): "
-    "costed alone, its combined gradient all-reduce counts 1 flop and its fusions 68 "
-    "more than XLA's analysis of the whole module (found with this program; open)",
+    "costed alone (olympus/line_costs.py), each fusion reading optax.MultiSteps' "
+    "mini-step counter (its select between accumulating and applying; 68 flops in "
+    "all) and the combined gradient all-reduce count 1 flop more than in XLA's "
+    "analysis of the whole module (found with this program; open)",
 )
 def test_the_fsdp_decoders_rows_add_up_to_cost_analysis_within_1e_6():
     out = decoder_run()
