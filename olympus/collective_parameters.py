@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 _RESULT_INFO = re.compile(r'(?:jax|olympus)\.result_info\s*=\s*"((?:[^"\\]|\\.)*)"')
-_INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%([^\s=]+) = (.*)$")
+_INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?([^\s=]+) = (.*)$")
 _LABEL = re.compile(r"%([\w.\-]+)")
 _INDEX = re.compile(r"\bindex=(\d+)")
 
@@ -164,9 +164,11 @@ def outputs_reached(lines: Sequence[str], outputs: int) -> dict[str, Reach]:
     instructions = _parse(lines)
     if not instructions:
         return {}
-    root = instructions[-1] if instructions[-1][5] else next(i for i in instructions if i[5])
-    if (root[1] == "tuple" and len(root[3]) != outputs) or (
-        root[1] != "tuple" and (outputs != 1 or root[2])
+    root = next((i for i in reversed(instructions) if i[5]), None)
+    if (
+        root is None
+        or (root[1] == "tuple" and len(root[3]) != outputs)
+        or (root[1] != "tuple" and (outputs != 1 or root[2]))
     ):
         return {}
     users: dict[str, list[tuple[int, int]]] = {}
@@ -238,7 +240,11 @@ def parameter_of(bits: int, names: Sequence[str]) -> str | None:
     >>> parameter_of(0b101, names), parameter_of(0b1, names), parameter_of(0b11, names)
     ('w', 'result/0/w', None)
     """
-    reached = [names[k].split("/") for k in range(len(names)) if bits >> k & 1]
+    return _parameter_of(bits, [name.split("/") for name in names])
+
+
+def _parameter_of(bits: int, split: Sequence[list[str]]) -> str | None:
+    reached = [split[k] for k in range(len(split)) if bits >> k & 1]
     if not reached:
         return None
     common = reached[0]
@@ -249,10 +255,8 @@ def parameter_of(bits: int, names: Sequence[str]) -> str | None:
         common = common[len(common) - n :]
         if not common:
             return None
-    ending = [k for k, name in enumerate(names) if name.split("/")[-len(common) :] == common]
-    if sum(1 << k for k in ending) != bits:
-        return None
-    return "/".join(common)
+    ending = sum(1 << k for k, parts in enumerate(split) if parts[-len(common) :] == common)
+    return "/".join(common) if ending == bits else None
 
 
 def served_parameters(compiled_lines: Sequence[str], names: Sequence[str] | None):
@@ -267,6 +271,7 @@ def served_parameters(compiled_lines: Sequence[str], names: Sequence[str] | None
     reached = outputs_reached(compiled_lines, len(names))
     if not reached:
         return {}
+    split = [name.split("/") for name in names]
     out: dict[str, tuple[str, ...]] = {}
     for label, opcode, _, _, _, _ in _parse(compiled_lines):
         if not _COLLECTIVE.match(opcode) or opcode.endswith("-done"):
@@ -278,7 +283,7 @@ def served_parameters(compiled_lines: Sequence[str], names: Sequence[str] | None
         for part in (
             [value.elements[i] for i in sorted(value.elements)] if value.elements else [value]
         ):
-            name = parameter_of(part.bits, names) if part.exact else None
+            name = _parameter_of(part.bits, split) if part.exact else None
             if name:
                 found.append(name)
         if found:
