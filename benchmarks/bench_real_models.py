@@ -18,15 +18,17 @@ Budgets, per program (issue 33):
 
 Each program runs in child processes of its own (fresh, as a user's first report of
 a program): one for the timings, one for each side's peak RSS. The sharded
-transformer's children see 8 CPU devices (``--xla_force_host_platform_device_count=8``
-and ``JAX_PLATFORMS=cpu`` unless set), as in the tests. Timings go in rounds: the
+programs' children (the transformer's, the decoder's) see 8 CPU devices
+(``--xla_force_host_platform_device_count=8`` and ``JAX_PLATFORMS=cpu`` unless
+set), as in the tests. Timings go in rounds: the
 plain compile, the default report and the full report, the order turning each round,
 JAX's caches cleared (``jax.clear_caches()``) before each and nothing cached by
 Olympus (``cache=False``); the figure is the median of the rounds' ratios.
 
 ``--short`` (for CI): three programs (the ``nnx`` CNN under ``jax.jit``, the
 equinox ViT, the sharded transformer), 3 rounds each; the full mode adds the
-``nnx.jit`` CNN and the ``nnx.scan`` MLP, 7 rounds each.
+``nnx.jit`` CNN, the ``nnx.scan`` MLP and the fsdp ``nnx`` decoder with
+``optax.MultiSteps``, 7 rounds each.
 
 Run: python benchmarks/bench_real_models.py [--short] [--json PATH]
 """
@@ -56,11 +58,18 @@ BUDGET_BUNDLE_MB = 5.0  # output_cap.MAX_OUTPUT_BYTES, checked below
 #: Programs (names of ``real_models``) and rounds, per mode.
 PROGRAMS = {
     "short": ("cnn_nnx_jax", "vit_equinox", "transformer_linen"),
-    "full": ("cnn_nnx", "cnn_nnx_jax", "scan_nnx", "vit_equinox", "transformer_linen"),
+    "full": (
+        "cnn_nnx",
+        "cnn_nnx_jax",
+        "scan_nnx",
+        "vit_equinox",
+        "transformer_linen",
+        "decoder_nnx",
+    ),
 }
 ROUNDS = {"short": 3, "full": 7}
 #: Programs that need 8 devices.
-SHARDED = ("transformer_linen",)
+SHARDED = ("transformer_linen", "decoder_nnx")
 CHILD_TIMEOUT_S = 1200
 
 

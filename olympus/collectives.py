@@ -20,7 +20,12 @@ compiled program of a provenance model (the optimized HLO), each with:
   parameter ``param.136``): those its operands are, or are made from through
   instructions that take that one array alone (copies, layout changes, slices,
   converts, fusions of it). A collective of values computed from several arrays
-  (the gradient an ``all-reduce`` sums) names none.
+  (the gradient an ``all-reduce`` sums) names none;
+- the parameters it serves (``parameters``, :mod:`olympus.collective_parameters`):
+  the pytree leaf whose outputs its result feeds and nothing else, as the
+  gradient an ``all-reduce`` sums feeds the updated parameter and its optimizer
+  state (``block_0/Mlp_0/up/kernel``), one per element of a combined collective;
+  none where that cannot be told exactly.
 
 >>> model = olympus.provenance.build(olympus.jit(lambda x: x * 2), 1.0)
 >>> collectives(model)   # one device: nothing to communicate
@@ -34,6 +39,7 @@ import math
 import re
 
 from olympus.argument_names import entry_parameters, unescape
+from olympus.collective_parameters import output_names, served_parameters
 
 __all__ = ["Collective", "collectives", "shape_bytes", "group_size", "moved_bytes"]
 
@@ -157,6 +163,7 @@ class Collective:
     op_name: str  # JAX's name of the op it serves, e.g. jit(f)/dot_general
     shardings: tuple[str, ...]  # shardings of the lowered ops of its line
     arguments: tuple[str, ...] = ()  # pytree names of the arguments it moves
+    parameters: tuple[str, ...] = ()  # pytree leaves whose outputs it feeds
 
     def describe(self) -> str:
         """One line for people.
@@ -167,6 +174,10 @@ class Collective:
         >>> Collective("all-gather", "all-gather", "inserted", None, 8, 8192, 7168,
         ...            (), "", (), ("params/Dense_0/kernel",)).describe()
         'all-gather (inserted), moving params/Dense_0/kernel: 8,192 B per device, ~7,168 B sent by each of 8 devices'
+        >>> Collective("all-reduce", "all-reduce", "inserted", None, 4, 1024, 1536,
+        ...            (), "", (), (), ("Dense_0/kernel", "Dense_0/bias", "Dense_1/kernel")
+        ...            ).describe()
+        'all-reduce (inserted), serving Dense_0/kernel, Dense_0/bias and 1 more: 1,024 B per device, ~1,536 B sent by each of 4 devices'
         """
         where = ", ".join(f"{path.rsplit('/', 1)[-1]}:{line}" for path, line in self.lines[:1])
         text = f"{self.opcode} ({self.kind})" + (f" at {where}" if where else "")
@@ -176,6 +187,10 @@ class Collective:
             text += ", moving " + ", ".join(self.arguments[:_NAMES_SAID])
             if len(self.arguments) > _NAMES_SAID:
                 text += f" and {len(self.arguments) - _NAMES_SAID} more"
+        if self.parameters:
+            text += ", serving " + ", ".join(self.parameters[:_NAMES_SAID])
+            if len(self.parameters) > _NAMES_SAID:
+                text += f" and {len(self.parameters) - _NAMES_SAID} more"
         text += f": {self.result_bytes:,} B per device"
         if self.moved_bytes is not None and self.group_size:
             text += f", ~{self.moved_bytes:,} B sent by each of {self.group_size} devices"
@@ -343,6 +358,7 @@ def collectives(model) -> list[Collective]:
     entries = {k for k, c in enumerate(stage.computations) if c.entry}
     entry = {op.label: op.index for op in stage.ops if op.label and op.computation in entries}
     lowered_texts = lowered.text.split("\n") if lowered is not None else []
+    served = served_parameters(texts, output_names(lowered.text) if lowered is not None else None)
     out = []
     for op in model.collectives():
         m = _BASE.search(op.name)
@@ -384,6 +400,7 @@ def collectives(model) -> list[Collective]:
                 unescape(name.group(1)) if name else op.name_stack,
                 shardings,
                 moved,
+                served.get(op.label or "", ()),
             )
         )
     return out

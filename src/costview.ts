@@ -1057,6 +1057,13 @@ export class CostView implements IPanelView {
         ),
         h(
           'td',
+          { class: 'olympus-cost-shape', 'data-olympus-serves': '1' },
+          ...(col.parameters.length
+            ? col.parameters.map(a => h('div', null, a))
+            : ['—'])
+        ),
+        h(
+          'td',
           { class: 'olympus-cost-shape' },
           ...col.shardings.map(s => h('div', null, s))
         )
@@ -1094,6 +1101,7 @@ export class CostView implements IPanelView {
                 'bytes moved',
                 'line',
                 'arguments moved',
+                'parameters served',
                 'shardings'
               ].map(t => h('th', { scope: 'col' }, t))
             )

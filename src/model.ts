@@ -691,6 +691,8 @@ export interface ICollective {
   shardings: string[];
   /** The pytree names of the arguments it moves. */
   arguments: string[];
+  /** The pytree leaves whose outputs its result feeds (a gradient's parameter). */
+  parameters: string[];
   text: string;
 }
 
@@ -1177,6 +1179,7 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         .map(l => [file(l[0]), l[1] as number] as [number | null, number]),
       shardings: strings(c.shardings),
       arguments: strings(c.arguments),
+      parameters: strings(c.parameters),
       text: str(c.text)
     })),
     shardings: {

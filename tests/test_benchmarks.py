@@ -256,7 +256,7 @@ def test_the_magic_is_enforced_and_the_real_models_are_measured(run_all):
     finally:
         del sys.path[:2]
     assert magic.BUDGET == 1.25
-    known = {*real_models.SINGLE_DEVICE, "transformer_linen"}
+    known = {*real_models.SINGLE_DEVICE, *real_models.EIGHT_DEVICES}
     for mode, names in bench.PROGRAMS.items():
         assert set(names) <= known, (mode, set(names) - known)
     assert set(bench.PROGRAMS["short"]) <= set(bench.PROGRAMS["full"])

@@ -202,6 +202,7 @@ def test_hostile_strings_are_escaped(report):
             "lines": [[None, 3]],
             "shardings": [evil],
             "arguments": [evil],
+            "parameters": [evil],
             "text": f"all-gather {evil}\x1b[2J",
         }
     ]

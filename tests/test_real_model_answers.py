@@ -1,8 +1,9 @@
 """Issue 33's answers about the user's own code, on the real-model corpus
 (``tests/real_models/``): the flops sit on the user's lines, every layer of every
 block has its row by module, the scan counts its 8 iterations, the CNN's weight
-gradient is not charged to the optimizer, and the sharded transformer's argument
-buffers carry their pytree names."""
+gradient is not charged to the optimizer, the sharded programs' argument buffers
+carry their pytree names, and their gradients' collectives name the parameters
+they serve."""
 
 from __future__ import annotations
 
@@ -101,7 +102,9 @@ def test_each_nnx_layer_has_its_row_by_module():
 SHARDED = r"""
 import json, sys
 sys.path.insert(0, {tests!r})
+import jax
 import real_models
+from olympus.argument_names import keypath_name
 from olympus_jupyter import inspect
 program = real_models.make("transformer_linen")
 report = inspect(program.fn, *program.args, costs=True, cache=False)
@@ -114,6 +117,9 @@ print(json.dumps({{
     "modules": [m["path"] for m in report.cost_by_module() if m["flops"] > 0],
     "arguments": [b["argument"] for b in report.peak_buffers() if b["kind"] == "argument"],
     "collectives": [c["arguments"] for c in report.collectives()],
+    "served": [[c["opcode"], c["parameters"], c["text"]] for c in report.collectives()],
+    "params": [keypath_name(p) for p, _ in
+               jax.tree_util.tree_flatten_with_path(program.args[0].params)[0]],
     "devices": report.costs["devices"],
     "bundle": len(json.dumps(report.to_json())),
 }}))
@@ -138,3 +144,71 @@ def test_the_sharded_transformer_answers_about_the_users_model():
         :10
     ]
     assert any(names for names in found["collectives"]), found["collectives"][:5]
+    # The gradients' all-reduce names the parameters it serves: actual leaves of
+    # state.params (or the loss, result/1, which the mean over the batch sums).
+    params = set(found["params"])
+    assert "block_0/Mlp_0/up/kernel/value" in params, sorted(params)[:5]
+    served = {n for _, names, _ in found["served"] for n in names}
+    assert {
+        "block_0/Mlp_0/up/kernel/value",
+        "block_3/Attention_0/query/kernel/value",
+        "embed/embedding/value",
+    } <= served, sorted(served)[:10]
+    assert served <= params | {"result/1"}, sorted(served - params)
+    assert any("serving block_0/" in text for opcode, names, text in found["served"] if names), (
+        found["served"][:3]
+    )
+
+
+DECODER = r"""
+import json, sys
+sys.path.insert(0, {tests!r})
+import jax
+import real_models
+from olympus.argument_names import keypath_name
+from olympus_jupyter import inspect
+from olympus_jupyter.report.output_cap import MAX_OUTPUT_BYTES, output_size
+program = real_models.make("decoder_nnx")
+report = inspect(program.fn, *program.args, passes=True, costs=True, cache=False)
+assert report.ok, report.failure
+rows = report.cost_by_line()
+total = sum(r["flops"] for r in rows)
+mine = sum(r["flops"] for r in rows if r["file"] == program.user_file)
+html = report.html()
+print(json.dumps({{
+    "share": mine / total,
+    "arguments": [b["argument"] for b in report.peak_buffers() if b["kind"] == "argument"],
+    "served": [[c["opcode"], c["parameters"], c["arguments"]] for c in report.collectives()],
+    "params": [keypath_name(p) for p, _ in
+               jax.tree_util.tree_flatten_with_path(program.args[0])[0]],
+    "html_served": "parameters served" in html and "blocks/0/up/kernel/value" in html,
+    "bundle": output_size(report._repr_mimebundle_(include=None, exclude=None)),
+    "cap": MAX_OUTPUT_BYTES,
+}}))
+"""
+
+
+def test_the_fsdp_decoder_answers_about_the_users_model():
+    """The ``nnx`` decoder (fsdp, remat, ``optax.MultiSteps``, donation): the flops
+    on the user's lines, argument buffers by pytree name, the combined all-reduce of
+    the gradients naming every parameter it serves (and the loss it averages), the
+    parameters' all-gathers none, and the bundle with passes and costs under the
+    cap."""
+    import pathlib
+
+    tests = str(pathlib.Path(__file__).resolve().parent)
+    found = run_on_8_devices(DECODER.format(tests=tests), timeout=600)
+    assert found["share"] >= 0.9, found["share"]
+    arguments = set(found["arguments"])
+    assert any(a.startswith("params/blocks/") for a in arguments), sorted(arguments)[:10]
+    params = set(found["params"])
+    assert "blocks/0/up/kernel/value" in params and len(params) == 34, sorted(params)[:5]
+    served = {n for _, names, _ in found["served"] for n in names}
+    # Every parameter's gradient is summed over the devices, and said so.
+    assert params <= served, sorted(params - served)
+    assert served <= params | {"result/2"}, sorted(served - params)
+    for opcode, names, moved in found["served"]:
+        if opcode == "all-gather":  # a parameter gathered for the passes: no one leaf
+            assert moved and not names, (opcode, names, moved)
+    assert found["html_served"]
+    assert found["bundle"] <= found["cap"], found["bundle"]

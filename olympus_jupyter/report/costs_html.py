@@ -445,6 +445,11 @@ def _collectives(data, files) -> list:
                 ),
                 h(
                     "td",
+                    {"class": "ol-cargs ol-cserves"},
+                    [h("code", None, str(a)) for a in c.get("parameters") or ()],
+                ),
+                h(
+                    "td",
                     {"class": "ol-cshard"},
                     [h("code", None, str(s)) for s in c.get("shardings") or ()],
                 ),
@@ -467,6 +472,7 @@ def _collectives(data, files) -> list:
                     "bytes moved",
                     "lines",
                     "arguments moved",
+                    "parameters served",
                     "shardings",
                 )
             ],

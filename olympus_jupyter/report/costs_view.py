@@ -25,7 +25,8 @@ with bars, the text form as the top lines):
   live at the peak, biggest first;
 - ``collectives``: each collective of the program, its replica groups, bytes per
   device and moved, the lines and shardings that caused it, and the arguments
-  it moves (``arguments``, by pytree name); ``shardings``: the compiled
+  it moves (``arguments``, by pytree name) and the parameters it serves
+  (``parameters``: the pytree leaves whose outputs its result feeds); ``shardings``: the compiled
   program's input and output shardings, with the pytree name of each
   (``input_names``, ``output_names``: ``params/Dense_0/kernel``,
   ``result/0/params/Dense_0/kernel``); ``devices``: how many devices run it
@@ -250,6 +251,7 @@ def _collective(c: Collective, files: Sequence[str], callers) -> dict[str, Any]:
         # (a notebook cell's path is a temporary file's, shown as In [n]).
         "shardings": [clip_message(s) for s in c.shardings[:MAX_LIST]],
         "arguments": [clip_message(s) for s in c.arguments[:MAX_LIST]],
+        "parameters": [clip_message(s) for s in c.parameters[:MAX_LIST]],
         "text": clip_message(dataclasses.replace(c, lines=()).describe()),
     }
 

@@ -264,6 +264,50 @@ def test_a_saved_page_shows_the_heatmap_and_the_costs(page, saved_page):
     assert requests == [url]
 
 
+def test_a_saved_page_names_the_parameters_a_collective_serves(page, tmp_path):
+    """The standalone viewer's collectives table: the parameters a collective
+    serves, in their column (a one-device program's report, given the all-reduce
+    of a sharded one's gradients)."""
+    import dataclasses
+
+    report = olympus_jupyter.inspect(f, *args(), costs=True, cache=None)
+    costs = copy.deepcopy(report.costs)
+    costs["collectives"] = [
+        {
+            "label": "all-reduce.36",
+            "opcode": "all-reduce",
+            "kind": "inserted",
+            "replica_groups": "[1,8]<=[8]",
+            "group_size": 8,
+            "result_bytes": 1024,
+            "moved_bytes": 1792,
+            "op_name": "jit(train_step)/transpose(jvp())/dot_general",
+            "lines": [],
+            "shardings": [],
+            "arguments": [],
+            "parameters": ["blocks/0/up/kernel/value", "blocks/0/up/bias/value"],
+            "text": "all-reduce (inserted), serving blocks/0/up/kernel/value",
+        }
+    ]
+    costs["devices"] = 8
+    path = dataclasses.replace(report, costs=costs).save(tmp_path / "served.html")
+    root, requests, url = open_offline(page, path, LIVE)
+    set_layout(root, "tabs")
+    panel = choose_tab(root, "costs")
+    panel.locator("[data-olympus-costs]").wait_for()
+    served = panel.locator("td[data-olympus-serves]")
+    assert served.count() == 1
+    assert served.locator("div").all_inner_texts() == [
+        "blocks/0/up/kernel/value",
+        "blocks/0/up/bias/value",
+    ]
+    assert (
+        "parameters served"
+        in panel.locator('table[data-olympus-table="collectives"] thead').inner_text()
+    )
+    assert requests == [url]
+
+
 #: Markup in the report's strings: shown as text, never run.
 HOSTILE = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=1</script>'
 
@@ -319,6 +363,7 @@ def hostile_nb(notebooks_dir, saved_page):
             "lines": [[99_999, 2], [None, 3]],
             "shardings": [HOSTILE],
             "arguments": [HOSTILE],
+            "parameters": [HOSTILE],
             "text": HOSTILE,
         }
     )
@@ -348,9 +393,11 @@ def test_hostile_costs_are_text_and_checked(page, lab, hostile_nb):
     panel.locator("[data-olympus-costs]").wait_for()
     text = panel.inner_text()
     assert text.count(HOSTILE) >= 6, text
-    # The names of arguments, as text: a buffer's, a collective's, a sharding's.
+    # The names of arguments, as text: a buffer's, a collective's (and the parameters
+    # it serves), a sharding's.
     assert panel.locator("th[data-olympus-argument]", has_text=HOSTILE).count() == 1
     assert panel.locator("td[data-olympus-moved]", has_text=HOSTILE).count() == 1
+    assert panel.locator("td[data-olympus-serves]", has_text=HOSTILE).count() == 1
     shardings = panel.locator('table[data-olympus-table="shardings"] tbody th')
     assert HOSTILE in shardings.all_inner_texts()
     # The row of the file index out of range is shown, and cannot be chosen.

@@ -17,9 +17,18 @@ the user wrote (``user_file``) and ``notes``.
   blocks rematerialized (needs 8 devices: see ``tests/eight_devices.py``).
 - :mod:`.vit_equinox`: an equinox ViT trained with adamw, jitted by
   ``eqx.filter_jit``.
+- :mod:`.decoder_nnx`: a flax ``nnx`` decoder-only transformer LM, split into its
+  graph and parameters and trained by a plain ``jax.jit`` step, fully sharded
+  (fsdp) over 8 devices by ``jax.sharding``, its blocks rematerialized
+  (``nnx.remat``), its gradients accumulated over 4 micro-batches by
+  ``optax.MultiSteps(optax.adamw(...))``, the parameters and optimizer state
+  donated (needs 8 devices).
 
-``SINGLE_DEVICE`` names the ``make`` functions that run in any process; the
-transformer's needs 8 devices.
+``SINGLE_DEVICE`` names the ``make`` functions that run in any process;
+``EIGHT_DEVICES`` those of the sharded programs, which need 8 devices.
+
+>>> sorted(EIGHT_DEVICES)
+['decoder_nnx', 'transformer_linen']
 
 >>> sorted(SINGLE_DEVICE)
 ['cnn_nnx', 'cnn_nnx_jax', 'scan_nnx', 'scan_nnx_unrolled', 'vit_equinox']
@@ -32,7 +41,7 @@ from collections.abc import Callable
 
 from .program import Program
 
-__all__ = ["Program", "SINGLE_DEVICE", "make"]
+__all__ = ["Program", "SINGLE_DEVICE", "EIGHT_DEVICES", "make"]
 
 #: Program name -> (module, its function that makes it), for the programs that run on
 #: one device.
@@ -44,11 +53,17 @@ SINGLE_DEVICE: dict[str, tuple[str, str]] = {
     "vit_equinox": ("vit_equinox", "make"),
 }
 
+#: The same, for the sharded programs, which need 8 devices.
+EIGHT_DEVICES: dict[str, tuple[str, str]] = {
+    "transformer_linen": ("transformer_linen", "make"),
+    "decoder_nnx": ("decoder_nnx", "make"),
+}
+
 
 def make(name: str) -> Program:
-    """The program ``name`` (a key of :data:`SINGLE_DEVICE`, or ``transformer_linen``,
-    which needs 8 devices), made afresh."""
-    table = {**SINGLE_DEVICE, "transformer_linen": ("transformer_linen", "make")}
+    """The program ``name`` (a key of :data:`SINGLE_DEVICE`, or of
+    :data:`EIGHT_DEVICES`: those need 8 devices), made afresh."""
+    table = {**SINGLE_DEVICE, **EIGHT_DEVICES}
     if name not in table:
         raise KeyError(f"no real-model program {name!r}; there are: {', '.join(sorted(table))}")
     module, function = table[name]
