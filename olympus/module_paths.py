@@ -20,6 +20,8 @@ takes the name stack's path where there is one and the call stack's where not.
 'Decoder/block_0/up'
 >>> module_path("jit(step)/jvp()/jit(relu)/max")
 ''
+>>> module_path("jit(step)/bhqk,bkhd->bqhd/dot_general")  # jnp.einsum's spec: no module
+''
 >>> [(n.path, n.figures["flops"]) for n in module_tree({"A/B": {"flops": 2.0},
 ...                                                     "A/C": {"flops": 1.0}})]
 [('A', 3.0), ('A/B', 2.0), ('A/C', 1.0)]
@@ -104,8 +106,8 @@ def _scopes_of(part: str) -> list[str]:
         if outer in ("jit", "pjit"):  # a jitted function: a call, not a module
             return []
         return [s for p in split_scopes(inner) for s in _scopes_of(p)]
-    if part in _TRANSFORMS or _BRANCH.match(part) or "=" in part:
-        return []
+    if part in _TRANSFORMS or _BRANCH.match(part) or "=" in part or "->" in part:
+        return []  # a transformation, a branch, parameters, an einsum's spec
     return [part]
 
 
@@ -211,10 +213,14 @@ def call_expression(
 ) -> str | None:
     """The source text a frame's columns span (``span``: line, column, end line, end
     column, as Python reports them: columns in UTF-8 bytes), read by ``read(path,
-    line)`` (default: :mod:`linecache`); ``None`` where a line cannot be read.
+    line)`` (default: :mod:`linecache`); ``None`` where a line cannot be read. Where
+    only the start is known (XLA keeps no end for some modules: the end is the
+    start), the call that starts there, up to its closing parenthesis on that line.
 
     >>> call_expression("m.py", (1, 4, 1, 9), lambda p, n: "y = f(x) + 1")
     'f(x) '
+    >>> call_expression("m.py", (1, 8, 1, 8), lambda p, n: "y = x + self.up(g(x)) * 2")
+    'self.up(g(x))'
     """
     line, column, end_line, end_column = span
     if line <= 0 or end_line < line or end_line - line > 20:
@@ -224,9 +230,31 @@ def call_expression(
     if any(t is None for t in texts):
         return None
     raw = [t.rstrip("\n").encode("utf-8") for t in texts if t is not None]
+    if (end_line, end_column) == (line, column):
+        return _call_from(raw[0][column:].decode("utf-8", "replace"))
     raw[-1] = raw[-1][:end_column]
     raw[0] = raw[0][column:]
     return b"\n".join(raw).decode("utf-8", "replace")
+
+
+_CALLEE = re.compile(r"[\w.]+(\[[^\[\]()]*\])*(\.\w+)*\(")
+
+
+def _call_from(text: str) -> str | None:
+    """The call ``text`` starts with (a dotted, maybe indexed, name, then its
+    arguments up to the matching parenthesis), ``None`` for anything else."""
+    m = _CALLEE.match(text)
+    if m is None:
+        return None
+    depth = 0
+    for k in range(m.end() - 1, len(text)):
+        if text[k] in "([{":
+            depth += 1
+        elif text[k] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[: k + 1]
+    return None
 
 
 def op_module_path(

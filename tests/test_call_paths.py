@@ -34,3 +34,15 @@ def test_expressions_span_lines_and_count_columns_in_bytes():
     assert call_expression("m.py", span, lambda p, n: lines[n]) == "self.dense(\n    x)"
     assert call_path([("Dense.__call__", None), ("M.__call__", "self.dense(\n    x)")]) == "M/dense"
     assert call_expression("m.py", span, lambda p, n: None) is None
+
+
+def test_a_span_with_only_its_start_reads_the_call_that_starts_there():
+    """XLA keeps no end position in some modules (a sharded program's): the call
+    starting at the column, to its closing parenthesis, is the expression."""
+    line = {1: "        return x + self.down(jax.nn.gelu(self.up(self.norm2(x))))"}
+    column = line[1].index("self.up")
+    expression = call_expression("m.py", (1, column, 1, column), lambda p, n: line[n])
+    assert expression == "self.up(self.norm2(x))"
+    assert call_path([("Linear.__call__", None), ("Block.__call__", expression)]) == "Block/up"
+    at_plus = line[1].index("+ self")
+    assert call_expression("m.py", (1, at_plus, 1, at_plus), lambda p, n: line[n]) is None
