@@ -21,10 +21,11 @@ more than the thread that starts it; a thread's priority is its own there), taki
 what the compile leaves free. The measurements behind these choices are in
 ``benchmarks/README.md`` ("The reading beside the compile").
 
->>> import time
->>> done = []
->>> with alongside(lambda: done.append("read")):
-...     time.sleep(0.05)             # a step that releases the GIL, as a compile does
+>>> import threading, time
+>>> done, started = [], threading.Event()
+>>> with alongside(lambda: (started.set(), done.append("read"))):
+...     started.wait(60)             # a step that releases the GIL, as a compile does
+True
 >>> done
 ['read']
 >>> with alongside(lambda: 1 / 0):   # dropped: done again later, where it is reported
