@@ -320,7 +320,7 @@ class CostByLine:
 
 
 def cost_by_line(
-    compiled, *, parsed=None, frames: str = "user", focus=None, lowered=None
+    compiled, *, parsed=None, frames: str = "user", focus=None, lowered=None, origins=None
 ) -> CostByLine:
     """Flops, transcendentals and bytes accessed of ``compiled`` (an Olympus or JAX
     ``Compiled``) by source line; see the module's docstring for how. ``frames``:
@@ -330,8 +330,11 @@ def cost_by_line(
     the files' own flags are used). ``lowered``: the StableHLO stage of the same
     model as ``parsed`` (its ops' locations in the same tables), where a
     ``convolution`` or ``dot`` XLA made anew, without a location, finds the op it
-    came from (``notes`` say which were placed so; else it goes to the line it
-    feeds, as said there).
+    came from (``notes`` say which were placed so). ``origins``: where the same
+    compile's pass modules were dumped, a function from the labels of instructions
+    without a location to the lines they came from, followed back through the passes
+    (:func:`olympus.passes.origins`), for those the lowered program does not place.
+    What neither places goes to the line it feeds, as ``notes`` say.
 
     >>> import jax.numpy as jnp, olympus
     >>> c = olympus.jit(jnp.tanh).trace(jnp.ones(32)).lower().compile()
@@ -361,7 +364,14 @@ def cost_by_line(
             "cannot analyse a module alone), scaled to the backend's totals"
         )
         result = cost_by_line_text(
-            text, analyse, totals=None, parsed=parsed, frames=frames, focus=focus, lowered=lowered
+            text,
+            analyse,
+            totals=None,
+            parsed=parsed,
+            frames=frames,
+            focus=focus,
+            lowered=lowered,
+            origins=origins,
         )
         return _scaled(result, totals, tuple(notes))
     if not totals:
@@ -375,6 +385,7 @@ def cost_by_line(
         frames=frames,
         focus=focus,
         lowered=lowered,
+        origins=origins,
     )
 
 
@@ -424,6 +435,7 @@ def cost_by_line_text(
     frames: str = "user",
     focus=None,
     lowered=None,
+    origins=None,
 ) -> CostByLine:
     """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
     (HLO module text -> XLA cost analysis dict) costing each instruction;
@@ -433,15 +445,28 @@ def cost_by_line_text(
     if totals is None:
         totals = _totals(analyse(text))
     return _Attribution(
-        text, analyse, dict(totals), list(notes), parsed, frames, focus, lowered
+        text, analyse, dict(totals), list(notes), parsed, frames, focus, lowered, origins
     ).run()
 
 
 class _Attribution:
     def __init__(
-        self, text, analyse, totals, notes, parsed=None, frames="user", focus=None, lowered=None
+        self,
+        text,
+        analyse,
+        totals,
+        notes,
+        parsed=None,
+        frames="user",
+        focus=None,
+        lowered=None,
+        origins=None,
     ):
         self.lowered = lowered
+        self.find_origins = origins
+        self.pass_origins: Mapping[str, tuple[str, int]] | None = None
+        # Instructions placed on the line they came from through the passes.
+        self.traced: dict[str, tuple[str, int]] = {}
         self.text = text
         self.analyse = analyse
         self.totals = totals
@@ -758,6 +783,21 @@ class _Attribution:
             found = self.origin_cache[kind, dims] = candidates[0] if len(places) == 1 else False
         return found or None
 
+    def _traced(self, i) -> tuple[str, int] | None:
+        """The line instruction ``i`` (without a location) came from, followed back
+        through the dumped passes (read once, for every such instruction, at the
+        first ask); ``None`` without the passes' modules or a single line."""
+        if self.find_origins is None:
+            return None
+        if self.pass_origins is None:
+            labels = [
+                op.label
+                for op in self.ops
+                if op.label and op.location is None and op.name != "parameter"
+            ]
+            self.pass_origins = dict(self.find_origins(labels))
+        return self.pass_origins.get(self.ops[i].label or "")
+
     def _add(
         self, i, amounts: Mapping[str, float], *, label: bool = True, loop: Iterations = _ONCE
     ):
@@ -767,12 +807,16 @@ class _Attribution:
             where is None or self._loops_own(i)
         ):
             origin = self._origin(i) if where is None else None
-            fed = self._fed(i) if origin is None else None
+            traced = self._traced(i) if where is None and origin is None else None
+            fed = self._fed(i) if origin is None and traced is None else None
             if origin is not None:
                 source = origin
                 frame = charged_frame(self.table, origin.location, self.frames)
                 where = None if frame is None else (self.table.files[frame.file], frame.line)
                 self.placed.setdefault(self.ops[i].label or "?", where)
+            elif traced is not None:
+                where = traced
+                self.traced.setdefault(self.ops[i].label or "?", where)
             elif fed is not None:
                 source, where = self.ops[fed], self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
@@ -893,6 +937,15 @@ class _Attribution:
             self.notes.append(
                 f"{_some(labels)}: made by XLA with no source location; counted on {spot}, "
                 "the line of the only op of the lowered program of the same kind and shape"
+            )
+        traced: dict[tuple[str, int], list[str]] = {}
+        for label, origin_line in self.traced.items():
+            traced.setdefault(origin_line, []).append(label)
+        for (path, lineno), labels in traced.items():
+            self.notes.append(
+                f"{_some(labels)}: made by XLA with no source location; counted on line "
+                f"{lineno} of {path}, followed back through XLA's passes to the "
+                f"instructions {'it was' if len(labels) == 1 else 'they were'} made from"
             )
         rows = []
         for where, (amounts, labels, inside) in self.rows.items():

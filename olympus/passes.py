@@ -51,6 +51,7 @@ __all__ = [
     "Journey",
     "journey",
     "journeys",
+    "origins",
 ]
 
 # module_0006.jit_f.0014.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt
@@ -411,3 +412,91 @@ def journey(pipeline: PassPipeline, file: str, line: int) -> Journey:
     lines, :func:`journeys` reads the modules once for all of them.
     """
     return journeys(pipeline, [(file, line)])[(file, line)]
+
+
+def _dims(shape: str) -> str:
+    """A printed shape without its layout: ``f32[3,3]{1,0}`` -> ``f32[3,3]``."""
+    return shape.split("{", 1)[0]
+
+
+def _elements(shape: str) -> tuple[str, tuple[str, ...]]:
+    """A printed shape's element type and its sizes in any order (a transposed
+    layout's): ``f32[1,3,3,16]{3,2,1,0}`` -> ``('f32', ('1', '16', '3', '3'))``."""
+    head, _, rest = _dims(shape).partition("[")
+    return head, tuple(sorted(rest.rstrip("]").split(",")))
+
+
+def origins(
+    pipeline: PassPipeline, labels: Iterable[str], focus=None
+) -> dict[str, tuple[str, int]]:
+    """The source line (``(file, line)``, the user's own: ``focus``) each of
+    ``labels``, instructions of the optimized module without a source location,
+    came from, followed back through ``pipeline``'s modules: the line the
+    instruction itself had in an earlier module (a later pass dropped it), else the
+    one line of the instructions the pass that made it removed: those of its opcode
+    and shape where there are any, else of its opcode and its sizes in another
+    order (a layout changed), else of its opcode; a removed instruction without a
+    location is followed back the same way. Labels no single line explains are
+    left out.
+
+    >>> import olympus, jax.numpy as jnp
+    >>> lowered = olympus.jit(lambda x: jnp.sin(x) * 2).trace(jnp.ones(4)).lower()
+    >>> pipeline = pass_pipeline(lowered)
+    >>> origins(pipeline, ["no-such-instruction"])
+    {}
+    """
+    wanted = set(labels)
+    if not wanted:
+        return {}
+    table = SourceTable(focus=focus)
+    memo: dict = {}
+    texts = [pipeline.before] + [s.text for s in pipeline.steps]
+    modules: list[dict[str, Any]] = []
+    for k, text in enumerate(texts):
+        if k and text == texts[k - 1]:
+            modules.append(modules[-1])
+            continue
+        modules.append({i.label: i for i in hlo_instructions(text, table, memo)})
+
+    def line(location):
+        frame = table.charged(location)
+        return None if frame is None else (table.files[frame.file], frame.line)
+
+    found: dict[str, tuple[str, int] | None] = {}
+
+    def origin(label: str, depth: int = 0) -> tuple[str, int] | None:
+        if label in found:
+            return found[label]
+        found[label] = None  # guards against cycles
+        had = [m[label].location for m in modules if label in m and m[label].location is not None]
+        if had:
+            found[label] = line(had[-1])
+            return found[label]
+        first = next((k for k, m in enumerate(modules) if label in m), None)
+        if not first or depth > 20:  # in XLA's input already, or never: nothing to follow
+            return None
+        before, after = modules[first - 1], modules[first]
+        made = after[label]
+        removed = [i for name, i in before.items() if name not in after]
+        kind = [i for i in removed if i.name == made.name]
+        for tier in (
+            [i for i in kind if _dims(i.shape) == _dims(made.shape)],
+            [i for i in kind if _elements(i.shape) == _elements(made.shape)],
+            kind,
+            removed,
+        ):
+            places = {
+                line(i.location) if i.location is not None else origin(i.label, depth + 1)
+                for i in tier
+            }
+            if places:
+                found[label] = places.pop() if len(places) == 1 else None
+                return found[label]
+        return None
+
+    out: dict[str, tuple[str, int]] = {}
+    for label in wanted:
+        place = origin(label)
+        if place is not None:
+            out[label] = place
+    return out

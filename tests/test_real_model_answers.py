@@ -78,6 +78,34 @@ def test_the_cnn_weight_gradient_is_not_charged_to_the_optimizer():
     assert on_convs > 100 * params, (on_convs, params)
 
 
+def test_instructions_without_a_location_are_followed_back_through_the_passes():
+    """Without the lowered program's help, the weight gradients' convolutions (made
+    anew by XLA's convolution canonicalization, then renamed) are followed back
+    through the dumped passes to the convolutions they were made from: each on its
+    own layer's line, as the lowered program's shapes place them."""
+    from olympus.dumps import DumpNeeds, compile_dumped
+    from olympus.line_costs import cost_by_line
+    from olympus.passes import origins
+
+    program = real_models.make("cnn_nnx_jax")
+    lowered = program.fn.trace(*program.args).lower()
+    compiled, dump = compile_dumped(lowered, DumpNeeds(pass_re=".*"))
+    pipeline = dump.passes()
+    fed = cost_by_line(compiled)
+    traced = cost_by_line(compiled, origins=lambda labels: origins(pipeline, labels))
+    source = open(program.user_file).read().splitlines()
+    conv = {k + 1 for k, t in enumerate(source) if t.strip().startswith("x =") and "self.conv" in t}
+
+    def placed(result, why):
+        return [n for n in result.notes if "no source location" in n and why in n]
+
+    assert placed(fed, "which they feed") or placed(fed, "which it feeds"), fed.notes
+    notes = placed(traced, "followed back through XLA's passes")
+    assert len(notes) == 2 and not placed(traced, "feed"), traced.notes
+    lines = {int(n.split(" on line ")[1].split()[0]) for n in notes}
+    assert len(conv) == 2 and lines == conv, (lines, conv)  # conv1's line and conv2's
+
+
 def test_each_nnx_layer_has_its_row_by_module():
     """nnx pushes no name scopes: the module tree reads the attributes the model's
     lines call (``self.conv1(x)``), so each layer of the CNN has its own row, the

@@ -289,6 +289,7 @@ class Instruction:
     computation: int
     fusion: int | None = None
     fusion_kind: str | None = None
+    shape: str = ""  # as printed, layout included
 
 
 _FUSION_KIND = re.compile(r"kind=(k\w+)")
@@ -357,13 +358,14 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
                 if op.name == "fusion":
                     found = _FUSION_KIND.search(line)
                     kind = found.group(1) if found else None
-                read[line] = parsed = (op.label or "", op.name, op.location, calls, kind)
+                shape = op.types[0] if op.types else ""
+                read[line] = parsed = (op.label or "", op.name, op.location, calls, kind, shape)
         if not parsed:
             continue
-        label, name, location, calls, kind = parsed
+        label, name, location, calls, kind, shape = parsed
         if calls:
             module.calls[len(out)] = calls
-        out.append(Instruction(label, name, location, current, None, kind))
+        out.append(Instruction(label, name, location, current, None, kind, shape))
     module.ops = out  # type: ignore[assignment]  # what _callers and _fusions read
     caller, via_fusion = _callers(module)
     fusion = _fusions(module, caller, via_fusion)

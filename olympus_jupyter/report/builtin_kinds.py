@@ -19,6 +19,7 @@ from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.dumps import DumpedCompile, DumpNeeds
 from olympus.line_costs import cost_by_line
+from olympus.passes import origins
 from olympus.provenance import build as build_provenance
 
 from olympus_jupyter.report import costs_view
@@ -280,6 +281,15 @@ def _files(provenance) -> list[str]:
     return [f.path for f in provenance.files] if provenance is not None else []
 
 
+def _origins_in(dump: DumpedCompile | None, focus):
+    """Where ``dump`` holds the pass modules of its compile: the function that follows
+    instructions without a location back through them (:func:`olympus.passes.origins`)."""
+    pipeline = getattr(dump, "pipeline", None)
+    if pipeline is None:
+        return None
+    return lambda labels: origins(pipeline, labels, focus)
+
+
 def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None = None, focus=None):
     """The ``costs`` stage: the cost by line of the compiled program, its peak (read
     from ``dump``, a dumped compile of the same program, else from the dumps of its
@@ -316,6 +326,7 @@ def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None =
             run.compiled,
             parsed=parsed,
             lowered=model.stages.get("stablehlo") if parsed else None,
+            origins=_origins_in(dump, focus),
         ),
         peak,
         found,
