@@ -43,7 +43,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from olympus.passes import Carrier, PassPipeline, instruction_count, journeys
+from olympus.passes import Carrier, JourneyIndex, PassPipeline, instruction_count, journey_index
 
 from olympus_jupyter.report.data_cap import MAX_MESSAGE, clip_message, json_size, kept_prefix
 from olympus_jupyter.report.line_diff import line_diff
@@ -145,13 +145,16 @@ def passes_json(
     full: bool = False,
     max_chars: int = MAX_DELTA_CHARS,
     focus=None,
+    index: JourneyIndex | None = None,
 ) -> dict[str, Any]:
     """The report's ``passes`` data (see the module's docstring); ``files`` are the
     paths of the report's source files, in order: journeys name a file by its index
     there, and lines of other files (JAX's, the tools') are left out. Deltas past
     ``max_chars`` characters are left out unless ``full``. A journey is the line's
     that its instructions are charged to: the innermost of the user's own code
-    (``focus``: :func:`olympus.provenance.focus.focus_of`)."""
+    (``focus``: :func:`olympus.provenance.focus.focus_of`). ``index``: the
+    pipeline's modules already read (:func:`olympus.passes.journey_index`)."""
+    found = (index if index is not None else journey_index(pipeline, focus)).charged()
     rows, row_of_step = _rows(pipeline)
     deltas: list = []
     budget = None if full else max_chars - len(pipeline.before)
@@ -168,15 +171,14 @@ def passes_json(
         previous = lines
     left_out = deltas.count(None)
     before = pipeline.before if budget is None or len(pipeline.before) <= max_chars else ""
-    index = {path: i for i, path in enumerate(files)}
-    found = journeys(pipeline, focus=focus)
+    index_of = {path: i for i, path in enumerate(files)}
     out_journeys = []
     for (path, line), j in sorted(
-        found.items(), key=lambda kv: (index.get(kv[0][0], -1), kv[0][1])
+        found.items(), key=lambda kv: (index_of.get(kv[0][0], -1), kv[0][1])
     ):
-        if path not in index:
+        if path not in index_of:
             continue
-        out_journeys.append(journey_json(j, index[path], row_of_step))
+        out_journeys.append(journey_json(j, index_of[path], row_of_step))
     note = None
     if left_out:
         note = (
@@ -265,8 +267,9 @@ def cap_passes(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any
     }, note
 
 
-def journey_json(j, file: int, row_of_step: Sequence[int]) -> dict[str, Any]:
-    """One line's journey as data: its events name the row of the pass table."""
+def journey_json(j, file: int, row_of_step: Sequence[int] | Mapping[int, int]) -> dict[str, Any]:
+    """One line's journey as data: its events name the row of the pass table
+    (``row_of_step``: the row of each dumped step)."""
     return {
         "file": file,
         "line": j.line,
