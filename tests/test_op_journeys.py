@@ -229,3 +229,41 @@ def test_clear_errors(made):
         plain.journey_of_op("olympuspr:0")
     with pytest.raises(ValueError, match="no costs stage"):
         plain.cost_share_of_op("olympuspr:0")
+
+
+# -- in the bundle, for the views ------------------------------------------------------
+
+
+def test_the_bundle_carries_each_ops_journey_and_cost(made):
+    report = made["report"]
+    data = report.to_json()
+    StageReport.from_json(data)  # follows the schema
+    by_op = {op: j for j in data["passes"]["op_journeys"] for op in j["ops"]}
+    first_dot, second_dot = _ops(report, "olympuspr", "dot_general")
+    for op in (first_dot, second_dot):
+        held = {k: v for k, v in by_op[op.id].items() if k != "ops"}
+        assert held == {k: v for k, v in report.journey_of_op(op.id).items() if k != "op"}
+    costs = {row["op"]: row for row in data["costs"]["ops"]}
+    for op in (first_dot, second_dot):
+        share = report.cost_share_of_op(op.id)
+        assert costs[op.id]["flops"] == share["flops"]
+        assert costs[op.id]["bytes"] == pytest.approx(share["bytes"])
+    flops = [row["flops"] for row in data["costs"]["ops"]]
+    assert flops == sorted(flops, reverse=True)
+
+
+def test_a_capped_output_leaves_the_ops_out_first(made):
+    from olympus_jupyter.report.costs_view import cap_costs
+    from olympus_jupyter.report.data_cap import json_size
+    from olympus_jupyter.report.passes_view import cap_passes
+
+    report = made["report"]
+    passes = report.passes
+    ops_size = json_size(passes["op_journeys"])
+    cut, note = cap_passes(passes, json_size(passes) - ops_size // 2)
+    assert cut["journeys"] == passes["journeys"] and cut["deltas"] == passes["deltas"]
+    assert len(cut["op_journeys"]) < len(passes["op_journeys"])
+    assert "report.journey_of_op(op)" in note
+    cut, _note = cap_costs(report.costs, json_size(report.costs) // 2)
+    assert len(cut["ops"]) < len(report.costs["ops"])
+    assert cut["ops"] == report.costs["ops"][: len(cut["ops"])]

@@ -20,7 +20,7 @@ from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.dumps import DumpedCompile, DumpNeeds
 from olympus.line_costs import cost_by_line
-from olympus.op_costs import source_costs
+from olympus.op_costs import op_costs, source_costs
 from olympus.passes import journey_index
 from olympus.provenance import build as build_provenance
 
@@ -170,7 +170,12 @@ class PassesKind(StageKind):
         # asked for (a library's line, a caller's, an op's) in the kernel.
         index = ctx.live[self.name] = journey_index(pipeline, ctx.focus)
         return passes_json(
-            pipeline, _files(ctx.provenance), full=ctx.full, focus=ctx.focus, index=index
+            pipeline,
+            _files(ctx.provenance),
+            full=ctx.full,
+            focus=ctx.focus,
+            index=index,
+            model=ctx.provenance,
         )
 
     def check(self, data: Any, files: int) -> None:
@@ -337,6 +342,7 @@ def costs_data(
     sources = source_costs(cost, model)
     if live is not None:
         live["costs"] = sources
+    ops = op_costs(provenance, sources) if provenance is not None else None
     return costs_view.costs_json(
         run.compiled,
         cost,
@@ -347,6 +353,7 @@ def costs_data(
         callers=callers,
         unavailable={"peak": unread} if unread else None,
         input_names=input_names(hlo, fallback) if hlo else None,
+        ops=ops,
     )
 
 

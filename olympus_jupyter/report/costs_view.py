@@ -293,6 +293,7 @@ def costs_json(
     unavailable: Mapping[str, str] | None = None,
     callers: Collection[tuple[str, int]] = (),
     input_names: Sequence[str | None] | None = None,
+    ops: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The report's ``costs`` data (see the module's text) of ``compiled`` (an
     Olympus or JAX ``Compiled``): its cost by line, its peak (``None`` when not
@@ -301,7 +302,8 @@ def costs_json(
     ``(path, line)`` the staged function was called from, left out of the lines
     of a collective; ``input_names`` the pytree name of each argument the program
     takes, in order (:func:`olympus.argument_names.input_names`), for its input
-    shardings."""
+    shardings; ``ops`` what each op of olympuspr and StableHLO costs, by op id
+    (:func:`olympus.op_costs.op_costs`)."""
     shardings, devices = _shardings(compiled, input_names)
     loops = cost.loops_note()
     notes = ([loops] if loops else []) + list(cost.notes)
@@ -354,7 +356,29 @@ def costs_json(
             notes, MAX_NOTES, more="olympus.line_costs.cost_by_line(compiled).notes lists them all"
         ),
         "unavailable": dict(unavailable or {}),
+        **({"ops": op_rows(ops)} if ops is not None else {}),
     }
+
+
+def op_rows(ops: Mapping[str, Mapping[str, float]]) -> list[dict[str, Any]]:
+    """The ``ops`` of the data: each op that costs something, costliest first.
+
+    >>> op_rows({"olympuspr:0": {"flops": 8.0, "transcendentals": 0.0, "bytes accessed": 4.0},
+    ...          "olympuspr:1": {"flops": 0.0, "transcendentals": 0.0, "bytes accessed": 0.0}})
+    [{'op': 'olympuspr:0', 'flops': 8.0, 'transcendentals': 0.0, 'bytes': 4.0}]
+    """
+    rows: list[dict[str, Any]] = [
+        {
+            "op": ident,
+            "flops": float(a.get("flops", 0.0)),
+            "transcendentals": float(a.get("transcendentals", 0.0)),
+            "bytes": float(a.get("bytes accessed", 0.0)),
+        }
+        for ident, a in ops.items()
+    ]
+    rows = [r for r in rows if r["flops"] or r["transcendentals"] or r["bytes"]]
+    rows.sort(key=lambda r: (-r["flops"], -r["bytes"], -r["transcendentals"], r["op"]))
+    return rows
 
 
 #: What the kernel's report offers for each list :func:`cap_costs` may cut.
@@ -363,6 +387,7 @@ _WHOLE = {
     "buffers": ("buffers live at the peak (the smallest)", "report.peak_buffers()"),
     "collectives": ("collectives", "report.collectives()"),
     "modules": ("modules (those that cost least)", "report.cost_by_module()"),
+    "ops": ("ops' costs (those that cost least)", "report.cost_share_of_op(op)"),
     "inputs": ("input shardings", "report.costs['shardings']"),
     "outputs": ("output shardings", "report.costs['shardings']"),
     "notes": ("notes", "report.costs['notes']"),
@@ -392,6 +417,7 @@ def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any]
         "buffers": list(data["buffers"]),
         "collectives": list(data["collectives"]),
         "modules": sorted(data.get("modules") or (), key=lambda m: (-m["flops"], -m["bytes"])),
+        "ops": list(data.get("ops") or ()),
         "inputs": list(shardings["inputs"]),
         "outputs": list(shardings["outputs"]),
         "notes": list(data["notes"]),
@@ -419,6 +445,7 @@ def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any]
         "buffers": cut["buffers"],
         "collectives": cut["collectives"],
         **({"modules": cut["modules"]} if "modules" in data else {}),
+        **({"ops": cut["ops"]} if "ops" in data else {}),
         "shardings": {
             **shardings,
             "inputs": cut["inputs"],
