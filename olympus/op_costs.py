@@ -29,7 +29,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
 from olympus.line_costs import KEYS, CostByLine
-from olympus.op_instructions import OP_STAGES, OpKey, keys_by_op, line_stack, op_keys
+from olympus.op_instructions import OP_STAGES, KeyIndex, OpKey, keys_by_op, line_stack, op_keys
 
 __all__ = ["SourceCost", "source_costs", "op_cost", "op_costs", "op_keys"]
 
@@ -66,9 +66,10 @@ def source_costs(costs: CostByLine, model) -> tuple[SourceCost, ...]:
 
 def op_cost(sources: Iterable[SourceCost], keys: Sequence[OpKey]) -> dict[str, float]:
     """The figures (XLA's names) of the ``sources`` one of ``keys`` matches."""
+    index = KeyIndex({0: keys})
     total = dict.fromkeys(KEYS, 0.0)
     for s in sources:
-        if any(k.matches(s.op_name, s.stack) for k in keys):
+        if index.matched(s.op_name, s.stack):
             for k in KEYS:
                 total[k] += float(s.figures.get(k, 0.0))
     return total
@@ -85,22 +86,44 @@ def op_costs(
     ``paths``: the model's files' paths where XLA names them otherwise
     (:func:`~olympus.op_instructions.line_stack`)."""
     index = keys_by_op(model, stages, paths)
-    parents = {
-        op.id: f"{op.stage}:{op.parent}"
-        for stage in stages
-        if stage in model.stages
-        for op in model.stages[stage].ops
-        if op.parent is not None
-    }
-    out: dict[str, dict[str, float]] = {}
-    for s in sources:
+    parent: dict[str, str] = {}
+    for stage in stages:
+        for op in model.stages[stage].ops if stage in model.stages else ():
+            if op.parent is not None:
+                parent[op.id] = f"{op.stage}:{op.parent}"
+    holders = set(parent.values())
+    # Each key: the ops that hold its owners (and its owners that hold others): a
+    # source is counted once for each of them, however many of its keys they hold.
+    held_by: dict[OpKey, frozenset[str]] = {}
+    for key in index.keys:
         found: set[str] = set()
-        for owner in index.owners(s.op_name, s.stack):  # and the ops that hold it
-            while owner is not None and owner not in found:
-                found.add(owner)
-                owner = parents.get(owner)
-        for owner in found:
-            row = out.setdefault(owner, dict.fromkeys(KEYS, 0.0))
+        for owner in index.owners_of(key):
+            node = owner if owner in holders else parent.get(owner)
+            while node is not None and node not in found:
+                found.add(node)
+                node = parent.get(node)
+        held_by[key] = frozenset(found)
+    by_key = {key: dict.fromkeys(KEYS, 0.0) for key in index.keys}
+    by_holder: dict[str, dict[str, float]] = {}
+    for s in sources:
+        matched = index.matched(s.op_name, s.stack)
+        if not matched:
+            continue
+        holders_hit: set[str] = set()
+        for key in matched:
+            row = by_key[key]
             for k in KEYS:
                 row[k] += float(s.figures.get(k, 0.0))
+            holders_hit |= held_by[key]
+        for holder in holders_hit:
+            row = by_holder.setdefault(holder, dict.fromkeys(KEYS, 0.0))
+            for k in KEYS:
+                row[k] += float(s.figures.get(k, 0.0))
+    out: dict[str, dict[str, float]] = {}
+    for key, figures in by_key.items():
+        if any(figures.values()):
+            for owner in index.owners_of(key):
+                if owner not in holders:
+                    out[owner] = figures
+    out.update(by_holder)
     return out

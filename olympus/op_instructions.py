@@ -29,7 +29,8 @@ stands for the ops it holds too.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from olympus.provenance.parts import Op, parse_op_id
 
@@ -100,9 +101,12 @@ def instruction_key(tables, op: Op) -> tuple[str, Stack]:
     return op.name_stack, line_stack(tables, op.location)
 
 
-def own_key(tables, op: Op, paths: Sequence[str] | None = None) -> OpKey | None:
+def own_key(
+    tables, op: Op, paths: Sequence[str] | None = None, stacks: dict | None = None
+) -> OpKey | None:
     """The key of ``op`` alone (not of the ops it holds), ``None`` for an op with
-    no location or name; ``paths`` as for :func:`line_stack`."""
+    no location or name; ``paths`` as for :func:`line_stack`; ``stacks`` keeps the
+    stacks read, by location, for the next op."""
     if op.location is None:
         return None
     if op.stage == "olympuspr":
@@ -111,7 +115,12 @@ def own_key(tables, op: Op, paths: Sequence[str] | None = None) -> OpKey | None:
         name = op.name_stack
     if not name:
         return None
-    return OpKey(name, line_stack(tables, op.location, paths))
+    stack = stacks.get(op.location) if stacks is not None else None
+    if stack is None:
+        stack = line_stack(tables, op.location, paths)
+        if stacks is not None:
+            stacks[op.location] = stack
+    return OpKey(name, stack)
 
 
 def op_keys(model, ident: str, paths: Sequence[str] | None = None) -> tuple[OpKey, ...]:
@@ -152,10 +161,11 @@ def keys_by_op(
     ops an instruction came from (:meth:`KeyIndex.owners`), without trying each."""
     tables = model.source_tables()
     keys_of: dict[str, tuple[OpKey, ...]] = {}
+    stacks: dict[int, Stack] = {}
     for stage in stages:
         held = model.stages.get(stage)
         for op in held.ops if held is not None else ():
-            key = own_key(tables, op, paths)
+            key = own_key(tables, op, paths, stacks)
             if key is not None:
                 keys_of[op.id] = (key,)
     return KeyIndex(keys_of)
@@ -167,21 +177,44 @@ def matches_any(keys: Iterable[OpKey], op_name: str, stack: Stack) -> bool:
 
 
 class KeyIndex:
-    """Keys by the last part of their names: which of many keys an instruction
-    matches, without trying every key.
+    """Many ops' keys, each distinct key once, found by the last part of its name
+    and the innermost line of its stack: which keys an instruction matches
+    without trying every key (ops alike, a Python loop's, share one key).
 
-    >>> index = KeyIndex({"a": [OpKey("mul", (("m.py", 3),))], "b": [OpKey("sin", ())]})
+    >>> index = KeyIndex({"a": [OpKey("mul", (("m.py", 3),))], "b": [OpKey("sin", ())],
+    ...                   "c": [OpKey("mul", (("m.py", 3),))]})
+    >>> [sorted(index.owners_of(k)) for k in index.matched("jit(f)/mul", (("m.py", 3),))]
+    [['a', 'c']]
     >>> index.owners("jit(f)/mul", (("m.py", 3),))
-    {'a'}
+    {'a', 'c'}
     """
 
-    def __init__(self, keys_of: dict):
-        self._by_leaf: dict[str, list[tuple[OpKey, object]]] = {}
+    def __init__(self, keys_of: Mapping[Any, Iterable[OpKey]]):
+        self._owners: dict[OpKey, list] = {}
         for owner, keys in keys_of.items():
             for key in keys:
-                self._by_leaf.setdefault(key.leaf, []).append((key, owner))
+                self._owners.setdefault(key, []).append(owner)
+        self._found: dict[tuple[str, tuple[str, int] | None], list[OpKey]] = {}
+        for key in self._owners:
+            self._found.setdefault((key.leaf, key.stack[0] if key.stack else None), []).append(key)
+
+    @property
+    def keys(self) -> tuple[OpKey, ...]:
+        """Every distinct key."""
+        return tuple(self._owners)
+
+    def owners_of(self, key: OpKey) -> list:
+        """The owners of ``key``."""
+        return self._owners.get(key, [])
+
+    def matched(self, op_name: str, stack: Stack) -> list[OpKey]:
+        """The keys an instruction of ``op_name`` and ``stack`` matches."""
+        leaf = op_name.rsplit("/", 1)[-1]
+        out = [k for k in self._found.get((leaf, None), ()) if k.matches(op_name, stack)]
+        if stack:
+            out += [k for k in self._found.get((leaf, stack[0]), ()) if k.matches(op_name, stack)]
+        return out
 
     def owners(self, op_name: str, stack: Stack) -> set:
         """The owners of the keys an instruction of ``op_name`` and ``stack`` matches."""
-        leaf = op_name.rsplit("/", 1)[-1]
-        return {o for k, o in self._by_leaf.get(leaf, ()) if k.matches(op_name, stack)}
+        return {o for k in self.matched(op_name, stack) for o in self._owners[k]}

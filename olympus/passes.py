@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from olympus.op_instructions import KeyIndex, OpKey, line_stack, matches_any
+from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable
 
@@ -439,7 +439,8 @@ class JourneyIndex:
     def of_keys(self, keys: Sequence[OpKey]) -> Journey:
         """The journey of the instructions that came from an op (its
         :func:`~olympus.op_instructions.op_keys`)."""
-        return self.journey(lambda i: matches_any(keys, i.op_name, i.stack))
+        index = KeyIndex({0: keys})
+        return self.journey(lambda i: bool(index.matched(i.op_name, i.stack)))
 
     def charged(
         self, lines: Iterable[tuple[str, int]] | None = None
@@ -457,20 +458,23 @@ class JourneyIndex:
 
     def by_owner(self, keys: KeyIndex) -> dict[Any, Journey]:
         """The journey of each owner of ``keys`` (op ids, say) that has instructions
-        before the passes: those its keys match, each module read once for all."""
+        before the passes: those its keys match, each module read once for all
+        (owners of one key share its journey)."""
 
-        def group(found: tuple[Instruction, ...]) -> dict[Any, tuple[Carrier, ...]]:
-            out: dict[Any, list[Carrier]] = {}
+        def group(found: tuple[Instruction, ...]) -> dict[OpKey, tuple[Carrier, ...]]:
+            out: dict[OpKey, list[Carrier]] = {}
             for ins in found:
-                for owner in keys.owners(ins.op_name, ins.stack):
-                    out.setdefault(owner, []).append(ins.carrier)
-            return {owner: tuple(c) for owner, c in out.items()}
+                for key in keys.matched(ins.op_name, ins.stack):
+                    out.setdefault(key, []).append(ins.carrier)
+            return {key: tuple(c) for key, c in out.items()}
 
         start, snapshots = self._grouped(group)
-        return {
-            owner: _journey(self, first, (found.get(owner, ()) for found in snapshots), "", 0)
-            for owner, first in start.items()
-        }
+        out: dict[Any, Journey] = {}
+        for key, first in start.items():
+            j = _journey(self, first, (found.get(key, ()) for found in snapshots), "", 0)
+            for owner in keys.owners_of(key):
+                out[owner] = j
+        return out
 
     def _grouped(self, group: Callable[[tuple[Instruction, ...]], dict]) -> tuple[dict, list]:
         """``group`` of the start and of each step's module, each module once."""

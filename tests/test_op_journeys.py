@@ -267,3 +267,25 @@ def test_a_capped_output_leaves_the_ops_out_first(made):
     cut, _note = cap_costs(report.costs, json_size(report.costs) // 2)
     assert len(cut["ops"]) < len(report.costs["ops"])
     assert cut["ops"] == report.costs["ops"][: len(cut["ops"])]
+
+
+def looped(x):
+    for _ in range(3):
+        x = jnp.sin(x)
+    return x
+
+
+def test_ops_xla_cannot_tell_apart_share_their_instructions():
+    """A Python loop's ops: one name and one call stack in XLA's metadata each."""
+    x = jnp.ones(16)
+    report = inspect(looped, x, passes=True, costs=True, cache=None)
+    sines = _ops(report, "olympuspr", "sin")
+    assert len(sines) == 3
+    j = report.journey_of_op(sines[0].id)
+    assert [c["opcode"] for c in j["start"]] == ["sine"] * 3
+    share = report.cost_share_of_op(sines[1].id)
+    assert share["transcendentals"] == 3 * x.size == report.costs["totals"]["transcendentals"]
+    (group,) = [g for g in report.passes["op_journeys"] if sines[0].id in g["ops"]]
+    assert {op.id for op in sines} <= set(group["ops"])
+    costs = {row["op"]: row for row in report.costs["ops"]}
+    assert all(costs[op.id]["transcendentals"] == 3 * x.size for op in sines)

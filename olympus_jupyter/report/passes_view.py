@@ -244,15 +244,18 @@ def op_journeys_json(
     first op; past ``max_chars`` characters of JSON the rest is left out. Returns
     them and how many ops were left out."""
     by_op = index.by_owner(keys_by_op(model))
-    grouped: dict[str, dict[str, Any]] = {}
+    same: dict[int, tuple[Any, list[str]]] = {}  # ops alike share one Journey
     for ident, journey in by_op.items():
+        same.setdefault(id(journey), (journey, []))[1].append(ident)
+    grouped: dict[str, dict[str, Any]] = {}
+    for journey, idents in same.values():
         data = journey_json(journey, 0, row_of_step)
         del data["file"], data["line"]
         text = compact_json(data)
         held = grouped.get(text)
         if held is None:
             grouped[text] = held = {"ops": [], **data}
-        held["ops"].append(ident)
+        held["ops"].extend(idents)
     for held in grouped.values():
         held["ops"].sort(key=_op_order)
     out: list[dict[str, Any]] = []
