@@ -264,9 +264,14 @@ def test_a_capped_output_leaves_the_ops_out_first(made):
     assert cut["journeys"] == passes["journeys"] and cut["deltas"] == passes["deltas"]
     assert len(cut["op_journeys"]) < len(passes["op_journeys"])
     assert "report.journey_of_op(op)" in note
-    cut, _note = cap_costs(report.costs, json_size(report.costs) // 2)
-    assert len(cut["ops"]) < len(report.costs["ops"])
-    assert cut["ops"] == report.costs["ops"][: len(cut["ops"])]
+    costs = {**report.costs, "ops": report.costs["ops"] * 50}  # many ops
+    cut, note = cap_costs(costs, json_size(costs) - json_size(costs["ops"]) // 2)
+    assert 0 < len(cut["ops"]) < len(costs["ops"])
+    assert cut["ops"] == costs["ops"][: len(cut["ops"])]  # the costliest
+    assert cut["lines"] == costs["lines"] and cut["buffers"] == costs["buffers"]
+    assert "report.cost_share_of_op(op)" in note and cut["notes"][-1] == note
+    cut, note = cap_costs(costs, json_size({**costs, "ops": []}) // 2)
+    assert cut["ops"] == [] and "ops are left out too" in note
 
 
 def looped(x):

@@ -86,11 +86,14 @@ from olympus_jupyter.report.data_cap import (
     clip_message,
     group_notes,
     json_size,
+    kept_prefix,
     share_budget,
 )
 
 __all__ = [
     "costs_json",
+    "op_rows",
+    "MAX_OP_COSTS",
     "cap_costs",
     "check_costs",
     "counted_totals",
@@ -317,6 +320,13 @@ def costs_json(
             f"the program runs on {devices} devices; every figure is one "
             f"device's (each runs the same partitioned program)"
         )
+    op_list = op_rows(ops) if ops is not None else None
+    if op_list is not None and not full and len(op_list) > MAX_OP_COSTS:
+        notes.append(
+            f"the costs of the {MAX_OP_COSTS:,} costliest of {len(op_list):,} ops are kept "
+            f"(report.cost_share_of_op(op) gives each; a full report keeps them all)"
+        )
+        op_list = op_list[:MAX_OP_COSTS]
     counted = (
         {
             "counted_totals": {
@@ -356,8 +366,12 @@ def costs_json(
             notes, MAX_NOTES, more="olympus.line_costs.cost_by_line(compiled).notes lists them all"
         ),
         "unavailable": dict(unavailable or {}),
-        **({"ops": op_rows(ops)} if ops is not None else {}),
+        **({"ops": op_list} if op_list is not None else {}),
     }
+
+
+#: The ops whose costs a report carries (``ops``), the costliest, unless ``full``.
+MAX_OP_COSTS = 5000
 
 
 def op_rows(ops: Mapping[str, Mapping[str, float]]) -> list[dict[str, Any]]:
@@ -387,11 +401,14 @@ _WHOLE = {
     "buffers": ("buffers live at the peak (the smallest)", "report.peak_buffers()"),
     "collectives": ("collectives", "report.collectives()"),
     "modules": ("modules (those that cost least)", "report.cost_by_module()"),
-    "ops": ("ops' costs (those that cost least)", "report.cost_share_of_op(op)"),
     "inputs": ("input shardings", "report.costs['shardings']"),
     "outputs": ("output shardings", "report.costs['shardings']"),
     "notes": ("notes", "report.costs['notes']"),
 }
+
+
+#: Room kept for the note that says the ops were cut (a few hundred characters).
+_NOTE_ROOM = 1024
 
 
 def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any], str | None]:
@@ -411,13 +428,40 @@ def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any]
     size = json_size(data)
     if size <= budget:
         return data, None
+    ops = data.get("ops")
+    if ops:  # the ops' costs go first: the kernel's report gives each
+        rest = {**data, "ops": []}
+        spare = budget - json_size(rest) - _NOTE_ROOM
+        if spare > 0:
+            kept_ops = kept_prefix(ops, spare)
+            note = clip_message(
+                f"costs: left out to keep this output under its size cap: the costs of "
+                f"{len(ops) - kept_ops:,} of {len(ops):,} ops (those that cost least; "
+                f"report.cost_share_of_op(op) gives each in the kernel that made the report)",
+                MAX_MESSAGE // 8,
+            )
+            notes = group_notes(list(data["notes"]), MAX_NOTES - 1)
+            return {**data, "ops": ops[:kept_ops], "notes": [*notes, note]}, note
+        cut, said = cap_costs(rest, budget)
+        also = (
+            f"the costs of {len(ops):,} ops are left out too "
+            f"(report.cost_share_of_op(op) gives each)"
+        )
+        if said is None:
+            note = clip_message(
+                f"costs: left out to keep this output under its size cap: {also}", MAX_MESSAGE // 8
+            )
+            notes = group_notes(list(cut["notes"]), MAX_NOTES - 1)
+        else:
+            note = clip_message(f"{said}; {also}", MAX_MESSAGE // 8)
+            notes = list(cut["notes"][:-1])
+        return {**cut, "notes": [*notes, note]}, note
     shardings = data.get("shardings") or {"inputs": [], "outputs": []}
     lists: dict[str, list] = {
         "lines": [r for r in data["lines"] if r["what"] == "line"],
         "buffers": list(data["buffers"]),
         "collectives": list(data["collectives"]),
         "modules": sorted(data.get("modules") or (), key=lambda m: (-m["flops"], -m["bytes"])),
-        "ops": list(data.get("ops") or ()),
         "inputs": list(shardings["inputs"]),
         "outputs": list(shardings["outputs"]),
         "notes": list(data["notes"]),
@@ -445,7 +489,6 @@ def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any]
         "buffers": cut["buffers"],
         "collectives": cut["collectives"],
         **({"modules": cut["modules"]} if "modules" in data else {}),
-        **({"ops": cut["ops"]} if "ops" in data else {}),
         "shardings": {
             **shardings,
             "inputs": cut["inputs"],

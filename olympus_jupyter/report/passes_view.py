@@ -270,6 +270,10 @@ def op_journeys_json(
     return out, left
 
 
+#: Room kept for the note that says the ops were cut (a few hundred characters).
+_NOTE_ROOM = 1024
+
+
 def cap_passes(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any], str | None]:
     """``data`` cut to about ``budget`` bytes of JSON: the pass table whole, the
     journeys of the first source lines (most of the room where the modules would
@@ -289,7 +293,7 @@ def cap_passes(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any
     ops = data.get("op_journeys")
     if ops:  # the ops' journeys go first: the kernel's report gives each
         rest = {**data, "op_journeys": []}
-        spare = budget - json_size(rest) - MAX_MESSAGE // 8
+        spare = budget - json_size(rest) - _NOTE_ROOM
         if spare > 0:
             kept_ops = kept_prefix(ops, spare)
             left = sum(len(j["ops"]) for j in ops[kept_ops:])
