@@ -253,6 +253,13 @@ class CostByLine:
     loops: tuple[Loop, ...] = ()
     loop_extra: dict[str, float] = dataclasses.field(default_factory=dict)
     modules: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
+    #: The same cost by the op whose location each part is charged by, ``(stage,
+    #: index)``: an instruction of the compiled stage (``"compiled"``), or the
+    #: StableHLO op an instruction XLA made anew came from (the ``lowered`` stage's
+    #: name): what :mod:`olympus.op_costs` reads an op's cost share from.
+    by_source: Mapping[tuple[str, int], Mapping[str, float]] = dataclasses.field(
+        default_factory=dict
+    )
 
     @property
     def counted_totals(self) -> dict[str, float]:
@@ -415,6 +422,7 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
     )
     modules = {p: {k: v * factor[k] for k, v in a.items()} for p, a in result.modules.items()}
     extra = {k: v * factor[k] for k, v in result.loop_extra.items()}
+    by_source = {s: {k: v * factor[k] for k, v in a.items()} for s, a in result.by_source.items()}
     return CostByLine(
         rows,
         dict(totals) or result.totals,
@@ -422,6 +430,7 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
         result.loops,
         extra,
         modules,
+        by_source,
     )
 
 
@@ -512,8 +521,9 @@ class _Attribution:
         self.module_of: dict = {}  # op_module_path's memo
         self.inner_of: dict[int | None, tuple] = {}
         self.at_location: dict[int | None, tuple[str, int] | None] = {}
-        # module path -> costs
+        # module path -> costs; (stage, index) of the op charged by -> costs
         self.modules: dict[str, dict[str, float]] = {}
+        self.by_source: dict[tuple[str, int], dict[str, float]] = {}
         # Loops: (file, line) or None -> how its instructions are counted; the
         # ``while``s met; what counting them × their trip counts adds.
         self.row_loops: dict[tuple[str, int] | None, set[Iterations]] = {}
@@ -824,6 +834,10 @@ class _Attribution:
         module = self.modules.setdefault(path, dict.fromkeys(KEYS, 0.0))
         for k, v in amounts.items():
             module[k] += v
+        if any(amounts.values()):
+            mine = self.by_source.setdefault((source.stage, source.index), dict.fromkeys(KEYS, 0.0))
+            for k, v in amounts.items():
+                mine[k] += v
         row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
         if any(amounts.values()):
             self.row_loops.setdefault(where, set()).add(loop)
@@ -992,6 +1006,7 @@ class _Attribution:
             tuple(self.loops),
             {k: v for k, v in self.loop_extra.items() if v},
             modules,
+            self.by_source,
         )
 
 

@@ -30,9 +30,10 @@ import dataclasses
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.hlo import hlo_instructions
 from olympus.provenance.sources import SourceTable
 
@@ -49,6 +50,9 @@ __all__ = [
     "Carrier",
     "JourneyEvent",
     "Journey",
+    "Instruction",
+    "JourneyIndex",
+    "journey_index",
     "journey",
     "journeys",
     "origins",
@@ -272,35 +276,66 @@ class Journey:
         return self.carriers[-1] if self.carriers else self.start
 
 
-def _read_carriers(
-    text: str, table, memo: dict | None = None
-) -> dict[tuple[str, int], tuple[Carrier, ...]]:
-    """Every instruction of ``text`` with a user line, by the line it is charged to
-    (its innermost frame of the user's own code): one read of the module for all
-    its lines. ``memo``: kept across the dumps of one compile
-    (:func:`~olympus.provenance.hlo.hlo_instructions`'s, and the line each
-    location is charged to)."""
-    memo = {} if memo is None else memo
-    charged = memo.setdefault("charged", {})
-    instructions = hlo_instructions(text, table, memo)
-    out: dict[tuple[str, int], list[Carrier]] = {}
-    for ins in instructions:
-        if ins.location is None or ins.name == "parameter":
+@dataclasses.dataclass(frozen=True)
+class Instruction:
+    """An instruction of one module of the pipeline, with what XLA kept of where it
+    came from: its ``op_name``, its call ``stack`` (``(file, line)``, innermost
+    first) and the line it is ``charged`` to (its innermost of the user's own code)."""
+
+    carrier: Carrier
+    op_name: str
+    stack: tuple[tuple[str, int], ...]
+    charged: tuple[str, int] | None
+
+
+def _read_instructions(text: str, table, memo: dict) -> tuple[Instruction, ...]:
+    """Every instruction of ``text`` with a source location, in text order. ``memo``
+    is kept across the modules of one pipeline: the lines read
+    (:func:`~olympus.provenance.hlo.hlo_instructions`), each location's stack and
+    charged line, and each :class:`Instruction` made (most stay as they were from
+    one pass to the next: the modules share them)."""
+    found = hlo_instructions(text, table, memo)
+    stacks = memo.setdefault(("stacks",), {})
+    charged_at = memo.setdefault(("charged",), {})
+    made = memo.setdefault(("instructions",), {})
+    out = []
+    for ins in found:
+        location = ins.location
+        if location is None or ins.name == "parameter":
             continue
-        key = charged.get(ins.location)
-        if key is None:
-            frame = table.charged(ins.location)
-            key = charged[ins.location] = (table.files[frame.file], frame.line)
         fusion = kind = None
         if ins.fusion is not None:
-            holder = instructions[ins.fusion]
+            holder = found[ins.fusion]
             fusion, kind = holder.label, holder.fusion_kind
-        out.setdefault(key, []).append(Carrier(ins.label, ins.name, fusion, kind))
+        key = (ins.label, ins.name, location, fusion, kind, ins.op_name)
+        item = made.get(key)
+        if item is None:
+            stack = stacks.get(location)
+            if stack is None:
+                stack = stacks[location] = line_stack(table, location)
+            if location not in charged_at:
+                frame = table.charged(location)
+                charged_at[location] = (
+                    None if frame is None else (table.files[frame.file], frame.line)
+                )
+            item = made[key] = Instruction(
+                Carrier(ins.label, ins.name, fusion, kind), ins.op_name, stack, charged_at[location]
+            )
+        out.append(item)
+    return tuple(out)
+
+
+def _by_charged(found: tuple[Instruction, ...]) -> dict[tuple[str, int], tuple[Carrier, ...]]:
+    """The carriers of a module by the line each is charged to."""
+    out: dict[tuple[str, int], list[Carrier]] = {}
+    for ins in found:
+        if ins.charged is not None:
+            out.setdefault(ins.charged, []).append(ins.carrier)
     return {key: tuple(value) for key, value in out.items()}
 
 
 def _events(
-    k: int, step: PassStep, before: tuple[Carrier, ...], after: tuple[Carrier, ...], who: str
+    k: int, pipeline: str, before: tuple[Carrier, ...], after: tuple[Carrier, ...], who: str
 ) -> list[JourneyEvent]:
     """The events of one pass for one line: its instructions before and after it.
 
@@ -315,7 +350,7 @@ def _events(
     events = []
 
     def event(kind, labels, detail):
-        events.append(JourneyEvent(k, who, step.pipeline, kind, tuple(labels), detail))
+        events.append(JourneyEvent(k, who, pipeline, kind, tuple(labels), detail))
 
     for gone in list(removed):
         twin = next((c for c in created if c.opcode == gone.opcode), None)
@@ -361,6 +396,140 @@ def _events(
     return events
 
 
+@dataclasses.dataclass(frozen=True)
+class JourneyIndex:
+    """Every module of a pass pipeline read once (:func:`journey_index`): the
+    instructions before the first pass (``start``) and after each step
+    (``snapshots[k]`` for ``steps[k]``), with where each came from, and the pass
+    each step's change is put down to (``who``). A journey of any set of
+    instructions is read from it without reading a module again: a source line's
+    (:meth:`through`: every instruction whose call stack passes through the line),
+    an op's (:meth:`of_keys`), any (:meth:`journey`).
+
+    >>> lowered = olympus.jit(lambda x: jnp.tanh(x * 2.0)).trace(np.ones(4, np.float32)).lower()
+    >>> index = journey_index(pass_pipeline(lowered))
+    >>> line = index.start[0].stack[0]
+    >>> [c.opcode for c in index.through(*line).start] == [i.carrier.opcode for i in index.start]
+    True
+    """
+
+    pipelines: tuple[str, ...]
+    who: tuple[str, ...]
+    start: tuple[Instruction, ...]
+    snapshots: tuple[tuple[Instruction, ...], ...]
+
+    def journey(
+        self, select: Callable[[Instruction], bool], file: str = "", line: int = 0
+    ) -> Journey:
+        """The journey of the instructions ``select`` keeps, named ``file``:``line``."""
+        picked: dict[int, tuple[Carrier, ...]] = {}  # a module shared by steps is read once
+
+        def carriers(found: tuple[Instruction, ...]) -> tuple[Carrier, ...]:
+            got = picked.get(id(found))
+            if got is None:
+                got = picked[id(found)] = tuple(i.carrier for i in found if select(i))
+            return got
+
+        return _journey(self, carriers(self.start), map(carriers, self.snapshots), file, line)
+
+    def through(self, file: str, line: int) -> Journey:
+        """The journey of every instruction whose call stack passes through
+        ``file``:``line``: the line's own, and those of the functions it calls
+        (a library's, or the user's)."""
+        key = (file, int(line))
+        return self.journey(lambda i: key in i.stack, file, int(line))
+
+    def of_keys(self, keys: Sequence[OpKey]) -> Journey:
+        """The journey of the instructions that came from an op (its
+        :func:`~olympus.op_instructions.op_keys`)."""
+        index = KeyIndex({0: keys})
+        return self.journey(lambda i: bool(index.matched(i.op_name, i.stack)))
+
+    def charged(
+        self, lines: Iterable[tuple[str, int]] | None = None
+    ) -> dict[tuple[str, int], Journey]:
+        """The journeys of source lines, each of the instructions charged to it
+        (default: every line with an instruction before the passes)."""
+        start, snapshots = self._grouped(_by_charged)
+        wanted = list(start) if lines is None else [(f, int(n)) for f, n in lines]
+        return {
+            key: _journey(
+                self, start.get(key, ()), (found.get(key, ()) for found in snapshots), *key
+            )
+            for key in wanted
+        }
+
+    def by_owner(self, keys: KeyIndex) -> dict[Any, Journey]:
+        """The journey of each owner of ``keys`` (op ids, say) that has instructions
+        before the passes: those its keys match, each module read once for all
+        (owners of one key share its journey)."""
+
+        def group(found: tuple[Instruction, ...]) -> dict[OpKey, tuple[Carrier, ...]]:
+            out: dict[OpKey, list[Carrier]] = {}
+            for ins in found:
+                for key in keys.matched(ins.op_name, ins.stack):
+                    out.setdefault(key, []).append(ins.carrier)
+            return {key: tuple(c) for key, c in out.items()}
+
+        start, snapshots = self._grouped(group)
+        out: dict[Any, Journey] = {}
+        for key, first in start.items():
+            j = _journey(self, first, (found.get(key, ()) for found in snapshots), "", 0)
+            for owner in keys.owners_of(key):
+                out[owner] = j
+        return out
+
+    def _grouped(self, group: Callable[[tuple[Instruction, ...]], dict]) -> tuple[dict, list]:
+        """``group`` of the start and of each step's module, each module once."""
+        start = group(self.start)
+        done: dict[int, dict] = {id(self.start): start}
+        snapshots = []
+        for found in self.snapshots:
+            got = done.get(id(found))
+            if got is None:
+                got = done[id(found)] = group(found)
+            snapshots.append(got)
+        return start, snapshots
+
+
+def _journey(index: JourneyIndex, first, carriers_of_steps, file: str, line: int) -> Journey:
+    last = first
+    carriers, events = [], []
+    for k, now in enumerate(carriers_of_steps):
+        if now != last:
+            events.extend(_events(k, index.pipelines[k], last, now, index.who[k]))
+        carriers.append(now)
+        last = now
+    return Journey(file, line, first, tuple(carriers), tuple(events))
+
+
+def journey_index(pipeline: PassPipeline, focus=None) -> JourneyIndex:
+    """Reads every module of ``pipeline`` once (a step that printed the module
+    unchanged is not read again) into a :class:`JourneyIndex`. ``focus``: what is
+    the user's own code (:func:`olympus.provenance.focus.focus_of`), which
+    instructions are charged to."""
+    table = SourceTable(focus=focus)
+    memo: dict = {}  # what _read_instructions keeps from module to module
+    start = _read_instructions(pipeline.before, table, memo)
+    read: dict[str, tuple[Instruction, ...]] = {pipeline.before: start}
+    snapshots = []
+    for step in pipeline.steps:
+        found = read.get(step.text)
+        if found is None:
+            found = read[step.text] = _read_instructions(step.text, table, memo)
+        snapshots.append(found)
+    # The pass each step's change is put down to: with a filter, the module before a
+    # kept pass shows what the passes the filter left out did since the last dump.
+    keep = re.compile(pipeline.pass_re)
+    who = tuple(
+        s.after
+        if s.is_pipeline_start or keep.search(s.after)
+        else f"passes outside the filter, before {s.before or 'the end'}"
+        for s in pipeline.steps
+    )
+    return JourneyIndex(tuple(s.pipeline for s in pipeline.steps), who, start, tuple(snapshots))
+
+
 def journeys(
     pipeline: PassPipeline, lines: Iterable[tuple[str, int]] | None = None, focus=None
 ) -> dict[tuple[str, int], Journey]:
@@ -368,39 +537,11 @@ def journeys(
     with an instruction before the passes) through ``pipeline``, each module read
     once for them all (a step that printed the module unchanged is not read again).
     An instruction belongs to the line it is charged to: its innermost of the
-    user's own code (``focus``: :func:`olympus.provenance.focus.focus_of`)."""
-    table = SourceTable(focus=focus)
-    memo: dict = {}
-    start = _read_carriers(pipeline.before, table, memo)
-    read: dict[str, dict] = {pipeline.before: start}
-    snapshots = []
-    for step in pipeline.steps:
-        found = read.get(step.text)
-        if found is None:
-            found = read[step.text] = _read_carriers(step.text, table, memo)
-        snapshots.append(found)
-    # The pass each step's change is put down to: with a filter, the module before a
-    # kept pass shows what the passes the filter left out did since the last dump.
-    keep = re.compile(pipeline.pass_re)
-    who = [
-        s.after
-        if s.is_pipeline_start or keep.search(s.after)
-        else f"passes outside the filter, before {s.before or 'the end'}"
-        for s in pipeline.steps
-    ]
-    wanted = list(start) if lines is None else [(f, int(n)) for f, n in lines]
-    out = {}
-    for key in wanted:
-        last = first = start.get(key, ())
-        carriers, events = [], []
-        for k, (step, found) in enumerate(zip(pipeline.steps, snapshots)):
-            now = found.get(key, ())
-            if now != last:
-                events.extend(_events(k, step, last, now, who[k]))
-            carriers.append(now)
-            last = now
-        out[key] = Journey(key[0], key[1], first, tuple(carriers), tuple(events))
-    return out
+    user's own code (``focus``: :func:`olympus.provenance.focus.focus_of`). For the
+    journey of a line any of whose instructions' call stacks pass through (a
+    library's line, a line that calls a function), or of an op, read the pipeline
+    once with :func:`journey_index`."""
+    return journey_index(pipeline, focus).charged(lines)
 
 
 def journey(pipeline: PassPipeline, file: str, line: int) -> Journey:

@@ -3,7 +3,10 @@
  * the toolbar turns on, both from the report's `costs` (see
  * `olympus_jupyter/report/costs_view.py`; read and checked by `readCosts`).
  *
- * - the panel: a table of XLA's figures by source line (flops, transcendentals,
+ * - the panel: what the op the user picked in olympuspr or StableHLO costs (its
+ *   compiled instructions' flops, transcendentals and bytes, and their shares:
+ *   the data's `ops`), where the data holds it;
+ *   a table of XLA's figures by source line (flops, transcendentals,
  *   bytes accessed, bytes live at the peak), each with its share and a bar, what
  *   no line made (compiler-made, arguments) last; clicking a line's row selects
  *   that source line as a click on it does; under a line, its library lines
@@ -30,15 +33,17 @@
  * `tr[data-olympus-module=<path>][data-depth]` with its button
  * `button[data-olympus-module-toggle=<path>]` (`aria-expanded`);
  * `[data-olympus-no-collectives]`;
- * `[data-olympus-costs-devices]`; `[data-olympus-costs-peak]`;
+ * `[data-olympus-costs-devices]`; `[data-olympus-costs-peak]`; the picked op's
+ * cost `[data-olympus-cost-op]` (`data-op`: its id; empty when none);
  * `[data-olympus-costs-notes]`. User Timing: `olympus:costs-paint`.
  */
 import { h } from './dom';
 import { HeatMarks, IHeatMark } from './editor';
 import { ISelection, LinkHub } from './hub';
-import { LinkIndex, SourceKey, StageIndex, sourceKey } from './links';
+import { LinkIndex, SourceKey, StageIndex, pickedOp, sourceKey } from './links';
 import {
   ICostLine,
+  ICostOp,
   ICostVia,
   ICosts,
   IStageInfo,
@@ -322,6 +327,9 @@ interface IColumn {
 export class CostView implements IPanelView {
   constructor(private readonly o: ICostViewOptions) {
     this.stage = o.stage.name;
+    for (const op of o.costs.ops ?? []) {
+      this._ops.set(op.op, op);
+    }
   }
 
   readonly stage: string;
@@ -346,6 +354,7 @@ export class CostView implements IPanelView {
   }
 
   apply(sel: ISelection): void {
+    this._renderOp(sel);
     const key = sel.source;
     for (const [rowKey, rows] of this._rowsByKey) {
       for (const tr of rows) {
@@ -377,6 +386,45 @@ export class CostView implements IPanelView {
     this._rowsByKey.clear();
   }
 
+  /** What the op the user picked costs, where the data holds it; else nothing. */
+  private _renderOp(sel: ISelection): void {
+    const node = this._opNode;
+    if (!node) {
+      return;
+    }
+    node.textContent = '';
+    delete node.dataset.op;
+    const op = pickedOp(this.o.links, sel.origin);
+    if (!op) {
+      node.hidden = true;
+      return;
+    }
+    node.hidden = false;
+    node.dataset.op = op.id;
+    const found = this._ops.get(op.id);
+    if (!found) {
+      node.appendChild(
+        h(
+          'span',
+          { class: 'olympus-hint' },
+          `${op.name} (${op.id}): no compiled instruction that costs anything came from this op` +
+            (this.o.costs.ops.length
+              ? '.'
+              : ' (this report holds no cost by op).')
+        )
+      );
+      return;
+    }
+    const c = this.o.costs;
+    const t = c.counted ?? c.totals;
+    node.append(
+      h('span', { class: 'olympus-cost-op-name' }, `${op.name} (${op.id})`),
+      ` costs ${formatFlops(found.flops)} (${formatShare(shareOf(found.flops, t.flops))} of flops), ` +
+        `${formatFlops(found.transcendentals).replace('FLOP', 'transcendentals')} (${formatShare(shareOf(found.transcendentals, t.transcendentals))}), ` +
+        `${formatBytes(found.bytes)} accessed (${formatShare(shareOf(found.bytes, t.bytes))}): its compiled instructions'.`
+    );
+  }
+
   private _build(): HTMLElement {
     const c = this.o.costs;
     const root = h('div', {
@@ -397,6 +445,13 @@ export class CostView implements IPanelView {
         ` XLA counts ${formatFlops(c.totals.flops)}, ${formatFlops(c.totals.transcendentals).replace('FLOP', 'transcendentals')} and ${formatBytes(c.totals.bytes)} accessed in all.`
       )
     );
+    this._opNode = h('p', {
+      class: 'olympus-cost-op',
+      'data-olympus-cost-op': '1',
+      'aria-live': 'polite',
+      hidden: true
+    });
+    root.appendChild(this._opNode);
     const notes = [
       ...c.notes,
       ...Object.entries(c.unavailable).map(
@@ -1172,6 +1227,8 @@ export class CostView implements IPanelView {
   /** Whether a line of the table has library lines (the others keep a toggle's room). */
   private _anyVia = false;
   private _rowsByKey = new Map<SourceKey, HTMLTableRowElement[]>();
+  private _ops = new Map<string, ICostOp>();
+  private _opNode: HTMLElement | null = null;
 }
 
 /** A figure with its share of `total` as text and as a small bar (the bar is decoration). */

@@ -327,6 +327,7 @@ export const KINDS: Readonly<Record<string, IKind>> = {
             files: (ctx.report.provenance?.files ?? []).map(f =>
               String(f.path)
             ),
+            links: ctx.links,
             label: `${ctx.stage.title} of ${ctx.report.name}`,
             parent: ctx.parent,
             onPainted: ctx.onPainted

@@ -438,3 +438,33 @@ export class StageIndex {
   private _folds: Map<number, number> | null = null;
   private _linked = new Map<SourceKey, ILinkedLines>();
 }
+
+/** An op of a stage, as the Python side names it: its id and its name. */
+export interface IOpRef {
+  /** `'<stage>:<index>'`, e.g. `'stablehlo:3'`. */
+  id: string;
+  /** `dot_general`, `stablehlo.multiply`... */
+  name: string;
+}
+
+/** The stages whose ops have a journey and a cost share of their own. */
+export const OP_STAGES = ['olympuspr', 'stablehlo'];
+
+/**
+ * The op of olympuspr or StableHLO the user picked (the op line of a selection's
+ * `origin`), or null: none picked, another stage, or a line of no op.
+ */
+export function pickedOp(
+  links: LinkIndex | null,
+  origin: { readonly stage: string; readonly line: number } | null
+): IOpRef | null {
+  if (!links || !origin || !OP_STAGES.includes(origin.stage)) {
+    return null;
+  }
+  const index = links.stage(origin.stage);
+  const op = index ? index.lineOp(origin.line) : -1;
+  if (!index || op < 0) {
+    return null;
+  }
+  return { id: `${origin.stage}:${op}`, name: index.data.ops.name(op) };
+}

@@ -576,6 +576,18 @@ export interface IJourney {
   events: IPassEvent[];
 }
 
+/**
+ * Where the instructions that came from some ops of olympuspr and StableHLO went
+ * (each op's own: matched on XLA's op name and call stack), with the ids of those
+ * ops (`'stablehlo:3'`).
+ */
+export interface IOpJourney {
+  ops: string[];
+  start: IPassCarrier[];
+  end: IPassCarrier[];
+  events: IPassEvent[];
+}
+
 /** A module as a delta of the one before: `[i, j]` keeps lines i..j-1; a string is a new line. */
 export type PassDelta = Array<string | [number, number]>;
 
@@ -592,6 +604,8 @@ export interface IPasses {
   /** The module after each dumped step, as a delta of the one before (null: left out). */
   deltas: Array<PassDelta | null>;
   journeys: IJourney[];
+  /** The ops' journeys (absent in older bundles, or left out past a size cap). */
+  op_journeys?: IOpJourney[];
   note: string | null;
 }
 
@@ -712,6 +726,15 @@ export interface ICostPeak {
  * which checks every field: numbers are finite and not negative, file indices are
  * within `provenance.files`, strings are strings.
  */
+/** What the compiled instructions that came from one op cost. */
+export interface ICostOp {
+  /** `'<stage>:<index>'`, e.g. `'stablehlo:3'`. */
+  op: string;
+  flops: number;
+  transcendentals: number;
+  bytes: number;
+}
+
 export interface ICosts {
   /** Devices the program runs on (figures are per device). */
   devices: number;
@@ -726,6 +749,8 @@ export interface ICosts {
   lines: ICostLine[];
   /** Each module path's own figures ([] in older bundles). */
   modules: ICostModule[];
+  /** What each op of olympuspr and StableHLO costs, by op id ([] in older bundles). */
+  ops: ICostOp[];
   buffers: ICostBuffer[];
   collectives: ICollective[];
   /** Each input's and output's sharding, with its pytree name (null: not known). */
@@ -1142,6 +1167,14 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         flops: figure(m.flops),
         transcendentals: figure(m.transcendentals),
         bytes: figure(m.bytes)
+      })),
+    ops: rows(data.ops)
+      .filter(o => typeof o.op === 'string')
+      .map(o => ({
+        op: o.op as string,
+        flops: figure(o.flops),
+        transcendentals: figure(o.transcendentals),
+        bytes: figure(o.bytes)
       })),
     buffers: rows(data.buffers).map(b => ({
       label: str(b.label),

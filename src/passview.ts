@@ -9,7 +9,8 @@
  *   modules read back from `before` and the deltas on first use (and kept);
  * - the selected source line's journey: the instructions that carried it at the
  *   start, what each pass did to them (an event opens that pass's diff, its first
- *   label marked), and those that carry it at the end.
+ *   label marked), and those that carry it at the end; where the user picked an
+ *   op of olympuspr or StableHLO, that op's own journey (`op_journeys`) instead.
  *
  * Every string of the report is data: the DOM is built with text nodes only, and
  * delta items out of range are clamped.
@@ -18,7 +19,8 @@
  * `ol[data-olympus-pass-list]` of `li[data-pass-kind]`, each pass that has a module
  * a `button[data-olympus-pass-row=<row>]` (`aria-current` on the open one);
  * `button[data-olympus-action=show-unchanged]`; `[data-olympus-journey]` with
- * `button[data-olympus-journey-event=<i>]`; `[data-olympus-pass-diff]`
+ * `button[data-olympus-journey-event=<i>]` (`data-op` on it: the op id of an
+ * op's journey); `[data-olympus-pass-diff]`
  * (`data-row` of the open pass) holding `.cm-mergeView`, its label lines
  * `.cm-line.olympus-pass-hit`; the note `[data-olympus-passes-note]`. User Timing:
  * `olympus:passes-paint` (the panel built, to its first frame).
@@ -34,9 +36,10 @@ import { Decoration, DecorationSet, EditorView } from '@codemirror/view';
 import { h } from './dom';
 import { mergeSideExtensions } from './editor';
 import { ISelection, LinkHub } from './hub';
-import { parseKey } from './links';
+import { IOpRef, LinkIndex, parseKey, pickedOp } from './links';
 import {
   IJourney,
+  IOpJourney,
   IPassCarrier,
   IPassRow,
   IPasses,
@@ -325,6 +328,8 @@ export interface IPassViewOptions {
   hub: LinkHub;
   /** The report's source files' paths (journeys name a file by index). */
   files: string[];
+  /** The report's links (null: no provenance): which op a picked op line is. */
+  links?: LinkIndex | null;
   /** `XLA passes of f`, for assistive technology. */
   label: string;
   parent: HTMLElement;
@@ -340,6 +345,11 @@ export class PassView implements IPanelView {
     this._modules = new PassModules(p);
     for (const j of Array.isArray(p.journeys) ? p.journeys : []) {
       this._journeys.set(`${j.file}:${j.line}`, j);
+    }
+    for (const j of Array.isArray(p.op_journeys) ? p.op_journeys : []) {
+      for (const op of Array.isArray(j.ops) ? j.ops : []) {
+        this._opJourneys.set(String(op), j);
+      }
     }
   }
 
@@ -785,13 +795,19 @@ export class PassView implements IPanelView {
   private _renderJourney(): void {
     const node = this._journeyNode!;
     node.textContent = '';
+    delete node.dataset.op;
+    const op = pickedOp(this.o.links ?? null, this._selection.origin);
+    if (op && this._renderOpJourney(node, op)) {
+      delete node.dataset.line;
+      return;
+    }
     const key = this._selection.source;
     if (key === null) {
       node.appendChild(
         h(
           'p',
           { class: 'olympus-hint' },
-          'Select a source line to see where its instructions went through the passes.'
+          'Select a source line, or an op of olympuspr or StableHLO, to see where its instructions went through the passes.'
         )
       );
       return;
@@ -814,6 +830,45 @@ export class PassView implements IPanelView {
     node.appendChild(
       h('h4', { class: 'olympus-journey-title' }, `Where ${where} went`)
     );
+    this._journeyBody(node, j, where);
+  }
+
+  /**
+   * The journey of the op the user picked, where the data holds it (true), else
+   * nothing shown (false: the line's journey is shown instead).
+   */
+  private _renderOpJourney(node: HTMLElement, op: IOpRef): boolean {
+    const j = this._opJourneys.get(op.id);
+    if (!j) {
+      return false;
+    }
+    const where = `${op.name} (${op.id})`;
+    node.dataset.op = op.id;
+    node.appendChild(
+      h('h4', { class: 'olympus-journey-title' }, `Where ${where} went`)
+    );
+    const others = (Array.isArray(j.ops) ? j.ops : [])
+      .map(String)
+      .filter(o => o !== op.id);
+    if (others.length) {
+      node.appendChild(
+        h(
+          'p',
+          { class: 'olympus-hint', 'data-olympus-journey-shared': '1' },
+          `XLA's metadata does not tell it from ${others.length === 1 ? 'op' : 'ops'} ${others.slice(0, 8).join(', ')}${others.length > 8 ? '…' : ''}: they share these instructions.`
+        )
+      );
+    }
+    this._journeyBody(node, j, where);
+    return true;
+  }
+
+  /** A journey's carriers at the start, its events and its carriers at the end. */
+  private _journeyBody(
+    node: HTMLElement,
+    j: IJourney | IOpJourney,
+    where: string
+  ): void {
     node.appendChild(this._carriers('At the start', j.start, 'start'));
     const events = Array.isArray(j.events) ? j.events : [];
     if (!events.length) {
@@ -872,6 +927,7 @@ export class PassView implements IPanelView {
   private _rows: IPassRow[];
   private _modules: PassModules;
   private _journeys = new Map<string, IJourney>();
+  private _opJourneys = new Map<string, IOpJourney>();
   private _selection: ISelection = {
     source: null,
     origin: null,

@@ -290,6 +290,7 @@ class Instruction:
     fusion: int | None = None
     fusion_kind: str | None = None
     shape: str = ""  # as printed, layout included
+    op_name: str = ""  # XLA's metadata's: the name stack and primitive
 
 
 _FUSION_KIND = re.compile(r"kind=(k\w+)")
@@ -359,13 +360,21 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
                     found = _FUSION_KIND.search(line)
                     kind = found.group(1) if found else None
                 shape = op.types[0] if op.types else ""
-                read[line] = parsed = (op.label or "", op.name, op.location, calls, kind, shape)
+                read[line] = parsed = (
+                    op.label or "",
+                    op.name,
+                    op.location,
+                    calls,
+                    kind,
+                    shape,
+                    op.name_stack,
+                )
         if not parsed:
             continue
-        label, name, location, calls, kind, shape = parsed
+        label, name, location, calls, kind, shape, op_name = parsed
         if calls:
             module.calls[len(out)] = calls
-        out.append(Instruction(label, name, location, current, None, kind, shape))
+        out.append(Instruction(label, name, location, current, None, kind, shape, op_name))
     module.ops = out  # type: ignore[assignment]  # what _callers and _fusions read
     caller, via_fusion = _callers(module)
     fusion = _fusions(module, caller, via_fusion)

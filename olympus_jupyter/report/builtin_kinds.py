@@ -11,6 +11,7 @@ and XLA's analyses (``cost_analysis``, ``memory``).
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 from olympus import stage_registry
@@ -19,7 +20,8 @@ from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.dumps import DumpedCompile, DumpNeeds
 from olympus.line_costs import cost_by_line
-from olympus.passes import origins
+from olympus.op_costs import op_costs, source_costs
+from olympus.passes import journey_index, origins
 from olympus.provenance import build as build_provenance
 
 from olympus_jupyter.report import costs_view
@@ -164,7 +166,17 @@ class PassesKind(StageKind):
         if ctx.run.lowered is None:
             return None
         pipeline = ctx.dumped(DumpNeeds(pass_re=ctx.pass_re)).passes()
-        return passes_json(pipeline, _files(ctx.provenance), full=ctx.full, focus=ctx.focus)
+        # Every module read once: the bundle's journeys, and any other the report is
+        # asked for (a library's line, a caller's, an op's) in the kernel.
+        index = ctx.live[self.name] = journey_index(pipeline, ctx.focus)
+        return passes_json(
+            pipeline,
+            _files(ctx.provenance),
+            full=ctx.full,
+            focus=ctx.focus,
+            index=index,
+            model=ctx.provenance,
+        )
 
     def check(self, data: Any, files: int) -> None:
         super().check(data, files)
@@ -218,7 +230,9 @@ class CostsKind(StageKind):
                 dump = ctx.dumped(needs)
             except Exception as e:  # noqa: BLE001 - the rest of the stage stands
                 dump = DumpedCompile(needs, peak_unread=f"the dumped compile failed: {e}")
-        return costs_data(ctx.run, ctx.provenance, ctx.full, dump=dump, focus=ctx.focus)
+        return costs_data(
+            ctx.run, ctx.provenance, ctx.full, dump=dump, focus=ctx.focus, live=ctx.live
+        )
 
     def check(self, data: Any, files: int) -> None:
         super().check(data, files)
@@ -290,10 +304,19 @@ def _origins_in(dump: DumpedCompile | None, focus):
     return lambda labels: origins(pipeline, labels, focus)
 
 
-def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None = None, focus=None):
+def costs_data(
+    run,
+    provenance,
+    full: bool = False,
+    dump: DumpedCompile | None = None,
+    focus=None,
+    live: MutableMapping | None = None,
+):
     """The ``costs`` stage: the cost by line of the compiled program, its peak (read
     from ``dump``, a dumped compile of the same program, else from the dumps of its
-    compile, else from one more compile) and collectives.
+    compile, else from one more compile) and collectives. ``live``, where given,
+    gets the cost by op (``live["costs"]``: :func:`olympus.op_costs.source_costs`),
+    which a report keeps in the kernel.
     The optimized module is the one the report's model read (a model of its own
     where the report shows neither StableHLO nor the compiled program), read once
     for the costs, the peak's lines and the collectives."""
@@ -320,14 +343,19 @@ def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None =
         unread = f"the buffer assignment could not be read: {e}"
     found = collectives(model)
     callers = {(model.files[f].path, line) for f, line in caller_lines(model)}
+    cost = cost_by_line(
+        run.compiled,
+        parsed=parsed,
+        lowered=model.stages.get("stablehlo") if parsed else None,
+        origins=_origins_in(dump, focus),
+    )
+    sources = source_costs(cost, model)
+    if live is not None:
+        live["costs"] = sources
+    ops = op_costs(provenance, sources) if provenance is not None else None
     return costs_view.costs_json(
         run.compiled,
-        cost_by_line(
-            run.compiled,
-            parsed=parsed,
-            lowered=model.stages.get("stablehlo") if parsed else None,
-            origins=_origins_in(dump, focus),
-        ),
+        cost,
         peak,
         found,
         _files(provenance),
@@ -335,6 +363,7 @@ def costs_data(run, provenance, full: bool = False, dump: DumpedCompile | None =
         callers=callers,
         unavailable={"peak": unread} if unread else None,
         input_names=input_names(hlo, fallback) if hlo else None,
+        ops=ops,
     )
 
 

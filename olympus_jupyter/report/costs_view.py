@@ -88,11 +88,14 @@ from olympus_jupyter.report.data_cap import (
     clip_message,
     group_notes,
     json_size,
+    kept_prefix,
     share_budget,
 )
 
 __all__ = [
     "costs_json",
+    "op_rows",
+    "MAX_OP_COSTS",
     "cap_costs",
     "check_costs",
     "counted_totals",
@@ -296,6 +299,7 @@ def costs_json(
     unavailable: Mapping[str, str] | None = None,
     callers: Collection[tuple[str, int]] = (),
     input_names: Sequence[str | None] | None = None,
+    ops: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The report's ``costs`` data (see the module's text) of ``compiled`` (an
     Olympus or JAX ``Compiled``): its cost by line, its peak (``None`` when not
@@ -304,7 +308,8 @@ def costs_json(
     ``(path, line)`` the staged function was called from, left out of the lines
     of a collective; ``input_names`` the pytree name of each argument the program
     takes, in order (:func:`olympus.argument_names.input_names`), for its input
-    shardings."""
+    shardings; ``ops`` what each op of olympuspr and StableHLO costs, by op id
+    (:func:`olympus.op_costs.op_costs`)."""
     shardings, devices = _shardings(compiled, input_names)
     loops = cost.loops_note()
     notes = ([loops] if loops else []) + list(cost.notes)
@@ -318,6 +323,13 @@ def costs_json(
             f"the program runs on {devices} devices; every figure is one "
             f"device's (each runs the same partitioned program)"
         )
+    op_list = op_rows(ops) if ops is not None else None
+    if op_list is not None and not full and len(op_list) > MAX_OP_COSTS:
+        notes.append(
+            f"the costs of the {MAX_OP_COSTS:,} costliest of {len(op_list):,} ops are kept "
+            f"(report.cost_share_of_op(op) gives each; a full report keeps them all)"
+        )
+        op_list = op_list[:MAX_OP_COSTS]
     counted = (
         {
             "counted_totals": {
@@ -357,7 +369,33 @@ def costs_json(
             notes, MAX_NOTES, more="olympus.line_costs.cost_by_line(compiled).notes lists them all"
         ),
         "unavailable": dict(unavailable or {}),
+        **({"ops": op_list} if op_list is not None else {}),
     }
+
+
+#: The ops whose costs a report carries (``ops``), the costliest, unless ``full``.
+MAX_OP_COSTS = 5000
+
+
+def op_rows(ops: Mapping[str, Mapping[str, float]]) -> list[dict[str, Any]]:
+    """The ``ops`` of the data: each op that costs something, costliest first.
+
+    >>> op_rows({"olympuspr:0": {"flops": 8.0, "transcendentals": 0.0, "bytes accessed": 4.0},
+    ...          "olympuspr:1": {"flops": 0.0, "transcendentals": 0.0, "bytes accessed": 0.0}})
+    [{'op': 'olympuspr:0', 'flops': 8.0, 'transcendentals': 0.0, 'bytes': 4.0}]
+    """
+    rows: list[dict[str, Any]] = [
+        {
+            "op": ident,
+            "flops": float(a.get("flops", 0.0)),
+            "transcendentals": float(a.get("transcendentals", 0.0)),
+            "bytes": float(a.get("bytes accessed", 0.0)),
+        }
+        for ident, a in ops.items()
+    ]
+    rows = [r for r in rows if r["flops"] or r["transcendentals"] or r["bytes"]]
+    rows.sort(key=lambda r: (-r["flops"], -r["bytes"], -r["transcendentals"], r["op"]))
+    return rows
 
 
 #: What the kernel's report offers for each list :func:`cap_costs` may cut.
@@ -370,6 +408,10 @@ _WHOLE = {
     "outputs": ("output shardings", "report.costs['shardings']"),
     "notes": ("notes", "report.costs['notes']"),
 }
+
+
+#: Room kept for the note that says the ops were cut (a few hundred characters).
+_NOTE_ROOM = 1024
 
 
 def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any], str | None]:
@@ -389,6 +431,34 @@ def cap_costs(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any]
     size = json_size(data)
     if size <= budget:
         return data, None
+    ops = data.get("ops")
+    if ops:  # the ops' costs go first: the kernel's report gives each
+        rest = {**data, "ops": []}
+        spare = budget - json_size(rest) - _NOTE_ROOM
+        if spare > 0:
+            kept_ops = kept_prefix(ops, spare)
+            note = clip_message(
+                f"costs: left out to keep this output under its size cap: the costs of "
+                f"{len(ops) - kept_ops:,} of {len(ops):,} ops (those that cost least; "
+                f"report.cost_share_of_op(op) gives each in the kernel that made the report)",
+                MAX_MESSAGE // 8,
+            )
+            notes = group_notes(list(data["notes"]), MAX_NOTES - 1)
+            return {**data, "ops": ops[:kept_ops], "notes": [*notes, note]}, note
+        cut, said = cap_costs(rest, budget)
+        also = (
+            f"the costs of {len(ops):,} ops are left out too "
+            f"(report.cost_share_of_op(op) gives each)"
+        )
+        if said is None:
+            note = clip_message(
+                f"costs: left out to keep this output under its size cap: {also}", MAX_MESSAGE // 8
+            )
+            notes = group_notes(list(cut["notes"]), MAX_NOTES - 1)
+        else:
+            note = clip_message(f"{said}; {also}", MAX_MESSAGE // 8)
+            notes = list(cut["notes"][:-1])
+        return {**cut, "notes": [*notes, note]}, note
     shardings = data.get("shardings") or {"inputs": [], "outputs": []}
     lists: dict[str, list] = {
         "lines": [r for r in data["lines"] if r["what"] == "line"],

@@ -107,6 +107,11 @@ class MakeContext:
     focus: tuple[str, ...] | None = None
     kept: MutableMapping = dataclasses.field(default_factory=dict)
     dumps: SharedDumps | None = None
+    #: What a kind keeps in the kernel beside its data, by stage name (the
+    #: ``passes`` stage's :class:`~olympus.passes.JourneyIndex`, the ``costs``
+    #: stage's cost by op): the report holds it (``StageReport.live``), a bundle
+    #: does not.
+    live: MutableMapping = dataclasses.field(default_factory=dict)
 
     def dumped(self, needs: DumpNeeds) -> DumpedCompile:
         """A dumped compile of the run's program that answers ``needs`` (what the

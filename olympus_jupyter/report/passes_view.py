@@ -43,7 +43,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from olympus.passes import Carrier, PassPipeline, instruction_count, journeys
+from olympus.op_instructions import OP_STAGES, keys_by_op
+from olympus.passes import Carrier, JourneyIndex, PassPipeline, instruction_count, journey_index
+
+from olympus_jupyter.report.data import compact_json
 
 from olympus_jupyter.report.data_cap import MAX_MESSAGE, clip_message, json_size, kept_prefix
 from olympus_jupyter.report.line_diff import line_diff
@@ -54,6 +57,8 @@ __all__ = [
     "module_texts",
     "step_diff",
     "journey_json",
+    "op_journeys_json",
+    "MAX_OP_JOURNEY_CHARS",
     "line_summary",
     "counts",
     "check_passes",
@@ -64,6 +69,9 @@ __all__ = [
 #: with ``full``: a notebook keeps a report's data twice (its JSON, and the HTML's
 #: island) under output_cap's 5 MB, with the other stages.
 MAX_DELTA_CHARS = 1_000_000
+
+#: Characters of op journeys (``op_journeys``) a report carries, uncapped with ``full``.
+MAX_OP_JOURNEY_CHARS = 500_000
 
 #: Labels an event of a journey names (the schema's ``maxItems``).
 MAX_LABELS = 4096
@@ -145,13 +153,22 @@ def passes_json(
     full: bool = False,
     max_chars: int = MAX_DELTA_CHARS,
     focus=None,
+    index: JourneyIndex | None = None,
+    model=None,
 ) -> dict[str, Any]:
     """The report's ``passes`` data (see the module's docstring); ``files`` are the
     paths of the report's source files, in order: journeys name a file by its index
     there, and lines of other files (JAX's, the tools') are left out. Deltas past
     ``max_chars`` characters are left out unless ``full``. A journey is the line's
     that its instructions are charged to: the innermost of the user's own code
-    (``focus``: :func:`olympus.provenance.focus.focus_of`)."""
+    (``focus``: :func:`olympus.provenance.focus.focus_of`). ``index``: the
+    pipeline's modules already read (:func:`olympus.passes.journey_index`).
+    ``model``: the report's provenance model, whose olympuspr and StableHLO ops'
+    journeys the data carries too (``op_journeys``, :func:`op_journeys_json`), up
+    to :data:`MAX_OP_JOURNEY_CHARS` unless ``full``."""
+    if index is None:
+        index = journey_index(pipeline, focus)
+    found = index.charged()
     rows, row_of_step = _rows(pipeline)
     deltas: list = []
     budget = None if full else max_chars - len(pipeline.before)
@@ -168,15 +185,14 @@ def passes_json(
         previous = lines
     left_out = deltas.count(None)
     before = pipeline.before if budget is None or len(pipeline.before) <= max_chars else ""
-    index = {path: i for i, path in enumerate(files)}
-    found = journeys(pipeline, focus=focus)
+    index_of = {path: i for i, path in enumerate(files)}
     out_journeys = []
     for (path, line), j in sorted(
-        found.items(), key=lambda kv: (index.get(kv[0][0], -1), kv[0][1])
+        found.items(), key=lambda kv: (index_of.get(kv[0][0], -1), kv[0][1])
     ):
-        if path not in index:
+        if path not in index_of:
             continue
-        out_journeys.append(journey_json(j, index[path], row_of_step))
+        out_journeys.append(journey_json(j, index_of[path], row_of_step))
     note = None
     if left_out:
         note = (
@@ -191,7 +207,7 @@ def passes_json(
             f"and the journeys are complete); make the report with full=True "
             f"(--full) to keep them."
         )
-    return {
+    out: dict[str, Any] = {
         "pass_re": pipeline.pass_re,
         "module": pipeline.module,
         "before": before,
@@ -200,6 +216,62 @@ def passes_json(
         "journeys": out_journeys,
         "note": note,
     }
+    if model is not None:
+        ops, left = op_journeys_json(
+            index, model, row_of_step, None if full else MAX_OP_JOURNEY_CHARS
+        )
+        out["op_journeys"] = ops
+        if left:
+            said = (
+                f"The journeys of {left:,} ops are left out to keep the report small "
+                f"(report.journey_of_op(op) gives each)."
+            )
+            out["note"] = f"{note} {said}" if note else said
+    return out
+
+
+def _op_order(ident: str) -> tuple[int, int]:
+    stage, _, index = ident.rpartition(":")
+    return (OP_STAGES.index(stage) if stage in OP_STAGES else len(OP_STAGES), int(index))
+
+
+def op_journeys_json(
+    index: JourneyIndex, model, row_of_step: Sequence[int], max_chars: int | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """The journeys of the olympuspr and StableHLO ops of ``model`` (each of the
+    instructions that came from the op itself, :mod:`olympus.op_instructions`),
+    ops with the same journey together (``ops``: their ids), in the order of their
+    first op; past ``max_chars`` characters of JSON the rest is left out. Returns
+    them and how many ops were left out."""
+    by_op = index.by_owner(keys_by_op(model))
+    same: dict[int, tuple[Any, list[str]]] = {}  # ops alike share one Journey
+    for ident, journey in by_op.items():
+        same.setdefault(id(journey), (journey, []))[1].append(ident)
+    grouped: dict[str, dict[str, Any]] = {}
+    for journey, idents in same.values():
+        data = journey_json(journey, 0, row_of_step)
+        del data["file"], data["line"]
+        text = compact_json(data)
+        held = grouped.get(text)
+        if held is None:
+            grouped[text] = held = {"ops": [], **data}
+        held["ops"].extend(idents)
+    for held in grouped.values():
+        held["ops"].sort(key=_op_order)
+    out: list[dict[str, Any]] = []
+    room, left = max_chars, 0
+    for text, held in sorted(grouped.items(), key=lambda kv: _op_order(kv[1]["ops"][0])):
+        if room is not None:
+            room -= len(text) + 16 * len(held["ops"])
+            if room < 0:
+                left += len(held["ops"])
+                continue
+        out.append(held)
+    return out, left
+
+
+#: Room kept for the note that says the ops were cut (a few hundred characters).
+_NOTE_ROOM = 1024
 
 
 def cap_passes(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any], str | None]:
@@ -218,6 +290,28 @@ def cap_passes(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any
     size = json_size(data)
     if size <= budget:
         return data, None
+    ops = data.get("op_journeys")
+    if ops:  # the ops' journeys go first: the kernel's report gives each
+        rest = {**data, "op_journeys": []}
+        spare = budget - json_size(rest) - _NOTE_ROOM
+        if spare > 0:
+            kept_ops = kept_prefix(ops, spare)
+            left = sum(len(j["ops"]) for j in ops[kept_ops:])
+            note = clip_message(
+                f"passes: left out to keep this output under its size cap: the journeys "
+                f"of {left:,} ops (report.journey_of_op(op) gives each in the kernel "
+                f"that made the report)" + (f". {data['note']}" if data.get("note") else ""),
+                MAX_MESSAGE // 8,
+            )
+            return {**data, "op_journeys": ops[:kept_ops], "note": note}, note
+        cut, said = cap_passes(rest, budget)
+        every = sum(len(j["ops"]) for j in ops)
+        note = clip_message(
+            f"{said or 'passes:'} The journeys of {every:,} ops are left out too "
+            f"(report.journey_of_op(op) gives each).",
+            MAX_MESSAGE // 8,
+        )
+        return {**cut, "note": note}, note
     journeys, deltas, before = data["journeys"], data["deltas"], data["before"]
     room = (
         budget - json_size({**data, "before": "", "deltas": [], "journeys": []}) - MAX_MESSAGE // 8
@@ -265,8 +359,9 @@ def cap_passes(data: Mapping[str, Any], budget: float) -> tuple[Mapping[str, Any
     }, note
 
 
-def journey_json(j, file: int, row_of_step: Sequence[int]) -> dict[str, Any]:
-    """One line's journey as data: its events name the row of the pass table."""
+def journey_json(j, file: int, row_of_step: Sequence[int] | Mapping[int, int]) -> dict[str, Any]:
+    """One line's journey as data: its events name the row of the pass table
+    (``row_of_step``: the row of each dumped step)."""
     return {
         "file": file,
         "line": j.line,

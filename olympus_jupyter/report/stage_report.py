@@ -28,7 +28,9 @@ from typing import Any, Literal
 
 from olympus import stage_registry
 from olympus.dumps import merge_needs
-from olympus.provenance import Provenance
+from olympus.op_costs import op_cost
+from olympus.op_instructions import op_keys
+from olympus.provenance import Op, Provenance
 from olympus.provenance import build as build_provenance
 from olympus.provenance.build import Reading, read_before_compile
 from olympus_jupyter.report import bundle, cells, costs_view, kinds
@@ -38,6 +40,7 @@ from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.markup import Markup
+from olympus_jupyter.report.passes_view import journey_json
 from olympus_jupyter.report.output_cap import MAX_PAGE_BYTES, capped_forms, capped_page
 from olympus_jupyter.report.shared_dumps import SharedDumps
 from olympus_jupyter.report.text import render_text
@@ -79,6 +82,11 @@ class StageReport:
     costs: Mapping[str, Any] | None = None
     #: The data of the stages of registered kinds (:mod:`.kinds`), by stage name.
     stage_data: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: What the kernel that made the report keeps beside the bundle's data, by
+    #: stage name (``passes``: every module of the pipeline read once, for the
+    #: journey of any line or op; ``costs``: the cost by op): a report read back
+    #: from its data (``from_json``) has none.
+    live: Mapping[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
     _memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def _memoized(self, key, make):
@@ -249,7 +257,9 @@ class StageReport:
             return None
         return self.provenance.stages[stage].text
 
-    def journey(self, line: int, file: int | str | None = None) -> dict[str, Any] | None:
+    def journey(
+        self, line: int, file: int | str | None = None, *, frames: str = "user"
+    ) -> dict[str, Any] | None:
         """Where the instructions of source ``line`` went through XLA's passes (the
         ``passes`` stage): ``start`` and ``end`` (the instructions that carried it
         before the first pass and after the last: label, opcode, fusion, fusion
@@ -259,20 +269,119 @@ class StageReport:
         file of the report (default: the function's). ``None`` when no instruction
         came from that line; raises ``ValueError`` when the report has no
         ``passes`` stage (``inspect(f, x, passes=True)``, ``%olympus_lower --passes``).
+
+        Any frame of an instruction's call stack answers: a line the instructions
+        are charged to (its innermost of the user's own code) gives those
+        instructions, as ``passes['journeys']`` holds them; any other line (a
+        library's, such as flax's ``Dense``, or one that calls a function) gives
+        every instruction whose call stack passes through it. ``frames="stack"``
+        gives that for a charged line too (its own instructions and those of the
+        functions it calls). Lines that are not charged are answered in the kernel
+        that made the report (a report read back from its data answers charged
+        lines only).
         """
+        if frames not in ("user", "stack"):
+            raise ValueError(
+                f"frames={frames!r}: choose 'user' (the default: a line's own "
+                f"instructions where it has any) or 'stack' (every instruction whose "
+                f"call stack passes through the line)."
+            )
+        passes = self._passes()
+        model = self.provenance
+        if model is None:
+            return None
+        index = model.function.file if file is None else model.file_index(file)
+        if frames == "user":
+            for j in passes["journeys"]:
+                if j["file"] == index and j["line"] == line:
+                    return j
+        found = self.live.get("passes")
+        if found is None or index is None:
+            return None
+        j = found.through(self._raw_paths()[index], line)
+        if not j.start and not any(j.carriers):
+            return None
+        return journey_json(j, index, _row_of_step(passes))
+
+    def journey_of_op(self, op: str | Op) -> dict[str, Any]:
+        """Where the instructions that came from one op went through XLA's passes:
+        ``op`` is an olympuspr equation or a StableHLO op, by its id in the report's
+        model (``"stablehlo:12"``, as ``report.provenance.ops_for_line`` gives them)
+        or the :class:`~olympus.provenance.Op` itself. The journey has the form of
+        :meth:`journey`'s, with ``op`` (the id) in place of ``file`` and ``line``;
+        its ``start`` and ``end`` are empty where no instruction came from the op.
+
+        An instruction came from the op when XLA's metadata says so: its op name
+        ends with the op's (name stack and primitive) and its call stack starts
+        with the op's (:mod:`olympus.op_instructions`); ops alike in both share
+        their instructions, and an op that holds others (a ``jit`` or ``scan``
+        equation, a StableHLO function) stands for them too. Raises ``ValueError``
+        without a ``passes`` stage, for an op of another stage, or for a report
+        read back from its data (the kernel that made it answers), and
+        ``KeyError`` for an op the report's model does not have."""
+        passes = self._passes()
+        ident, keys = self._op_keys(op, "passes", "journey")
+        found = self.live["passes"]
+        data = journey_json(found.of_keys(keys), 0, _row_of_step(passes))
+        del data["file"], data["line"]
+        return {"op": ident, **data}
+
+    def cost_share_of_op(self, op: str | Op) -> dict[str, Any]:
+        """What the compiled instructions that came from one op cost (``costs``
+        stage): ``op`` as for :meth:`journey_of_op`. A dict with ``op`` (its id),
+        ``flops``, ``transcendentals``, ``bytes`` and each one's share of the
+        program's total (``flops_share``...: of the totals the rows of
+        :meth:`cost_by_line` add up to, loops counted × their trip counts). Each
+        instruction's cost is the part :meth:`cost_by_line` charges by it (a fused
+        instruction's part of its fusion; one XLA made with no location is
+        counted with the op it came from or the instruction it feeds, as there).
+        Raises ``ValueError`` without a ``costs`` stage, for an op of another
+        stage, or for a report read back from its data, and ``KeyError`` for an op
+        the report's model does not have."""
+        data, _files = self._costs()
+        ident, keys = self._op_keys(op, "costs", "cost share")
+        figures = op_cost(self.live["costs"], keys)
+        totals = costs_view.counted_totals(data)
+        out: dict[str, Any] = {"op": ident}
+        for key, name in (
+            ("flops", "flops"),
+            ("transcendentals", "transcendentals"),
+            ("bytes", "bytes accessed"),
+        ):
+            out[key] = figures[name]
+            total = float(totals.get(name, 0.0))
+            out[f"{key}_share"] = figures[name] / total if total else 0.0
+        return out
+
+    def _passes(self) -> Mapping[str, Any]:
         if self.passes is None:
             raise ValueError(
                 "This report has no passes stage: make it with "
                 "inspect(f, *args, passes=True) or %olympus_lower --passes."
             )
-        model = self.provenance
-        if model is None:
-            return None
-        index = model.function.file if file is None else model.file_index(file)
-        for j in self.passes["journeys"]:
-            if j["file"] == index and j["line"] == line:
-                return j
-        return None
+        return self.passes
+
+    def _raw_paths(self) -> tuple[str, ...]:
+        """The model's files' paths as XLA names them (a notebook cell by the file
+        that ran, not ``In [3]``)."""
+        held = self.live.get("files")
+        if held is not None:
+            return tuple(held)
+        return tuple(f.path for f in self.provenance.files) if self.provenance else ()
+
+    def _op_keys(self, op: str | Op, stage: str, what: str) -> tuple[str, tuple]:
+        """The id of ``op`` and its keys, for a question the ``stage`` data of the
+        kernel answers (``what``: a journey, a cost share)."""
+        ident = op.id if isinstance(op, Op) else str(op)
+        if self.live.get(stage) is None:
+            raise ValueError(
+                f"The {what} of an op is made in the kernel that made the report; this "
+                f"report was read back from its data. Make the report again with "
+                f"inspect(f, *args, {stage}=True)."
+            )
+        if self.provenance is None:
+            raise ValueError(f"This report has no provenance model: op {ident!r} is unknown.")
+        return ident, op_keys(self.provenance, ident, self._raw_paths())
 
     def _costs(self) -> tuple[Mapping[str, Any], list[str]]:
         if self.costs is None:
@@ -578,12 +687,18 @@ def build_report(
             data = failures.attempt(handler.name, lambda: handler.make(context))
             if data is not None and key is not None:
                 kept[key] = data
+                if handler.name in context.live:
+                    kept[key, "live"] = context.live[handler.name]
+        elif (key, "live") in kept:
+            context.live[handler.name] = kept[key, "live"]
         if data is None:
             continue
         if handler.field is not None:
             fields[handler.field] = data
         else:
             stage_data[handler.name] = data
+    if provenance is not None:  # as XLA names them, before cells are relabelled
+        context.live["files"] = tuple(f.path for f in provenance.files)
     provenance, failure = _as_cells(provenance, failures.failure)
     return StageReport(
         name=run.name,
@@ -598,8 +713,14 @@ def build_report(
         debug_info=debug_info,
         full=full,
         stage_data=stage_data,
+        live=dict(context.live),
         **fields,
     )
+
+
+def _row_of_step(passes: Mapping[str, Any]) -> dict[int, int]:
+    """The row of the pass table that shows each dumped step."""
+    return {r["step"]: k for k, r in enumerate(passes["rows"]) if r["step"] is not None}
 
 
 def _as_cells(provenance, failure: StageFailure | None):

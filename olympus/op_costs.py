@@ -1,0 +1,129 @@
+"""What an op of an earlier stage costs in the compiled program: the flops,
+transcendentals and bytes of the compiled instructions that came from an olympuspr
+equation or a StableHLO op (matched as :mod:`olympus.op_instructions` says), and
+their share of the totals.
+
+The cost by line (:func:`olympus.line_costs.cost_by_line`) keeps its figures by
+the op each part is charged by (:attr:`~olympus.line_costs.CostByLine.by_source`):
+a compiled instruction (a fused one's own part of its fusion, a loop body's
+counted × its trip count), or the StableHLO op an instruction XLA made anew came
+from. :func:`source_costs` reads those once with their ``op_name`` and call stack;
+:func:`op_cost` adds up those an op's keys match.
+
+>>> def f(x, y):
+...     return jnp.sin(x @ y) + 1.0
+>>> c = olympus.jit(f).trace(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)).lower().compile()
+>>> model = olympus.provenance.build(c)
+>>> from olympus.line_costs import cost_by_line
+>>> costs = cost_by_line(c, parsed=(model.stages["compiled"], model.source_tables()),
+...                      lowered=model.stages["stablehlo"])
+>>> sources = source_costs(costs, model)
+>>> dot = next(op.id for op in model.stages["olympuspr"].ops if op.name == "dot_general")
+>>> op_cost(sources, op_keys(model, dot))["flops"]
+1024.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+
+from olympus.line_costs import KEYS, CostByLine
+from olympus.op_instructions import OP_STAGES, KeyIndex, OpKey, keys_by_op, line_stack, op_keys
+
+__all__ = ["SourceCost", "source_costs", "op_cost", "op_costs", "op_keys"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceCost:
+    """The cost charged by one op of the compiled (or StableHLO) stage: its
+    ``op_name``, call ``stack`` (``(file, line)``, innermost first) and figures
+    under XLA's names."""
+
+    op_name: str
+    stack: tuple[tuple[str, int], ...]
+    figures: Mapping[str, float]
+
+
+def source_costs(costs: CostByLine, model) -> tuple[SourceCost, ...]:
+    """The parts of ``costs`` by the op each is charged by, read from ``model`` (the
+    provenance model whose ``compiled`` and ``stablehlo`` stages the cost by line
+    read: ``parsed`` and ``lowered``)."""
+    tables = model.source_tables()
+    stacks: dict[int | None, tuple] = {}  # read once a location
+    out = []
+    for (stage, index), figures in costs.by_source.items():
+        held = model.stages.get(stage)
+        if held is None or not 0 <= index < len(held.ops):
+            continue
+        op = held.ops[index]
+        stack = stacks.get(op.location)
+        if stack is None:
+            stack = stacks[op.location] = line_stack(tables, op.location)
+        out.append(SourceCost(op.name_stack, stack, dict(figures)))
+    return tuple(out)
+
+
+def op_cost(sources: Iterable[SourceCost], keys: Sequence[OpKey]) -> dict[str, float]:
+    """The figures (XLA's names) of the ``sources`` one of ``keys`` matches."""
+    index = KeyIndex({0: keys})
+    total = dict.fromkeys(KEYS, 0.0)
+    for s in sources:
+        if index.matched(s.op_name, s.stack):
+            for k in KEYS:
+                total[k] += float(s.figures.get(k, 0.0))
+    return total
+
+
+def op_costs(
+    model,
+    sources: Iterable[SourceCost],
+    stages: Sequence[str] = OP_STAGES,
+    paths: Sequence[str] | None = None,
+) -> dict[str, dict[str, float]]:
+    """The figures of every op of ``stages`` of ``model`` that some source matches,
+    by op id (an op that holds others counts theirs too), each source read once;
+    ``paths``: the model's files' paths where XLA names them otherwise
+    (:func:`~olympus.op_instructions.line_stack`)."""
+    index = keys_by_op(model, stages, paths)
+    parent: dict[str, str] = {}
+    for stage in stages:
+        for op in model.stages[stage].ops if stage in model.stages else ():
+            if op.parent is not None:
+                parent[op.id] = f"{op.stage}:{op.parent}"
+    holders = set(parent.values())
+    # Each key: the ops that hold its owners (and its owners that hold others): a
+    # source is counted once for each of them, however many of its keys they hold.
+    held_by: dict[OpKey, frozenset[str]] = {}
+    for key in index.keys:
+        found: set[str] = set()
+        for owner in index.owners_of(key):
+            node = owner if owner in holders else parent.get(owner)
+            while node is not None and node not in found:
+                found.add(node)
+                node = parent.get(node)
+        held_by[key] = frozenset(found)
+    by_key = {key: dict.fromkeys(KEYS, 0.0) for key in index.keys}
+    by_holder: dict[str, dict[str, float]] = {}
+    for s in sources:
+        matched = index.matched(s.op_name, s.stack)
+        if not matched:
+            continue
+        holders_hit: set[str] = set()
+        for key in matched:
+            row = by_key[key]
+            for k in KEYS:
+                row[k] += float(s.figures.get(k, 0.0))
+            holders_hit |= held_by[key]
+        for holder in holders_hit:
+            row = by_holder.setdefault(holder, dict.fromkeys(KEYS, 0.0))
+            for k in KEYS:
+                row[k] += float(s.figures.get(k, 0.0))
+    out: dict[str, dict[str, float]] = {}
+    for key, figures in by_key.items():
+        if any(figures.values()):
+            for owner in index.owners_of(key):
+                if owner not in holders:
+                    out[owner] = figures
+    out.update(by_holder)
+    return out
