@@ -27,6 +27,7 @@ import {
   sourceStage,
   stageText
 } from './model';
+import { LiveSource } from './livekernel';
 import { IPanelView } from './panel';
 import { PassView } from './passview';
 import { SourceView } from './sourceview';
@@ -44,6 +45,8 @@ export interface IPanelContext {
   parent: HTMLElement;
   /** Called by a view once it has painted. */
   onPainted: () => void;
+  /** Where the output was capped in a live kernel: what fetches the rest (else null). */
+  live: LiveSource | null;
 }
 
 /** How one kind of stage is shown and compared. */
@@ -356,7 +359,8 @@ export const KINDS: Readonly<Record<string, IKind>> = {
             links: ctx.links,
             label: `${ctx.stage.title} of ${ctx.report.name}`,
             parent: ctx.parent,
-            onPainted: ctx.onPainted
+            onPainted: ctx.onPainted,
+            live: ctx.live
           })
         : null,
     meta: report => (report.costs ? [costsMeta(report.costs)] : []),

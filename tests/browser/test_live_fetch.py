@@ -1,0 +1,99 @@
+"""A capped report in a real JupyterLab loads what its output left out from the
+kernel (issue 33): the costs table's "Load more from the kernel" fetches the next
+source lines page by page until all are shown; a notebook opened with no kernel
+says so, and its capped note stays."""
+
+from __future__ import annotations
+
+import pytest
+
+from labserver import run_all_cells, write_notebook
+
+#: Source lines of the program, each its own cost row.
+LINES = 150
+
+#: The notebook output's cap here (small, so that the small program is capped).
+LIMIT = 80_000
+
+SETUP = (
+    "import numpy as np, olympus.numpy as jnp\n"
+    "%load_ext olympus_jupyter\n"
+    "from olympus_jupyter.report import output_cap\n"
+    f"output_cap.MAX_OUTPUT_BYTES = {LIMIT}"
+)
+OPS = ["jnp.sin", "jnp.tanh", "jnp.cos", "jnp.exp"]
+MODEL = (
+    "def big(x):\n"
+    + "\n".join(f"    x = {OPS[i % 4]}(x) * {1 + i / LINES:.6f} + {i % 7}.0" for i in range(LINES))
+    + "\n    return x\nx = np.ones((4, 4), np.float32)"
+)
+CELLS = [SETUP, MODEL, "%olympus_lower --costs big(x)"]
+
+VIEW = "[data-olympus-viewer][data-olympus-rendered]"
+ROWS = 'table[data-olympus-table="cost-lines"] tbody tr[data-what="line"]'
+
+
+def costs_panel(page):
+    view = page.locator(VIEW).first
+    view.wait_for(timeout=180_000)
+    view.locator('[role="tab"][data-stage="costs"]').click()
+    panel = view.locator('[role="tabpanel"][data-stage-panel="costs"]')
+    panel.locator("[data-olympus-costs]").wait_for()
+    return panel
+
+
+def test_load_more_fetches_the_left_out_lines_from_the_kernel(lab, page):
+    path = write_notebook(lab.root / "live_fetch.ipynb", CELLS, execute=False)
+    run_all_cells(page, lab, f"lab/tree/{path.name}?reset")
+    panel = costs_panel(page)
+    control = panel.locator('[data-olympus-live="costs:lines"]')
+    status = control.locator("[data-olympus-live-status]")
+    assert status.get_attribute("data-state") == "idle"
+    shown = panel.locator(ROWS).count()
+    assert 0 < shown < LINES
+    assert f"Showing {shown:,} of {LINES:,} source lines" in status.inner_text()
+    # The capped note stays.
+    assert "left out to keep this output under its size cap" in panel.inner_text()
+    button = control.locator("button[data-olympus-load-more]")
+    button.click()
+    expected = min(shown + 100, LINES)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('{VIEW} {ROWS}').length >= {expected}",
+        timeout=60_000,
+    )
+    assert panel.locator(ROWS).count() == expected
+    fetched = panel.locator(f"{ROWS}[data-olympus-fetched]")
+    assert fetched.count() == expected - shown
+    # Each fetched row is a source line of the program, with its figures.
+    assert "big" in fetched.first.inner_text() or ":" in fetched.first.inner_text()
+    while button.is_visible():
+        button.click()
+        page.wait_for_function(
+            "() => { const s = document.querySelector('[data-olympus-live-status]');"
+            " return s && s.dataset.state !== 'loading'; }"
+        )
+    assert status.get_attribute("data-state") == "done", status.inner_text()
+    assert panel.locator(ROWS).count() == LINES
+    assert f"Showing all {LINES:,} source lines" in status.inner_text()
+    # What no line made stays last.
+    whats = panel.locator('table[data-olympus-table="cost-lines"] tbody tr').evaluate_all(
+        "rows => rows.map(r => r.dataset.what)"
+    )
+    assert whats[:LINES] == ["line"] * LINES and "line" not in whats[LINES:]
+
+
+@pytest.mark.usefixtures("lab")
+def test_with_no_kernel_the_control_says_so_and_the_note_stays(lab_without_kernels, page):
+    from labserver import dismiss_kernel_dialog
+
+    path = write_notebook(lab_without_kernels.root / "live_saved.ipynb", CELLS)
+    page.goto(lab_without_kernels.page_url(f"lab/tree/{path.name}?reset"))
+    page.wait_for_selector(VIEW, timeout=120_000)
+    dismiss_kernel_dialog(page)
+    panel = costs_panel(page)
+    control = panel.locator('[data-olympus-live="costs:lines"]')
+    status = control.locator("[data-olympus-live-status]")
+    assert status.get_attribute("data-state") == "no-kernel"
+    assert "No live kernel" in status.inner_text()
+    assert control.locator("button[data-olympus-load-more]").is_disabled()
+    assert "left out to keep this output under its size cap" in panel.inner_text()
