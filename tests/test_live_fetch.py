@@ -17,7 +17,7 @@ from olympus_jupyter.report.data import MEDIA_TYPE
 from olympus_jupyter.report.validate import check_bundle
 
 #: The cap the kernel's outputs get here (small, so that a small program is capped).
-LIMIT = 80_000
+LIMIT = 160_000
 
 #: Source lines of the program (each its own cost row).
 LINES = 120
@@ -149,7 +149,9 @@ def test_a_capped_output_carries_its_token_and_what_it_cut(capped):
     parts = {(p["kind"], p["part"]): p for p in live["parts"]}
     lines = parts[("costs", "lines")]
     shown_rows = [r for r in capped["costs"]["lines"] if r["what"] == "line"]
-    assert lines["total"] == LINES and lines["shown"] == len(shown_rows) < LINES
+    assert lines["total"] == LINES and 0 < lines["shown"] == len(shown_rows) < LINES
+    journeys = parts[("passes", "journeys")]
+    assert journeys["shown"] == len(capped["passes"]["journeys"]) < journeys["total"]
 
 
 def test_the_kernel_pages_through_what_the_cap_left_out(kernel, capped):

@@ -170,19 +170,20 @@ def capped_parts(whole, cut) -> list[dict[str, Any]]:
     [{'kind': 'costs', 'part': 'lines', 'shown': 2, 'total': 5}]
     """
     out = []
+    whole_texts, cut_texts = _stage_texts(whole), _stage_texts(cut)
     for kind, parts in KINDS.items():
-        names = parts if kind != "stage" else tuple(_stage_texts(whole))
-        for part in names:
-            every = part_items(whole, kind, part)
-            if not every:
-                continue
-            if kind == "stage":
-                shown_text = _stage_texts(cut).get(part)
-                total = len(every)
-                shown = 0 if shown_text is None else line_count(shown_text)
-            else:
-                kept = part_items(cut, kind, part)
-                total, shown = len(every), len(kept or ())
+        if kind == "stage":  # counted, not split: a stage text may be tens of megabytes
+            counts = {
+                name: (line_count(cut_texts.get(name) or ""), line_count(text))
+                for name, text in whole_texts.items()
+            }
+        else:
+            counts = {}
+            for part in parts:
+                every = part_items(whole, kind, part)
+                if every:
+                    counts[part] = (len(part_items(cut, kind, part) or ()), len(every))
+        for part, (shown, total) in counts.items():
             if shown < total:
                 out.append({"kind": kind, "part": part, "shown": shown, "total": total})
     return out
