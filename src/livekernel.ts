@@ -231,12 +231,34 @@ export function loadMoreControl(
   };
   const showing = () =>
     `Showing ${count(shown)} of ${count(part.total)} ${noun}.`;
-  if (source.kernelNow() === null) {
-    button.disabled = true;
-    say('no-kernel', `${showing()} ${NO_KERNEL}`);
-  } else {
-    say('idle', `${showing()} The kernel holds the rest.`);
-  }
+  // Whether there is a kernel to ask, said when the control is built, again once
+  // it is in the page (a renderer meets its notebook when attached) and when the
+  // pointer comes to it (a kernel started since); never while a request runs.
+  const check = () => {
+    if (
+      status.dataset.state !== 'idle' &&
+      status.dataset.state !== 'no-kernel'
+    ) {
+      return;
+    }
+    if (source.kernelNow() === null) {
+      button.disabled = true;
+      say('no-kernel', `${showing()} ${NO_KERNEL}`);
+    } else {
+      button.disabled = false;
+      say('idle', `${showing()} The kernel holds the rest.`);
+    }
+  };
+  check();
+  let frames = 0;
+  const untilInPage = () => {
+    if (root.isConnected) {
+      check();
+    } else if (++frames < 600) {
+      requestAnimationFrame(untilInPage);
+    }
+  };
+  requestAnimationFrame(untilInPage);
   button.addEventListener('click', async e => {
     e.stopPropagation();
     if (next === null) {
@@ -264,7 +286,7 @@ export function loadMoreControl(
       button.disabled = message === NO_KERNEL;
     }
   });
-  return h(
+  const root = h(
     'div',
     {
       class: 'olympus-live',
@@ -274,4 +296,6 @@ export function loadMoreControl(
     ' ',
     status
   );
+  root.addEventListener('pointerenter', check);
+  return root;
 }
