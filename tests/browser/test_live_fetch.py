@@ -5,6 +5,8 @@ says so, and its capped note stays."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from labserver import run_all_cells, write_notebook
@@ -13,7 +15,7 @@ from labserver import run_all_cells, write_notebook
 LINES = 150
 
 #: The notebook output's cap here (small, so that the small program is capped).
-LIMIT = 80_000
+LIMIT = 160_000
 
 SETUP = (
     "import numpy as np, olympus.numpy as jnp\n"
@@ -27,19 +29,33 @@ MODEL = (
     + "\n".join(f"    x = {OPS[i % 4]}(x) * {1 + i / LINES:.6f} + {i % 7}.0" for i in range(LINES))
     + "\n    return x\nx = np.ones((4, 4), np.float32)"
 )
-CELLS = [SETUP, MODEL, "%olympus_lower --costs big(x)"]
+CELLS = [SETUP, MODEL, "%olympus_lower --costs --passes big(x)"]
 
 VIEW = "[data-olympus-viewer][data-olympus-rendered]"
 ROWS = 'table[data-olympus-table="cost-lines"] tbody tr[data-what="line"]'
 
 
-def costs_panel(page):
+def tab(page, stage):
     view = page.locator(VIEW).first
     view.wait_for(timeout=180_000)
-    view.locator('[role="tab"][data-stage="costs"]').click()
-    panel = view.locator('[role="tabpanel"][data-stage-panel="costs"]')
+    view.locator(f'[role="tab"][data-stage="{stage}"]').click()
+    return view.locator(f'[role="tabpanel"][data-stage-panel="{stage}"]')
+
+
+def costs_panel(page):
+    panel = tab(page, "costs")
     panel.locator("[data-olympus-costs]").wait_for()
     return panel
+
+
+def load_once(page, control):
+    """Clicks the control's button and waits for its answer; its status."""
+    status = control.locator("[data-olympus-live-status]")
+    control.locator("button[data-olympus-load-more]").click()
+    page.wait_for_function(
+        "s => s.dataset.state !== 'loading'", arg=status.element_handle(), timeout=60_000
+    )
+    return status
 
 
 def test_load_more_fetches_the_left_out_lines_from_the_kernel(lab, page):
@@ -80,6 +96,46 @@ def test_load_more_fetches_the_left_out_lines_from_the_kernel(lab, page):
         "rows => rows.map(r => r.dataset.what)"
     )
     assert whats[:LINES] == ["line"] * LINES and "line" not in whats[LINES:]
+
+    # The journeys the output left out, page by page.
+    passes = tab(page, "passes")
+    control = passes.locator('[data-olympus-live="passes:journeys"]')
+    before = control.inner_text()
+    status = load_once(page, control)
+    assert status.get_attribute("data-state") in ("idle", "done"), status.inner_text()
+    assert status.inner_text() != before and "journeys" in status.inner_text()
+
+    # A stage's lines past the cap, as plain text under its editor.
+    tried = 0
+    for stage in ("olympuspr", "stablehlo", "compiled"):
+        panel = tab(page, stage)
+        control = panel.locator(f'[data-olympus-live="stage:{stage}"]')
+        if not control.count():
+            continue
+        tried += 1
+        shown = int(re.search(r"Showing ([\d,]+) of", control.inner_text())[1].replace(",", ""))
+        status = load_once(page, control)
+        assert status.get_attribute("data-state") in ("idle", "done"), status.inner_text()
+        lines = panel.locator(f'pre[data-olympus-live-lines="{stage}"]')
+        got = lines.inner_text().rstrip("\n").split("\n")
+        assert 0 < len(got) <= 100
+        assert f"Lines {shown + 1:,} to {shown + len(got):,}" in panel.inner_text()
+    assert tried, "no stage text was capped"
+
+    # The kernel restarted: it no longer serves the report, and the view says so.
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " const k = w.sessionContext.session && w.sessionContext.session.kernel;"
+        " return k && k.connectionStatus === 'connected' && k.status === 'idle'; }",
+        timeout=120_000,
+    )
+    passes = tab(page, "passes")
+    control = passes.locator('[data-olympus-live="passes:journeys"]')
+    status = load_once(page, control)
+    assert status.get_attribute("data-state") == "error"
+    assert "does not serve Olympus reports" in status.inner_text()
+    assert "left out to keep this output under its size cap" in passes.inner_text()
 
 
 @pytest.mark.usefixtures("lab")
