@@ -245,3 +245,33 @@ def test_a_report_shown_outside_a_kernel_keeps_nothing():
     # This process has not loaded the extension in a kernel: nothing is kept.
     assert live_reports.LIVE.enabled is False
     assert live_reports.LIVE.offer(object()) is None
+
+
+def _long(x):
+    import olympus.numpy as jnp
+
+    for _ in range(200):
+        x = jnp.sin(x)
+    return x
+
+
+def test_only_a_cut_output_asks_for_a_token_and_it_stays_under_its_cap():
+    from olympus_jupyter import inspect
+    from olympus_jupyter.report.output_cap import capped_forms, output_size
+
+    asked = []
+
+    def live(report):
+        asked.append(report)
+        return "token"
+
+    small = inspect(lambda x: x * 2.0, 1.0, cache=None)
+    assert "live" not in capped_forms(small, live=live)[MEDIA_TYPE] and asked == []
+    report = inspect(_long, 1.0, cache=None)
+    forms = capped_forms(report, limit=60_000, live=live)
+    assert output_size(forms) <= 60_000 and asked == [report]
+    held = forms[MEDIA_TYPE]["live"]
+    assert held["report"] == "token"
+    stage = {p["part"]: p for p in held["parts"] if p["kind"] == "stage"}["olympuspr"]
+    assert 0 < stage["shown"] < stage["total"] == len(report.stage_text("olympuspr").splitlines())
+    check_bundle(json.loads(json.dumps(forms[MEDIA_TYPE])))

@@ -383,14 +383,13 @@ def capped_forms(
     forms, cut = _capped_forms(report, limit - (_LIVE_BYTES if live is not None else 0))
     if live is None or cut is None:  # not cut
         return forms
-    parts = capped_parts(report, cut)
-    token = live(report) if parts else None
+    parts = capped_parts(report, cut)[:_MAX_PARTS]
+    if not parts or json_size({"report": "x" * 64, "parts": parts}) > _LIVE_BYTES:
+        return forms
+    token = live(report)
     if token is None:
         return forms
-    held = {"report": token, "parts": parts[:_MAX_PARTS]}
-    if json_size(held) > _LIVE_BYTES:
-        return forms
-    return {**forms, MEDIA_TYPE: {**forms[MEDIA_TYPE], "live": held}}
+    return {**forms, MEDIA_TYPE: {**forms[MEDIA_TYPE], "live": {"report": token, "parts": parts}}}
 
 
 #: Lists a ``live`` field names at most (the schema's ``maxItems``).
