@@ -5,11 +5,14 @@ says so, and its capped note stays."""
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.request
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from labserver import run_all_cells, write_notebook
+from labserver import TOKEN, run_all_cells, write_notebook
 
 #: Source lines of the program, each its own cost row.
 LINES = 150
@@ -29,10 +32,7 @@ MODEL = (
     + "\n".join(f"    x = {OPS[i % 4]}(x) * {1 + i / LINES:.6f} + {i % 7}.0" for i in range(LINES))
     + "\n    return x\nx = np.ones((4, 4), np.float32)"
 )
-#: The report is made in a cell of its own, then shown: staging it in the cell that
-#: shows it (%olympus_lower) puts a progress line in the output on a slow machine,
-#: and JupyterLab 4.5's table of contents fails (a console error) on a cell whose
-#: outputs change while run-all runs it.
+#: The report is made in a cell of its own, then shown.
 CELLS = [
     SETUP,
     MODEL,
@@ -67,6 +67,34 @@ def load_once(page, control):
     return status
 
 
+@pytest.fixture
+def toc_without_outputs(lab):
+    """JupyterLab's table of contents reading no cell outputs, for one test.
+
+    It reads headings from each output's ``text/html`` (the report's static HTML
+    has some) and, in JupyterLab 4.5, fails (a console error, ``reading
+    'isRunning'``) when a running cell's output brings the first ones: its
+    ``getHeadings`` maps the cell to an index of the new headings and looks it up in
+    the old. Not this extension's doing; the setting is put back afterwards.
+    """
+    url = f"{lab.url}/lab/api/settings/@jupyterlab/toc-extension:registry"
+
+    def put(raw):
+        request = urllib.request.Request(
+            url,
+            data=json.dumps({"raw": raw}).encode(),
+            method="PUT",
+            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30):
+            pass
+
+    put(json.dumps({"includeOutput": False}))
+    yield
+    put("{}")
+
+
+@pytest.mark.usefixtures("toc_without_outputs")
 def test_load_more_fetches_the_left_out_lines_from_the_kernel(lab, page):
     path = write_notebook(lab.root / "live_fetch.ipynb", CELLS, execute=False)
     run_all_cells(page, lab, f"lab/tree/{path.name}?reset")
@@ -160,7 +188,13 @@ def test_with_no_kernel_the_control_says_so_and_the_note_stays(lab_without_kerne
     path = write_notebook(lab_without_kernels.root / "live_saved.ipynb", CELLS)
     page.goto(lab_without_kernels.page_url(f"lab/tree/{path.name}?reset"))
     page.wait_for_selector(VIEW, timeout=120_000)
+    # JupyterLab asks for a kernel (it has none to start), before or after the view.
+    try:
+        page.wait_for_selector(".jp-Dialog", timeout=15_000)
+    except PlaywrightTimeout:
+        pass
     dismiss_kernel_dialog(page)
+    page.wait_for_selector(".jp-Dialog", state="detached")
     panel = costs_panel(page)
     control = panel.locator('[data-olympus-live="costs:lines"]')
     status = control.locator("[data-olympus-live-status]")
