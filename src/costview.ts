@@ -41,6 +41,7 @@ import { h } from './dom';
 import { HeatMarks, IHeatMark } from './editor';
 import { ISelection, LinkHub } from './hub';
 import { LinkIndex, SourceKey, StageIndex, pickedOp, sourceKey } from './links';
+import { LiveSource, loadMoreControl } from './livekernel';
 import {
   ICostLine,
   ICostOp,
@@ -48,7 +49,8 @@ import {
   ICosts,
   IStageInfo,
   baseName,
-  formatBytes
+  formatBytes,
+  readCosts
 } from './model';
 import { IModuleNode, moduleLeaves, moduleTree } from './moduletree';
 import { IPanelView } from './panel';
@@ -294,6 +296,8 @@ export interface ICostViewOptions {
   parent: HTMLElement;
   /** Called once the panel has painted for the first time. */
   onPainted?: () => void;
+  /** Where the output was capped: the kernel that holds the rest (null: not capped). */
+  live?: LiveSource | null;
 }
 
 /** `4 lines · 8.19 kFLOP · peak 4.0 KiB`: the panel's heading's meta. */
@@ -427,6 +431,7 @@ export class CostView implements IPanelView {
 
   private _build(): HTMLElement {
     const c = this.o.costs;
+    this._nextRow = c.lines.length;
     const root = h('div', {
       class: 'olympus-costs',
       'data-olympus-costs': '1',
@@ -470,6 +475,10 @@ export class CostView implements IPanelView {
     root.appendChild(
       h('div', { class: 'olympus-table-wrap' }, this._lineTable())
     );
+    const more = this._moreLines();
+    if (more) {
+      root.appendChild(more);
+    }
     const modules = this._modules();
     if (modules) {
       root.appendChild(modules);
@@ -541,6 +550,8 @@ export class CostView implements IPanelView {
       }
     ];
     const body = h('tbody');
+    this._lineBody = body;
+    this._columns = columns;
     this._anyVia = c.lines.some(r => r.via.length > 0);
     c.lines.forEach((row, i) =>
       body.appendChild(this._lineRow(row, i, columns))
@@ -610,6 +621,40 @@ export class CostView implements IPanelView {
       body,
       foot
     );
+  }
+
+  /**
+   * Where the output left source lines out and the kernel holds them: the control
+   * that fetches the next ones and puts them after the shown ones (before what no
+   * line made), read as the report's own rows are (`readCosts`).
+   */
+  private _moreLines(): HTMLElement | null {
+    const live = this.o.live;
+    const part = live?.part('costs', 'lines');
+    if (!live || !part) {
+      return null;
+    }
+    return loadMoreControl(live, part, 'source lines', items => {
+      const body = this._lineBody;
+      const columns = this._columns;
+      if (!body || !columns) {
+        return 0;
+      }
+      const files = this.o.links?.prov.files ?? [];
+      const rows = (readCosts({ lines: items }, files)?.lines ?? []).filter(
+        r => r.what === 'line'
+      );
+      const before = body.querySelector(
+        'tr[data-what]:not([data-what="line"])'
+      );
+      for (const row of rows) {
+        const tr = this._lineRow(row, this._nextRow++, columns);
+        tr.setAttribute('data-olympus-fetched', '1');
+        body.insertBefore(tr, before);
+      }
+      this.apply(this.o.hub.current);
+      return rows.length;
+    });
   }
 
   /** XLA's own totals, each loop body counted once, under the counted ones. */
@@ -1226,6 +1271,9 @@ export class CostView implements IPanelView {
   private _root: HTMLElement | null = null;
   /** Whether a line of the table has library lines (the others keep a toggle's room). */
   private _anyVia = false;
+  private _lineBody: HTMLTableSectionElement | null = null;
+  private _columns: IColumn[] | null = null;
+  private _nextRow = 0;
   private _rowsByKey = new Map<SourceKey, HTMLTableRowElement[]>();
   private _ops = new Map<string, ICostOp>();
   private _opNode: HTMLElement | null = null;

@@ -21,12 +21,14 @@ import { LinkHub } from './hub';
 import { LinkIndex } from './links';
 import {
   IDiff,
+  ILivePart,
   IReport,
   IStageInfo,
   formatMs,
   sourceStage,
   stageText
 } from './model';
+import { LiveSource, loadMoreControl } from './livekernel';
 import { IPanelView } from './panel';
 import { PassView } from './passview';
 import { SourceView } from './sourceview';
@@ -44,6 +46,8 @@ export interface IPanelContext {
   parent: HTMLElement;
   /** Called by a view once it has painted. */
   onPainted: () => void;
+  /** Where the output was capped in a live kernel: what fetches the rest (else null). */
+  live: LiveSource | null;
 }
 
 /** How one kind of stage is shown and compared. */
@@ -236,6 +240,15 @@ function stageView(
   linked: boolean
 ): StageView {
   const { report, stage, links } = ctx;
+  const live = ctx.live;
+  const part = live?.part('stage', stage.name);
+  let parent = ctx.parent;
+  if (live && part) {
+    // The editor, then the lines past the cap as the kernel sends them.
+    parent = h('div', { class: 'olympus-stage-body' });
+    ctx.parent.appendChild(parent);
+    ctx.parent.appendChild(moreLines(live, part));
+  }
   return new StageView({
     stage: stage.name,
     language,
@@ -245,9 +258,36 @@ function stageView(
     sourceStage: sourceStage(report),
     debugInfo: report.debug_info,
     label: `${stage.title} of ${report.name}`,
-    parent: ctx.parent,
+    parent,
     onPainted: ctx.onPainted
   });
+}
+
+/**
+ * A program stage's lines past the cap, fetched from the kernel: plain text under
+ * the editor (not linked to the source: the output holds the ops of the lines it
+ * shows), numbered from the first line the output left out.
+ */
+function moreLines(live: LiveSource, part: ILivePart): HTMLElement {
+  const pre = h('pre', {
+    class: 'olympus-live-lines',
+    'data-olympus-live-lines': part.part,
+    hidden: true
+  });
+  const caption = h('p', { class: 'olympus-hint', hidden: true });
+  let next = part.shown;
+  const control = loadMoreControl(live, part, 'lines', items => {
+    const lines = items.filter((l): l is string => typeof l === 'string');
+    if (lines.length) {
+      pre.appendChild(document.createTextNode(lines.join('\n') + '\n'));
+      next += lines.length;
+      pre.hidden = false;
+      caption.hidden = false;
+      caption.textContent = `Lines ${count(part.shown + 1)} to ${count(next)}, from the kernel (plain text: not linked to the source).`;
+    }
+    return lines.length;
+  });
+  return h('div', { class: 'olympus-live-more-lines' }, control, caption, pre);
 }
 
 /** The kinds this viewer shows, by the view a stage's row names. */
@@ -330,7 +370,8 @@ export const KINDS: Readonly<Record<string, IKind>> = {
             links: ctx.links,
             label: `${ctx.stage.title} of ${ctx.report.name}`,
             parent: ctx.parent,
-            onPainted: ctx.onPainted
+            onPainted: ctx.onPainted,
+            live: ctx.live
           })
         : null,
     meta: (report, stage) => {
@@ -357,7 +398,8 @@ export const KINDS: Readonly<Record<string, IKind>> = {
             links: ctx.links,
             label: `${ctx.stage.title} of ${ctx.report.name}`,
             parent: ctx.parent,
-            onPainted: ctx.onPainted
+            onPainted: ctx.onPainted,
+            live: ctx.live
           })
         : null,
     meta: report => (report.costs ? [costsMeta(report.costs)] : []),

@@ -525,6 +525,11 @@ export interface IReport {
   /** Where the cost goes (the `costs` stage), when the report made it; read by `readCosts`. */
   costs: ICosts | null;
   /**
+   * Where the output was capped in a kernel that keeps the report: its token and
+   * the lists it cut, which a live view fetches (`livekernel.ts`); else null.
+   */
+  live: ILive | null;
+  /**
    * The data of stages of kinds registered in Python, by stage name (version 3):
    * each follows the schema of a generic view (`text_view`, `table_view`), which
    * the bundle's schema checks; the view its stage names shows it (`kinds.ts`).
@@ -607,6 +612,49 @@ export interface IPasses {
   /** The ops' journeys (absent in older bundles, or left out past a size cap). */
   op_journeys?: IOpJourney[];
   note: string | null;
+}
+
+/** A list the output cut: it shows its first `shown` items of `total`. */
+export interface ILivePart {
+  kind: 'costs' | 'passes' | 'stage';
+  part: string;
+  shown: number;
+  total: number;
+}
+
+/** The report's `live`: the kernel's token for it and the lists it cut. */
+export interface ILive {
+  report: string;
+  parts: ILivePart[];
+}
+
+const LIVE_KINDS = new Set(['costs', 'passes', 'stage']);
+
+function isLiveCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+/** The bundle's `live`, checked (null where absent or not understood). */
+export function readLive(v: unknown): ILive | null {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    return null;
+  }
+  const o = v as Record<string, unknown>;
+  if (typeof o.report !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(o.report)) {
+    return null;
+  }
+  const parts = (Array.isArray(o.parts) ? o.parts.slice(0, 32) : [])
+    .filter(
+      (p): p is ILivePart =>
+        typeof p === 'object' &&
+        p !== null &&
+        LIVE_KINDS.has((p as ILivePart).kind) &&
+        typeof (p as ILivePart).part === 'string' &&
+        isLiveCount((p as ILivePart).shown) &&
+        isLiveCount((p as ILivePart).total)
+    )
+    .map(p => ({ kind: p.kind, part: p.part, shown: p.shown, total: p.total }));
+  return { report: o.report, parts };
 }
 
 /** One row of the costs by line: a source line, or what no line made. */
@@ -1018,6 +1066,7 @@ export function readReport(data: unknown, at = ''): IReport {
         : failure,
     unavailable,
     notes: Array.isArray(data.notes) ? data.notes.map(String) : [],
+    live: readLive(data.live),
     texts,
     analyses: {
       cost: {

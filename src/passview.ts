@@ -46,6 +46,7 @@ import {
   IStageInfo,
   baseName
 } from './model';
+import { LiveSource, loadMoreControl } from './livekernel';
 import { IPanelView } from './panel';
 
 /** The most lines a module read back from deltas may have (hostile data cannot make more). */
@@ -335,6 +336,23 @@ export interface IPassViewOptions {
   parent: HTMLElement;
   /** Called once the panel has painted for the first time. */
   onPainted?: () => void;
+  /** Where the output was capped: the kernel that holds the rest (null: not capped). */
+  live?: LiveSource | null;
+}
+
+/** A journey as the kernel sends it, checked enough for the view to show it. */
+function isJourney(v: unknown): v is IJourney {
+  const j = v as IJourney;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Number.isInteger(j.file) &&
+    Number.isInteger(j.line) &&
+    Array.isArray(j.start) &&
+    Array.isArray(j.end) &&
+    Array.isArray(j.events) &&
+    j.events.every(e => typeof e === 'object' && e !== null)
+  );
 }
 
 export class PassView implements IPanelView {
@@ -441,6 +459,26 @@ export class PassView implements IPanelView {
       'aria-label': 'Where the selected line went'
     });
     root.appendChild(this._journeyNode);
+    const live = this.o.live;
+    const part = live?.part('passes', 'journeys');
+    if (live && part) {
+      this._journeysLeftOut = true;
+      let shown = part.shown;
+      root.appendChild(
+        loadMoreControl(live, part, 'source lines’ journeys', items => {
+          const got = items.filter(isJourney);
+          for (const j of got) {
+            this._journeys.set(`${j.file}:${j.line}`, j);
+          }
+          shown += items.length;
+          this._journeysLeftOut = shown < part.total;
+          if (this._journeyNode) {
+            this._renderJourney();
+          }
+          return got.length;
+        })
+      );
+    }
 
     const main = h('div', { class: 'olympus-passes-main' });
     root.appendChild(main);
@@ -822,7 +860,9 @@ export class PassView implements IPanelView {
         h(
           'p',
           { class: 'olympus-hint', 'data-olympus-journey-none': '1' },
-          `${where}: no instructions of this line reached XLA's passes.`
+          this._journeysLeftOut
+            ? `${where}: its journey is not among those this output shows: load more from the kernel below.`
+            : `${where}: no instructions of this line reached XLA's passes.`
         )
       );
       return;
@@ -928,6 +968,8 @@ export class PassView implements IPanelView {
   private _modules: PassModules;
   private _journeys = new Map<string, IJourney>();
   private _opJourneys = new Map<string, IOpJourney>();
+  /** Whether the output left journeys out that the kernel holds. */
+  private _journeysLeftOut = false;
   private _selection: ISelection = {
     source: null,
     origin: null,

@@ -22,6 +22,7 @@
  * User Timing: `olympus:heat` (the heatmap switched, to the next frame).
  */
 import { CostHeat, CostView, HEAT_METRICS, HeatMetric } from './costview';
+import { KernelFinder, LiveSource } from './livekernel';
 import { h } from './dom';
 import {
   errorBox,
@@ -78,8 +79,16 @@ interface IPanel {
 
 /** A stage report, live: every op of every stage tied to the source line that made it. */
 export class ReportView {
-  /** Shows reports in `node` (its content is the view's from now on). */
-  constructor(readonly node: HTMLElement) {
+  /**
+   * Shows reports in `node` (its content is the view's from now on). `kernel`
+   * finds the live kernel the report came from, where there may be one
+   * (JupyterLab: the notebook's); a capped report fetches the rest from it
+   * (`livekernel.ts`).
+   */
+  constructor(
+    readonly node: HTMLElement,
+    private readonly kernel: KernelFinder | null = null
+  ) {
     this.node.classList.add('olympus-viewer');
     // Keys pressed in the report are the report's (arrows, Enter, Escape), not the notebook's.
     this.node.setAttribute('data-lm-suppress-shortcuts', 'true');
@@ -299,7 +308,8 @@ export class ReportView {
       linked: this._linked,
       hub: this._hub!,
       parent: body,
-      onPainted: () => this._markPainted()
+      onPainted: () => this._markPainted(),
+      live: report.live ? new LiveSource(report.live, this.kernel) : null
     });
     return panel;
   }

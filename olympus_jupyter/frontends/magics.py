@@ -22,6 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.display import display
 
+from olympus_jupyter.frontends import live_comm
 from olympus_jupyter.frontends.inspection import ReportCache, inspect
 from olympus_jupyter.frontends.options import (
     OptionError,
@@ -229,9 +230,11 @@ def register(ipython) -> None:
     OlympusMagics.olympus_lower.__doc__ = _help()
     OlympusMagics.olympus_lower_cell.__doc__ = _help()  # type: ignore[assignment]  # as above
     ipython.register_magics(OlympusMagics)
+    live_comm.register(ipython)  # in a Jupyter kernel: capped outputs fetch the rest
 
 
 def unregister(ipython) -> None:
+    live_comm.unregister(ipython)
     magics = ipython.magics_manager.registry.get("OlympusMagics")
     if magics is not None:
         for kind in ("line", "cell"):

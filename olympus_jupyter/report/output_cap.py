@@ -37,7 +37,7 @@ True
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from olympus import stage_registry
@@ -47,6 +47,7 @@ from olympus_jupyter.report.data import MEDIA_TYPE, compact_json
 from olympus_jupyter.report.data_cap import MAX_MESSAGE, clip_message, json_size
 from olympus_jupyter.report.html import MAX_LINES, render_html
 from olympus_jupyter.report.interactive import live_tail, tail_size
+from olympus_jupyter.report.live_reports import capped_parts
 from olympus_jupyter.report.markup import Markup
 
 __all__ = [
@@ -362,9 +363,42 @@ def _start(longest: int, texts: Mapping[str, str], widest: int, room: float, cop
     return max(1, min(longest, int(longest * max(room, 0) / max(text_bytes, 1) * 0.9)))
 
 
-def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
+#: Bytes kept for the data's ``live`` field (:mod:`.live_reports`) where it may be added.
+_LIVE_BYTES = 4_000
+
+
+def capped_forms(
+    report, limit: int | None = None, live: Callable[[Any], str | None] | None = None
+) -> dict[str, Any]:
     """The display forms of ``report``, cut to at most ``limit`` bytes in all
-    where they are larger (see the module's text)."""
+    where they are larger (see the module's text; ``None``: :data:`MAX_OUTPUT_BYTES`,
+    read when called).
+
+    ``live``: where given and the data is cut, called with ``report`` for a token the
+    kernel keeps it under (:meth:`.live_reports.LiveReports.offer`); the data then
+    carries ``live``, the token and what it shows of each list it cut
+    (:func:`.live_reports.capped_parts`), for a live view to fetch the rest."""
+    if limit is None:
+        limit = MAX_OUTPUT_BYTES
+    forms, cut = _capped_forms(report, limit - (_LIVE_BYTES if live is not None else 0))
+    if live is None or cut is None:  # not cut
+        return forms
+    parts = capped_parts(report, cut)[:_MAX_PARTS]
+    if not parts or json_size({"report": "x" * 64, "parts": parts}) > _LIVE_BYTES:
+        return forms
+    token = live(report)
+    if token is None:
+        return forms
+    return {**forms, MEDIA_TYPE: {**forms[MEDIA_TYPE], "live": {"report": token, "parts": parts}}}
+
+
+#: Lists a ``live`` field names at most (the schema's ``maxItems``).
+_MAX_PARTS = 32
+
+
+def _capped_forms(report, limit: int) -> tuple[dict[str, Any], Any]:
+    """The forms, and the report the data form was made from where it was cut
+    (``None``: uncut)."""
     texts = _stage_texts(report)
     # The interactive view's script, in the HTML form where it takes a small share.
     view = tail_size("")
@@ -385,7 +419,7 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
             static = _form(report, _STATIC, live)
             if size + (view if live else 0) + output_size({"text/html": static}) <= limit:
                 html = report.form("text/html") if live else static
-                return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
+                return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}, None
         if size > budget:
             data = None
     cutting, texts, longest = _cutting(report, limit)
@@ -410,7 +444,9 @@ def capped_forms(report, limit: int = MAX_OUTPUT_BYTES) -> dict[str, Any]:
     )
     if live:  # then the data as cut for the data form, and the view
         html = Markup(html + live_tail(cut.to_json_text()))
-    return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}
+    return {MEDIA_TYPE: data, "text/html": html, "text/plain": text}, (
+        None if cut is report else cut
+    )
 
 
 def capped_page(

@@ -40,6 +40,7 @@ from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.markup import Markup
+from olympus_jupyter.report import live_reports
 from olympus_jupyter.report.passes_view import journey_json
 from olympus_jupyter.report.output_cap import MAX_PAGE_BYTES, capped_forms, capped_page
 from olympus_jupyter.report.shared_dumps import SharedDumps
@@ -187,7 +188,19 @@ class StageReport:
         # Displaying a report again (a cached one, say) reuses the forms made the first
         # time. What a notebook keeps is capped (output_cap.MAX_OUTPUT_BYTES) unless
         # the report is ``full``.
-        forms = self.forms() if self.full else self._memoized("capped", lambda: capped_forms(self))
+        # In a kernel whose notebook can fetch what the cap left out (live_reports), a
+        # capped output carries the token its report is kept under.
+        live = live_reports.LIVE
+        forms = (
+            self.forms()
+            if self.full
+            else self._memoized(
+                "capped", lambda: capped_forms(self, live=live.offer if live.enabled else None)
+            )
+        )
+        held = forms.get(MEDIA_TYPE, {}).get("live")
+        if held:  # shown again: the most recent
+            live.hold(held["report"], self)
         return {
             mime: form
             for mime, form in forms.items()
