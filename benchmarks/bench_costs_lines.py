@@ -21,7 +21,8 @@ busy cores it takes one to two minutes, each fusion being a kernel of its own.
 This is a benchmark of its own rather than a part of ``bench_costs.py``: that one is
 a fast benchmark, which ``run_all.py`` runs three times over, and this one's compile
 alone takes longer than all of that; here it is a slow one (run once, repeating
-inside in full mode), as ``bench_big_program.py`` is.
+inside in full mode), as ``bench_big_program.py`` is. Its budget is not met yet
+(``run_all.py``'s not-met set; benchmarks/README.md has the figures and the profile).
 
 Run: python benchmarks/bench_costs_lines.py [--short] [--json PATH]
 (--short: one child run instead of 3)
