@@ -114,12 +114,18 @@ def arguments():
 
 
 def child(profile: str | None) -> dict:
-    """The generated program's stage data, timed in this (fresh) process."""
+    """The generated program's stage data, timed in this (fresh) process (the
+    generated modules are removed after)."""
+    with tempfile.TemporaryDirectory() as folder:
+        return timed_in(pathlib.Path(folder), profile)
+
+
+def timed_in(folder: pathlib.Path, profile: str | None) -> dict:
+    """:func:`child`'s work, the modules written into ``folder``."""
     import olympus
     from olympus_jupyter.report.stage_report import costs_data
     from olympus_jupyter.staging import run_stages
 
-    folder = pathlib.Path(tempfile.mkdtemp())
     args = arguments()
     warm = run_stages(load_program(folder, 2, 3, "warm_up"), args, read_peak=True)
     costs_data(warm, olympus.provenance.build(warm.compiled))
