@@ -84,7 +84,12 @@ NO_BUDGET = ("bench_lexers.py",)
 #: Benchmarks whose budget is not met yet: run by hand, their figures in README.md's
 #: hand-written sections; CI enforces the budgets above, and a budget moves there once
 #: it is met (it is never loosened to get there).
-NOT_MET_YET: tuple[str, ...] = ("bench_passes_costs.py", "bench_real_models.py")
+NOT_MET_YET: tuple[str, ...] = (
+    "bench_passes_costs.py",
+    "bench_real_models.py",
+    "bench_costs_lines.py",
+    "bench_saved_page.py",
+)
 
 
 # -- running ----------------------------------------------------------------------------------

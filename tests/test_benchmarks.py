@@ -260,3 +260,31 @@ def test_the_magic_is_enforced_and_the_real_models_are_measured(run_all):
     for mode, names in bench.PROGRAMS.items():
         assert set(names) <= known, (mode, set(names) - known)
     assert set(bench.PROGRAMS["short"]) <= set(bench.PROGRAMS["full"])
+
+
+def test_the_many_lines_costs_program_gives_each_op_a_line_and_fusions(tmp_path):
+    """bench_costs_lines.py's generated module (issue 33): a line of its own for every
+    op (no two lines alike), and XLA makes several fusions of each block, each with
+    costs on the user's lines. A small size of it is compiled here."""
+    import olympus
+    from olympus_jupyter.report.stage_report import costs_data
+    from olympus_jupyter.staging import run_stages
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        bench = importlib.import_module("bench_costs_lines")
+    finally:
+        del sys.path[0]
+    source = bench.program_source(4, 5)
+    body = [line for line in source.splitlines() if line.startswith("    ") and "=" in line]
+    assert len(body) == 4 * (5 + 2) and len(set(body)) == len(body)
+    for made_of in ("(x @ w)", ".mean(", ".max(", ".sum(", "keepdims=True", "jnp.tanh"):
+        assert made_of in source, made_of
+    program = bench.load_program(tmp_path, 4, 5, "few_lines")
+    run = run_stages(program, bench.arguments(), read_peak=True)
+    model = olympus.provenance.build(run.compiled)
+    text = model.stages["compiled"].text
+    assert text.count(" fusion(") >= 3 * 4  # the dot, the chain, the reduction, the broadcast
+    made = costs_data(run, model)
+    costed = {(r["file"], r["path"], r["line"]) for r in made["lines"] if r["what"] == "line"}
+    assert len(costed) >= 4 * 5  # the chains' lines each have their costs
