@@ -329,25 +329,8 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
     frames: _Frames = known[0]
     read: dict[str, tuple] = known[1]
     module = _Module()
-    comps = module.computations
     out: list[Instruction] = []
-    current = None
-    for lineno in range(start + 1, len(lines) + 1):
-        line = lines[lineno - 1]
-        if not line:
-            continue
-        if line[0] != " ":
-            if line[0] == "}":
-                current = None
-            elif line.endswith("{"):
-                m = _COMPUTATION.match(line)
-                if m:
-                    current = len(comps)
-                    module.computation_index[m.group(2)] = current
-                    comps.append(_Computation(m.group(2), lineno, lineno, bool(m.group(1))))
-            continue
-        if current is None:
-            continue
+    for lineno, line, current in _instruction_lines(lines, start, module):
         parsed = read.get(line)
         if parsed is None:
             m = _INSTR.match(line)
@@ -383,11 +366,10 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
     return out
 
 
-def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _Module:
-    """Reads the computations and their instructions, from line index ``start`` (the
-    first computation's header, as :func:`_read_tables` found it) on."""
-    module = _Module()
-    ops = module.ops
+def _instruction_lines(lines: list[str], start: int, module: _Module):
+    """``(line number, line, computation index)`` of each line inside a computation,
+    from line index ``start`` (the first computation's header) on; the computations
+    read on the way are added to ``module`` (their closing lines set)."""
     comps = module.computations
     current = None  # index of the computation being read
     for lineno in range(start + 1, len(lines) + 1):
@@ -407,8 +389,17 @@ def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _
                     module.computation_index[m.group(2)] = current
                     comps.append(_Computation(m.group(2), lineno, lineno, bool(m.group(1))))
             continue
-        if current is None:
-            continue
+        if current is not None:
+            yield lineno, line, current
+
+
+def _read_module(lines: list[str], start: int, frames: _Frames, stage: str) -> _Module:
+    """Reads the computations and their instructions, from line index ``start`` (the
+    first computation's header, as :func:`_read_tables` found it) on."""
+    module = _Module()
+    ops = module.ops
+    comps = module.computations
+    for lineno, line, current in _instruction_lines(lines, start, module):
         m = _INSTR.match(line)
         if not m:
             continue
