@@ -185,8 +185,8 @@ class KeyIndex:
     ...                   "c": [OpKey("mul", (("m.py", 3),))]})
     >>> [sorted(index.owners_of(k)) for k in index.matched("jit(f)/mul", (("m.py", 3),))]
     [['a', 'c']]
-    >>> index.owners("jit(f)/mul", (("m.py", 3),))
-    {'a', 'c'}
+    >>> sorted(index.owners("jit(f)/mul", (("m.py", 3),)))
+    ['a', 'c']
     """
 
     def __init__(self, keys_of: Mapping[Any, Iterable[OpKey]]):
