@@ -6,12 +6,10 @@ servers of the browser tests) cannot then be handed the same port, which loses
 messages and leaves a client waiting forever.
 """
 
-import tempfile
-
-from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 from deadlines import deadline
+from ipc_kernel import kernel_manager
 
 
 def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
@@ -21,14 +19,7 @@ def run_notebook(nb, cwd, *, allow_errors: bool = False, timeout: int = 300):
         "display_name": "Python 3",
         "language": "python",
     }
-    with tempfile.TemporaryDirectory(prefix="olympus-kernel-") as sockets:
-        # Its sockets and its connection file live in the folder, and go with it.
-        km = KernelManager(
-            kernel_name="python3",
-            transport="ipc",
-            ip=f"{sockets}/kernel",
-            connection_file=f"{sockets}/kernel.json",
-        )
+    with kernel_manager() as km:  # its sockets in a private folder, gone with it
         NotebookClient(
             nb,
             km=km,

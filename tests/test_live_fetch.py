@@ -4,14 +4,13 @@ view's requests with pages of the uncapped data, says what was wrong with a bad
 request (the comm and the kernel go on), and keeps only the last few reports."""
 
 import json
-import tempfile
 import time
 import uuid
 
 import pytest
-from jupyter_client.manager import KernelManager
 
 from deadlines import deadline
+from ipc_kernel import started_kernel
 from olympus_jupyter.report import live_reports
 from olympus_jupyter.report.data import MEDIA_TYPE
 from olympus_jupyter.report.validate import check_bundle
@@ -44,24 +43,10 @@ report = inspect(module.big, x, costs=True, passes=True, cache=None)
 
 @pytest.fixture(scope="module")
 def kernel():
-    with tempfile.TemporaryDirectory(prefix="olympus-kernel-") as sockets:
-        km = KernelManager(
-            kernel_name="python3",
-            transport="ipc",
-            ip=f"{sockets}/kernel",
-            connection_file=f"{sockets}/kernel.json",
-        )
-        km.start_kernel()
-        kc = km.client()
-        kc.start_channels()
-        try:
-            kc.wait_for_ready(timeout=deadline(120))
-            messages = run(kc, SETUP)
-            assert not errors(messages), errors(messages)
-            yield kc
-        finally:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
+    with started_kernel() as (_, kc):
+        messages = run(kc, SETUP)
+        assert not errors(messages), errors(messages)
+        yield kc
 
 
 def _iopub_until(kc, done, timeout):

@@ -1,13 +1,12 @@
 """Progress and interrupts in a real kernel: %olympus_lower says what runs while it
 runs, and the kernel's interrupt stops it without leaving a report in the cache."""
 
-import tempfile
 import time
 
 import pytest
-from jupyter_client.manager import KernelManager
 
 from deadlines import deadline
+from ipc_kernel import started_kernel
 
 SETUP = """\
 %load_ext olympus_jupyter
@@ -27,22 +26,8 @@ def magic_cache():
 
 @pytest.fixture()
 def kernel():
-    with tempfile.TemporaryDirectory(prefix="olympus-kernel-") as sockets:
-        km = KernelManager(
-            kernel_name="python3",
-            transport="ipc",
-            ip=f"{sockets}/kernel",
-            connection_file=f"{sockets}/kernel.json",
-        )
-        km.start_kernel()
-        kc = km.client()
-        kc.start_channels()
-        try:
-            kc.wait_for_ready(timeout=deadline(120))
-            yield km, kc
-        finally:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
+    with started_kernel() as (km, kc):
+        yield km, kc
 
 
 def run(kc, code, *, interrupt_when=None, km=None, timeout=180):
