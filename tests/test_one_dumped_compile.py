@@ -115,7 +115,7 @@ def test_both_stages_read_what_separate_compiles_give(pass_re):
     r = stage_report.build_report(run, stages=("source", "passes", "costs"), pass_re=pass_re)
     files = [f.path for f in r.provenance.files]
     # The passes: as a compile of their own gives them.
-    separate = passes_json(pass_pipeline(lowered, pass_re=pass_re), files)
+    separate = passes_json(pass_pipeline(lowered, pass_re=pass_re), files, model=r.provenance)
     assert _without_xla_counters(r.passes) == _without_xla_counters(separate)
     # The peak: the final buffer assignment, whatever the pass filter.
     alone = stage_report.build_report(

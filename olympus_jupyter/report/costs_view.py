@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import linecache
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -81,7 +80,7 @@ from olympus.argument_names import fallback_names, keypath_name
 from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
-from olympus.module_paths import module_path, module_tree, op_module_path
+from olympus.module_paths import module_path, module_tree
 
 from olympus_jupyter.report.data_cap import (
     MAX_MESSAGE,
@@ -619,19 +618,10 @@ def module_rows(
         else None
     )
     if stage is not None:
-        tables = provenance.source_tables()
-        held = {f.path: f for f in provenance.files}
-
-        def read(path: str, line: int) -> str | None:  # the text the report holds first
-            text = held[path].line(line) if path in held else None
-            return text if text is not None else (linecache.getline(path, line) or None)
-
-        memo: dict = {}
-        paths = {
-            op.label: op_module_path(op.name_stack, op.location, tables, read, memo)
-            for op in stage.ops
-            if op.label
-        }
+        # By name stack, as the view computes them from the compiled ops
+        # (src/moduletree.ts): an nnx model's buffers and collectives, which have
+        # no scope, stay at the top level ("") while its flops are by layer.
+        paths = {op.label: module_path(op.name_stack) for op in stage.ops if op.label}
         for b in data.get("buffers", ()):
             if b.get("kind") == "temporary" or b.get("kind") == "output":
                 path = paths.get(b["label"])
