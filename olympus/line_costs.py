@@ -327,7 +327,14 @@ class CostByLine:
 
 
 def cost_by_line(
-    compiled, *, parsed=None, frames: str = "user", focus=None, lowered=None, origins=None
+    compiled,
+    *,
+    parsed=None,
+    frames: str = "user",
+    focus=None,
+    lowered=None,
+    origins=None,
+    staged=None,
 ) -> CostByLine:
     """Flops, transcendentals and bytes accessed of ``compiled`` (an Olympus or JAX
     ``Compiled``) by source line; see the module's docstring for how. ``frames``:
@@ -341,7 +348,9 @@ def cost_by_line(
     compile's pass modules were dumped, a function from the labels of instructions
     without a location to the lines they came from, followed back through the passes
     (:func:`olympus.passes.origins`), for those the lowered program does not place.
-    What neither places goes to the line it feeds, as ``notes`` say.
+    What neither places goes to the line it feeds, as ``notes`` say. ``staged``:
+    the staged function's ``(file, first line, last line)``, where module paths read
+    from call stacks start (:func:`olympus.module_paths.op_module_path`).
 
     >>> import jax.numpy as jnp, olympus
     >>> c = olympus.jit(jnp.tanh).trace(jnp.ones(32)).lower().compile()
@@ -379,6 +388,7 @@ def cost_by_line(
             focus=focus,
             lowered=lowered,
             origins=origins,
+            staged=staged,
         )
         return _scaled(result, totals, tuple(notes))
     if not totals:
@@ -393,6 +403,7 @@ def cost_by_line(
         focus=focus,
         lowered=lowered,
         origins=origins,
+        staged=staged,
     )
 
 
@@ -445,6 +456,7 @@ def cost_by_line_text(
     focus=None,
     lowered=None,
     origins=None,
+    staged=None,
 ) -> CostByLine:
     """:func:`cost_by_line` of an optimized HLO module's text, with ``analyse``
     (HLO module text -> XLA cost analysis dict) costing each instruction;
@@ -454,7 +466,7 @@ def cost_by_line_text(
     if totals is None:
         totals = _totals(analyse(text))
     return _Attribution(
-        text, analyse, dict(totals), list(notes), parsed, frames, focus, lowered, origins
+        text, analyse, dict(totals), list(notes), parsed, frames, focus, lowered, origins, staged
     ).run()
 
 
@@ -470,8 +482,10 @@ class _Attribution:
         focus=None,
         lowered=None,
         origins=None,
+        staged=None,
     ):
         self.lowered = lowered
+        self.staged = staged
         self.find_origins = origins
         self.pass_origins: Mapping[str, tuple[str, int]] | None = None
         # Instructions placed on the line they came from through the passes.
@@ -830,7 +844,9 @@ class _Attribution:
             elif fed is not None:
                 source, where = self.ops[fed], self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        path = op_module_path(source.name_stack, source.location, self.table, memo=self.module_of)
+        path = op_module_path(
+            source.name_stack, source.location, self.table, memo=self.module_of, staged=self.staged
+        )
         module = self.modules.setdefault(path, dict.fromkeys(KEYS, 0.0))
         for k, v in amounts.items():
             module[k] += v

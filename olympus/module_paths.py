@@ -177,8 +177,11 @@ def call_path(stack: Sequence[tuple[str, str | None]]) -> str:
     frame's qualified function name and its call expression (the source the frame's
     columns span; ``None`` where unknown). A frame calling ``self.a.b(...)`` into a
     method of another object (``Linear.__call__``, or ``b`` itself for
-    ``self.enc.encode(...)``) adds ``a/b`` (or ``enc``); the path starts with the
-    class whose method made the first such call. ``""`` where there is none.
+    ``self.enc.encode(...)``) adds ``a/b`` (or ``enc``), where the frame is the
+    module the path names so far (or its own helper method); else such a call starts
+    a path of its own, with the class whose method made it (the innermost chain of
+    module calls is the path: a test runner's or a server's objects calling their
+    attributes further out are not modules). ``""`` where there is none.
 
     >>> call_path([("Linear.__call__", "self.dot_general(x, k)"),
     ...            ("Block.__call__", "self.mlp[0](x)"),
@@ -187,6 +190,7 @@ def call_path(stack: Sequence[tuple[str, str | None]]) -> str:
     'Model/blocks/1/mlp/0'
     """
     path: list[str] = []
+    last = None  # the frame of the module the path names so far
     for k in range(len(stack) - 1, 0, -1):  # outermost caller first
         function, expression = stack[k]
         callee = _method(stack[k - 1][0])
@@ -198,11 +202,16 @@ def call_path(stack: Sequence[tuple[str, str | None]]) -> str:
             continue
         if callee[1] != "__call__":
             if len(parts) < 2 or parts[-1] != callee[1]:
-                continue  # self.helper(...): the same object's method, not a module
+                # self.helper(...): the same object's method, not a module; the
+                # module the path names goes on into it.
+                if last == k and parts == [callee[1]] and callee[0] == caller[0]:
+                    last = k - 1
+                continue
             parts = parts[:-1]
-        if not path:
-            path.append(caller[0])
+        if last != k:  # not called from the module the path names: a path of its own
+            path = [caller[0]]
         path.extend(parts)
+        last = k - 1
     return "/".join(path)
 
 
@@ -263,12 +272,15 @@ def op_module_path(
     tables,
     read: Callable[[str, int], str | None] | None = None,
     memo: dict | None = None,
+    staged: tuple[str, int, int] | None = None,
 ) -> str:
     """The module path of an op: its name stack's (:func:`module_path`), or where
     that names none, its call stack's (:func:`call_path`; ``location`` indexes
     ``tables.locations``, a :class:`~olympus.provenance.sources.SourceTables`).
     ``memo``: a dict kept across the ops of one program (paths by name stack and
-    location, expressions by frame).
+    location, expressions by frame). ``staged``: the staged function's file, first
+    and last line; the frames outside its call (whoever called it: a notebook, a
+    test runner) are not read.
 
     >>> from olympus.provenance.sources import SourceTable
     >>> table = SourceTable()
@@ -286,7 +298,16 @@ def op_module_path(
     path = module_path(name_stack)
     if not path and location is not None and tables is not None:
         stack = []
-        for i in tables.locations[location].frames:
+        frames = tables.locations[location].frames
+        if staged is not None:
+            inside = [
+                k
+                for k, i in enumerate(frames)
+                if tables.files[tables.frames[i].file] == staged[0]
+                and staged[1] <= tables.frames[i].line <= staged[2]
+            ]
+            frames = frames[: inside[0] + 1] if inside else frames
+        for i in frames:
             expression = memo.get(("frame", i), False)
             if expression is False:
                 f = tables.frames[i]

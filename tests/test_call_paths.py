@@ -46,3 +46,47 @@ def test_a_span_with_only_its_start_reads_the_call_that_starts_there():
     assert call_path([("Linear.__call__", None), ("Block.__call__", expression)]) == "Block/up"
     at_plus = line[1].index("+ self")
     assert call_expression("m.py", (1, at_plus, 1, at_plus), lambda p, n: line[n]) is None
+
+
+def test_only_the_innermost_chain_of_module_calls_names_the_path():
+    """Objects further out calling their attributes (a test runner's, a server's)
+    are not the model's modules: a chain broken by a plain call starts anew."""
+    # Block.__call__ calls its own helper, which calls self.up: one chain from Model.
+    stack = [
+        ("Linear.__call__", None),
+        ("Block._mlp", "self.up(x)"),
+        ("Block.__call__", "self._mlp(x)"),
+        ("Model.__call__", "self.blocks[0](x)"),
+        ("loss_fn", "model(x)"),
+        ("Runner.run", "self.fn(args)"),
+        ("Gateway.serve", "self._pool.run(task)"),
+    ]
+    assert call_path(stack) == "Model/blocks/0/up"
+    broken = [("Linear.__call__", None), ("Block.__call__", "self.up(x)"), ("f", "block(x)")]
+    outer = [("Pool.run", None), ("Gateway.serve", "self._pool.run(task)")]
+    assert call_path(broken + outer) == "Block/up"
+
+
+def test_frames_outside_the_staged_function_are_not_read():
+    """Whoever called the staged function (a notebook, a test runner's objects
+    calling their attributes) names no module of the program."""
+    from olympus.module_paths import op_module_path
+    from olympus.provenance.sources import SourceTable
+
+    source = {
+        1: "    return jnp.sum(x)",  # loss, lines 1-2 of m.py
+        5: "        return self._pool.run(task)",  # Gateway.serve, outside
+        9: "        return loss(x)",  # Pool.run, outside
+    }
+    table = SourceTable()
+    at = table.location(
+        [
+            ("m.py", 1, 4, 1, 21, "loss"),
+            ("m.py", 9, 15, 9, 22, "Pool.run"),
+            ("m.py", 5, 15, 5, 35, "Gateway.serve"),
+        ]
+    )
+    read = lambda p, n: source[n]  # noqa: E731
+    tables = table.tables()
+    assert op_module_path("jit(loss)/reduce_sum", at, tables, read) == "Gateway/_pool"
+    assert op_module_path("jit(loss)/reduce_sum", at, tables, read, staged=("m.py", 1, 2)) == ""

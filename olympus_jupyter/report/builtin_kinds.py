@@ -304,6 +304,14 @@ def _origins_in(dump: DumpedCompile | None, focus):
     return lambda labels: origins(pipeline, labels, focus)
 
 
+def _staged(model) -> tuple[str, int, int] | None:
+    """The staged function's file, first and last line, where the model knows them."""
+    f = model.function
+    if f.file is None or f.first_line is None or f.last_line is None:
+        return None
+    return model.files[f.file].path, f.first_line, f.last_line
+
+
 def costs_data(
     run,
     provenance,
@@ -348,6 +356,7 @@ def costs_data(
         parsed=parsed,
         lowered=model.stages.get("stablehlo") if parsed else None,
         origins=_origins_in(dump, focus),
+        staged=_staged(model),
     )
     sources = source_costs(cost, model)
     if live is not None:
