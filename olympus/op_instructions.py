@@ -74,10 +74,21 @@ class OpKey:
         return self.name.rsplit("/", 1)[-1]
 
     def matches(self, op_name: str, stack: Stack) -> bool:
-        """Whether an instruction of this ``op_name`` and call ``stack`` came from the op."""
+        """Whether an instruction of this ``op_name`` and call ``stack`` came from the op.
+        Stacks are compared as deep as both go: XLA's metadata keeps a limited number
+        of frames (JAX 0.9 keeps the innermost 10), the olympuspr's every one.
+
+        >>> key = OpKey("sin", (("m.py", 3), ("m.py", 9), ("runner.py", 40)))
+        >>> key.matches("jit(f)/sin", (("m.py", 3), ("m.py", 9)))
+        True
+        >>> key.matches("jit(f)/sin", (("m.py", 4), ("m.py", 9)))
+        False
+        """
         if not (op_name == self.name or op_name.endswith("/" + self.name)):
             return False
-        return stack[: len(self.stack)] == self.stack
+        if len(stack) >= len(self.stack):
+            return stack[: len(self.stack)] == self.stack
+        return bool(stack) and self.stack[: len(stack)] == stack
 
 
 def line_stack(tables, location: int | None, paths: Sequence[str] | None = None) -> Stack:
