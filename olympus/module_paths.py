@@ -73,6 +73,7 @@ _TRANSFORMS = frozenset(
         "remat2",
         "checkpoint_name",
         "named_call",
+        "eval_jaxpr",  # a JAX interpreter's scope (in JAX 0.12's name stacks), not a module
     }
 )
 _WRAPPED = re.compile(r"^([\w.\-]+)\((.*)\)$")
