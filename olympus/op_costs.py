@@ -48,10 +48,11 @@ class SourceCost:
 def source_costs(costs: CostByLine, model) -> tuple[SourceCost, ...]:
     """The parts of ``costs`` by the op each is charged by, read from ``model`` (the
     provenance model whose ``compiled`` and ``stablehlo`` stages the cost by line
-    read: ``parsed`` and ``lowered``)."""
+    read: ``parsed`` and ``lowered``); parts of the same ``op_name`` and stack (which
+    every key matches alike) added up into one."""
     tables = model.source_tables()
     stacks: dict[int | None, tuple] = {}  # read once a location
-    out = []
+    grouped: dict[tuple[str, tuple], dict[str, float]] = {}
     for (stage, index), figures in costs.by_source.items():
         held = model.stages.get(stage)
         if held is None or not 0 <= index < len(held.ops):
@@ -60,8 +61,10 @@ def source_costs(costs: CostByLine, model) -> tuple[SourceCost, ...]:
         stack = stacks.get(op.location)
         if stack is None:
             stack = stacks[op.location] = line_stack(tables, op.location)
-        out.append(SourceCost(op.name_stack, stack, dict(figures)))
-    return tuple(out)
+        total = grouped.setdefault((op.name_stack, stack), {})
+        for k, v in figures.items():
+            total[k] = total.get(k, 0.0) + v
+    return tuple(SourceCost(name, stack, total) for (name, stack), total in grouped.items())
 
 
 def op_cost(sources: Iterable[SourceCost], keys: Sequence[OpKey]) -> dict[str, float]:
@@ -85,7 +88,8 @@ def op_costs(
     by op id (an op that holds others counts theirs too), each source read once;
     ``paths``: the model's files' paths where XLA names them otherwise
     (:func:`~olympus.op_instructions.line_stack`)."""
-    index = keys_by_op(model, stages, paths)
+    sources = tuple(sources)
+    index = keys_by_op(model, stages, paths, among=[(s.op_name, s.stack) for s in sources])
     parent: dict[str, str] = {}
     for stage in stages:
         for op in model.stages[stage].ops if stage in model.stages else ():

@@ -166,17 +166,46 @@ def _held(ops: Sequence[Op], index: int) -> list[int]:
 
 
 def keys_by_op(
-    model, stages: Sequence[str] = OP_STAGES, paths: Sequence[str] | None = None
+    model,
+    stages: Sequence[str] = OP_STAGES,
+    paths: Sequence[str] | None = None,
+    among: Iterable[tuple[str, Stack]] | None = None,
 ) -> KeyIndex:
     """Every op of ``stages`` of ``model`` with a key of its own, by op id: which
-    ops an instruction came from (:meth:`KeyIndex.owners`), without trying each."""
+    ops an instruction came from (:meth:`KeyIndex.owners`), without trying each.
+    ``among``: the ``(op_name, stack)`` of the only instructions to be matched; the
+    ops whose key can match none of them (another primitive, another innermost
+    line) are left out, their stacks not read."""
     tables = model.source_tables()
+    files = tables.files if paths is None else paths
+    wanted = None
+    if among is not None:
+        wanted = {(name.rsplit("/", 1)[-1], stack[0] if stack else None) for name, stack in among}
+    inner: dict[int, tuple[str, int] | None] = {}  # each location's innermost line
     keys_of: dict[str, tuple[OpKey, ...]] = {}
     stacks: dict[int, Stack] = {}
+    made: dict[tuple, OpKey | None] = {}
     for stage in stages:
         held = model.stages.get(stage)
         for op in held.ops if held is not None else ():
-            key = own_key(tables, op, paths, stacks)
+            if wanted is not None and op.location is not None:
+                name = op.name if op.stage == "olympuspr" else op.name_stack
+                leaf = name.rsplit("/", 1)[-1]
+                if op.location not in inner:
+                    frames = tables.locations[op.location].frames
+                    frame = tables.frames[frames[0]] if frames else None
+                    inner[op.location] = None if frame is None else (files[frame.file], frame.line)
+                first = inner[op.location]
+                # A key with no stack matches its primitive on any line.
+                if first is not None and (leaf, first) not in wanted:
+                    continue
+                if first is None and not any(w[0] == leaf for w in wanted):
+                    continue
+            name = op.name if op.stage == "olympuspr" else op.name_stack
+            pair = (op.stage, op.name_stack, name, op.location)
+            if pair not in made:  # ops alike (a loop's) share one key, made once
+                made[pair] = own_key(tables, op, paths, stacks)
+            key = made[pair]
             if key is not None:
                 keys_of[op.id] = (key,)
     return KeyIndex(keys_of)
