@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from types import MappingProxyType
 from collections.abc import Callable, Mapping
 
 from olympus import jax_compat
@@ -80,6 +81,9 @@ _INSTR = re.compile(
     r"\s+(ROOT )?%?([^\s=]+) = "
     r"(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+) ([a-z][\w\-]*)\("
 )
+# The same with operands that hold no parentheses or quotes, and the rest of the
+# line: most instructions, read by one match.
+_SIMPLE_INSTR = re.compile(r"\s+(ROOT )?%?([^\s=]+) = ([^\s(]\S*) ([a-z][\w\-]*)\(([^()\"]*)\)(.*)")
 _CALLS = re.compile(r"\b(calls|to_apply|body|condition)=%?([\w.\-]+)")
 _CALL_LISTS = re.compile(r"\b(branch_computations|called_computations)=\{([^}]*)\}")
 _COMMENT = re.compile(r"/\*.*?\*/")
@@ -87,6 +91,8 @@ _NAME = re.compile(r"%[\w.\-]+")
 _DROPPED_ATTRS = (", metadata={", ", control-predecessors={")
 # ``metadata={...}`` as printed: quoted strings, no nested braces (else the slow path).
 _METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+# The cost of an instruction that costs nothing (shared: only read).
+_NO_COST: Mapping[str, float] = MappingProxyType(dict.fromkeys(KEYS, 0.0))
 # Opcodes XLA gives no cost at all (a constant's operand is its literal).
 _FREE = frozenset({"parameter", "constant"})
 # A ``while``'s trip count as XLA knows it: ``"known_trip_count":{"n":"8"}`` in its
@@ -516,8 +522,8 @@ class _Attribution:
             op.label: op.types[0] for op in self.ops if op.label and op.types
         }
         self.comp_keys: dict[int, str] = {}
-        self.cache: dict[str, dict[str, float] | None] = {}
-        self.own: dict[int, dict[str, float] | None] = {}
+        self.cache: dict[tuple | str, dict[str, float] | None] = {}
+        self.own: dict[int, Mapping[str, float] | None] = {}
         self.clean: dict[int, str] = {}
         self.closure: dict[int, tuple[int, ...]] = {}
         self.failed = 0
@@ -546,32 +552,35 @@ class _Attribution:
 
     # -- reading ----------------------------------------------------------
 
-    def _match(self, i):
-        op = self.ops[i]
-        if op.lines is None:
-            return None
-        return _INSTR.match(self.lines[op.lines[0] - 1])
-
     def _parse(self, i):
         """(name, shape, opcode, operand names, attributes text, calls) of op ``i``."""
         if i in self.parsed:
             return self.parsed[i]
-        found = None
-        m = self._match(i)
+        lines = self.ops[i].lines
+        line = self.lines[lines[0] - 1] if lines is not None else ""
+        m = _SIMPLE_INSTR.match(line)
         if m is not None:
-            line = self.lines[self.ops[i].lines[0] - 1]
+            inside, rest = m.group(5), m.group(6)
+        else:
+            m = _INSTR.match(line)
+            if m is None:
+                self.parsed[i] = None
+                return None
             start = m.end()
             end = closing_bracket(line, start - 1, "(", ")")
-            operands = []
-            for part in _COMMENT.sub("", line[start : end - 1]).split(","):
-                part = part.strip()
-                if part:
-                    operands.append(part.rsplit(" ", 1)[-1].lstrip("%"))
-            attrs = _strip_attrs(line[end:])
-            calls = [(kind, name) for kind, name in _CALLS.findall(attrs)]
+            inside, rest = line[start : end - 1], line[end:]
+        if "/*" in inside:
+            inside = _COMMENT.sub("", inside)
+        operands = [
+            part.rsplit(" ", 1)[-1].lstrip("%") for part in inside.split(",") if part.strip()
+        ]
+        attrs = _strip_attrs(rest)
+        calls: list[tuple[str, str]] = []
+        if "=" in attrs:  # a computation is named by an attribute
+            calls.extend(_CALLS.findall(attrs))
             for kind, names in _CALL_LISTS.findall(attrs):
                 calls.extend((kind, n.strip().lstrip("%")) for n in names.split(",") if n.strip())
-            found = (m.group(2), m.group(3), m.group(4), operands, attrs, calls)
+        found = (m.group(2), m.group(3), m.group(4), operands, attrs, calls)
         self.parsed[i] = found
         return found
 
@@ -646,7 +655,7 @@ class _Attribution:
         out.append("}")
         return "\n".join(out) + "\n"
 
-    def _cost(self, i) -> dict[str, float] | None:
+    def _cost(self, i) -> Mapping[str, float] | None:
         """XLA's cost of op ``i`` alone, or ``None`` if XLA could not read it."""
         found: dict[str, float] | None
         if i in self.own:
@@ -655,8 +664,8 @@ class _Attribution:
             # The second half of an asynchronous pair (``fusion-done``, ``all-gather-done``)
             # is no module alone (XLA crashes on one: seen on a GPU program's loop); its
             # work is its ``-start``'s.
-            self.own[i] = found = {k: 0.0 for k in KEYS}
-            return found
+            self.own[i] = _NO_COST
+            return _NO_COST
         key = self._key(i)
         if key in self.cache:
             found = self.cache[key]
@@ -676,21 +685,21 @@ class _Attribution:
         self.own[i] = found
         return found
 
-    def _key(self, i) -> str:
-        """What op ``i``'s cost depends on, names aside: its text with operands
-        numbered and the computations it calls by their own keys."""
+    def _key(self, i) -> tuple | str:
+        """What op ``i``'s cost depends on, names aside: its shape, opcode, operands'
+        shapes (and which are the same operand), attributes and the computations
+        it calls by their own keys."""
         parsed = self._parse(i)
         if parsed is None:
             return f"?{i}"
         _name, shape, opcode, operands, attrs, calls = parsed
-        order: dict[str, int] = {}
-        args = ",".join(
-            f"{self.shapes.get(o, '?')}#{order.setdefault(o, len(order))}" for o in operands
-        )
-        comps = ";".join(
+        same = () if len(set(operands)) == len(operands) else tuple(map(operands.index, operands))
+        comps = tuple(
             self._comp_key(self.comp_index[n]) if n in self.comp_index else n for _, n in calls
         )
-        return f"{shape} {opcode}({args}){_NAME.sub('%', attrs)}[{comps}]"
+        if "%" in attrs:
+            attrs = _NAME.sub("%", attrs)
+        return (shape, opcode, tuple(map(self.shapes.get, operands)), same, attrs, comps)
 
     def _comp_key(self, ci) -> str:
         found = self.comp_keys.get(ci)
@@ -827,6 +836,7 @@ class _Attribution:
     ):
         source = self.ops[i]  # the op whose location it is charged by
         where = self._where(i)
+        costs = any(amounts.values())
         if (amounts.get("flops") or amounts.get("transcendentals")) and (
             where is None or self._loops_own(i)
         ):
@@ -847,21 +857,28 @@ class _Attribution:
         path = op_module_path(
             source.name_stack, source.location, self.table, memo=self.module_of, staged=self.staged
         )
-        module = self.modules.setdefault(path, dict.fromkeys(KEYS, 0.0))
-        for k, v in amounts.items():
-            module[k] += v
-        if any(amounts.values()):
-            mine = self.by_source.setdefault((source.stage, source.index), dict.fromkeys(KEYS, 0.0))
-            for k, v in amounts.items():
-                mine[k] += v
-        row = self.rows.setdefault(where, [dict.fromkeys(KEYS, 0.0), [], {}])
-        if any(amounts.values()):
-            self.row_loops.setdefault(where, set()).add(loop)
-        for k, v in amounts.items():
-            row[0][k] += v
+        row = self.rows.get(where)
+        if row is None:
+            row = self.rows[where] = [dict.fromkeys(KEYS, 0.0), [], {}]
         if label and self.ops[i].label:
             row[1].append(self.ops[i].label)
-        if self.frames == "user" and where is not None and any(amounts.values()):
+        if not costs:
+            self.modules.setdefault(path, dict.fromkeys(KEYS, 0.0))
+            return
+        module = self.modules.get(path)
+        if module is None:
+            module = self.modules[path] = dict.fromkeys(KEYS, 0.0)
+        at = (source.stage, source.index)
+        mine = self.by_source.get(at)
+        if mine is None:
+            mine = self.by_source[at] = dict.fromkeys(KEYS, 0.0)
+        total = row[0]
+        for k, v in amounts.items():
+            module[k] += v
+            mine[k] += v
+            total[k] += v
+        self.row_loops.setdefault(where, set()).add(loop)
+        if self.frames == "user" and where is not None:
             inner = self.inner_of.get(source.location)
             if inner is None:
                 inner = self.inner_of[source.location] = library_frames(self.table, source.location)
@@ -895,26 +912,33 @@ class _Attribution:
         if not children:
             self._add(i, amounts, loop=loop)
             return
-        weights = {j: self._cost(j) or dict.fromkeys(KEYS, 0.0) for j in children}
-        shares = {j: dict.fromkeys(KEYS, 0.0) for j in children}
-        kept = dict.fromkeys(KEYS, 0.0)
-        for k in KEYS:
-            total = sum(w[k] for w in weights.values())
-            if total > 0:
-                for j, w in weights.items():
-                    shares[j][k] = amounts[k] * w[k] / total
+        # Children alike share one cost (one mapping, :meth:`_cost`): each distinct
+        # cost's share is worked out once, and the shares are only read.
+        weights = [self._cost(j) or _NO_COST for j in children]
+        alike: dict[int, list] = {}  # id of a cost -> [cost, how many children]
+        for w in weights:
+            held = alike.get(id(w))
+            if held is None:
+                alike[id(w)] = [w, 1]
             else:
-                kept[k] = amounts[k]
+                held[1] += 1
+        totals = {k: sum(w[k] * n for w, n in alike.values()) for k in KEYS}
+        share = {
+            ident: {k: amounts[k] * w[k] / totals[k] if totals[k] > 0 else 0.0 for k in KEYS}
+            for ident, (w, _) in alike.items()
+        }
+        kept = {k: 0.0 if totals[k] > 0 else amounts[k] for k in KEYS}
         self._add(i, kept, label=any(kept.values()), loop=loop)
         inner = self._loop(i, loop)
-        for j in children:
+        for j, w in zip(children, weights):
+            mine = share[id(w)]
             if inner is None:
-                self._spread(j, shares[j], loop)
+                self._spread(j, mine, loop)
                 continue
             times = inner[1].get(self.ops[j].computation, 1)  # type: ignore[arg-type]
             for k in KEYS:
-                self.loop_extra[k] += shares[j][k] * (times - 1)
-            self._spread(j, {k: v * times for k, v in shares[j].items()}, inner[0])
+                self.loop_extra[k] += mine[k] * (times - 1)
+            self._spread(j, {k: v * times for k, v in mine.items()}, inner[0])
 
     def run(self) -> CostByLine:
         entry = next((ci for ci, c in enumerate(self.stage.computations) if c.entry), None)
@@ -923,7 +947,7 @@ class _Attribution:
         top = [j for j in self.comp_ops[entry] if self.ops[j].name not in _FREE]
         if len(top) == 1 and self.totals:
             # The module's cost is its entry's instructions': this one's is the total.
-            costs: dict[int, dict[str, float] | None] = {
+            costs: dict[int, Mapping[str, float] | None] = {
                 top[0]: {k: float(self.totals.get(k, 0.0)) for k in KEYS}
             }
         else:
@@ -1062,6 +1086,8 @@ def _some(labels: list[str]) -> str:
 def _strip_attrs(text: str) -> str:
     """``text`` without its ``metadata={...}`` and ``control-predecessors={...}``
     (they name what a module of one instruction does not hold)."""
+    if not text or _METADATA.fullmatch(text):  # most instructions: metadata alone
+        return ""
     text = _METADATA.sub("", text)
     for attr in _DROPPED_ATTRS:
         at = text.find(attr)

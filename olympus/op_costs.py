@@ -90,14 +90,30 @@ def op_costs(
     (:func:`~olympus.op_instructions.line_stack`)."""
     sources = tuple(sources)
     index = keys_by_op(model, stages, paths, among=[(s.op_name, s.stack) for s in sources])
+    # The sources each key matches, each source's figures read once.
+    by_key: dict[OpKey, dict[str, float]] = {}
+    for s in sources:
+        matched = index.matched(s.op_name, s.stack)
+        if matched:
+            read = [float(s.figures.get(k, 0.0)) for k in KEYS]
+            for key in matched:
+                row = by_key.setdefault(key, dict.fromkeys(KEYS, 0.0))
+                for k, v in zip(KEYS, read):
+                    row[k] += v
     parent: dict[str, str] = {}
     for stage in stages:
         for op in model.stages[stage].ops if stage in model.stages else ():
             if op.parent is not None:
-                parent[op.id] = f"{op.stage}:{op.parent}"
+                parent[f"{stage}:{op.index}"] = f"{stage}:{op.parent}"
     holders = set(parent.values())
-    # Each key: the ops that hold its owners (and its owners that hold others): a
-    # source is counted once for each of them, however many of its keys they hold.
+    out: dict[str, dict[str, float]] = {}
+    if not holders:  # no op holds another: each owner has its key's figures
+        for key, figures in by_key.items():
+            if any(figures.values()):
+                out.update(dict.fromkeys(index.owners_of(key), figures))
+        return out
+    # A source counts once for each op that holds its keys' owners (and for each of
+    # its owners that holds others), however many of its keys they hold.
     held_by: dict[OpKey, frozenset[str]] = {}
     for key in index.keys:
         found: set[str] = set()
@@ -107,23 +123,15 @@ def op_costs(
                 found.add(node)
                 node = parent.get(node)
         held_by[key] = frozenset(found)
-    by_key = {key: dict.fromkeys(KEYS, 0.0) for key in index.keys}
     by_holder: dict[str, dict[str, float]] = {}
     for s in sources:
-        matched = index.matched(s.op_name, s.stack)
-        if not matched:
-            continue
-        holders_hit: set[str] = set()
-        for key in matched:
-            row = by_key[key]
-            for k in KEYS:
-                row[k] += float(s.figures.get(k, 0.0))
-            holders_hit |= held_by[key]
-        for holder in holders_hit:
+        hit: set[str] = set()
+        for key in index.matched(s.op_name, s.stack):
+            hit |= held_by[key]
+        for holder in hit:
             row = by_holder.setdefault(holder, dict.fromkeys(KEYS, 0.0))
             for k in KEYS:
                 row[k] += float(s.figures.get(k, 0.0))
-    out: dict[str, dict[str, float]] = {}
     for key, figures in by_key.items():
         if any(figures.values()):
             for owner in index.owners_of(key):

@@ -29,6 +29,7 @@ stands for the ops it holds too.
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -178,37 +179,54 @@ def keys_by_op(
     line) are left out, their stacks not read."""
     tables = model.source_tables()
     files = tables.files if paths is None else paths
-    wanted = None
+    wanted = leaves = None
     if among is not None:
         wanted = {(name.rsplit("/", 1)[-1], stack[0] if stack else None) for name, stack in among}
+        leaves = {leaf for leaf, _ in wanted}
     inner: dict[int, tuple[str, int] | None] = {}  # each location's innermost line
-    keys_of: dict[str, tuple[OpKey, ...]] = {}
+    owners: dict[OpKey, list[str]] = {}
     stacks: dict[int, Stack] = {}
-    made: dict[tuple, OpKey | None] = {}
     for stage in stages:
         held = model.stages.get(stage)
-        for op in held.ops if held is not None else ():
-            if wanted is not None and op.location is not None:
-                name = op.name if op.stage == "olympuspr" else op.name_stack
-                leaf = name.rsplit("/", 1)[-1]
-                if op.location not in inner:
-                    frames = tables.locations[op.location].frames
-                    frame = tables.frames[frames[0]] if frames else None
-                    inner[op.location] = None if frame is None else (files[frame.file], frame.line)
-                first = inner[op.location]
-                # A key with no stack matches its primitive on any line.
-                if first is not None and (leaf, first) not in wanted:
-                    continue
-                if first is None and not any(w[0] == leaf for w in wanted):
-                    continue
-            name = op.name if op.stage == "olympuspr" else op.name_stack
-            pair = (op.stage, op.name_stack, name, op.location)
-            if pair not in made:  # ops alike (a loop's) share one key, made once
-                made[pair] = own_key(tables, op, paths, stacks)
-            key = made[pair]
-            if key is not None:
-                keys_of[op.id] = (key,)
-    return KeyIndex(keys_of)
+        ops = held.ops if held is not None else ()
+        # Ops alike (a loop's: same name, name stack and location) share one key.
+        alike: dict[tuple, list[int]] = {}
+        fields = (
+            ("name", "name_stack", "location")
+            if stage == "olympuspr"
+            else ("name_stack", "location")
+        )
+        for index, fields_of in enumerate(map(attrgetter(*fields), ops)):
+            group = alike.get(fields_of)
+            if group is None:
+                group = alike[fields_of] = []
+            group.append(index)
+        for group in alike.values():
+            op = ops[group[0]]
+            name = op.name if stage == "olympuspr" else op.name_stack
+            found = _owners_of(
+                op, name, tables, files, paths, stacks, inner, wanted, leaves, owners
+            )
+            if found is not None:
+                found.extend(f"{stage}:{index}" for index in group)
+    return KeyIndex.of_owners(owners)
+
+
+def _owners_of(op, name, tables, files, paths, stacks, inner, wanted, leaves, owners):
+    """The owners' list of ``op``'s key (in ``owners``), ``None`` where it has none
+    or (with ``wanted``) its key can match none of the wanted instructions."""
+    if wanted is not None and op.location is not None:
+        leaf = name.rsplit("/", 1)[-1]
+        if op.location not in inner:
+            frames = tables.locations[op.location].frames
+            frame = tables.frames[frames[0]] if frames else None
+            inner[op.location] = None if frame is None else (files[frame.file], frame.line)
+        first = inner[op.location]
+        # A key with no stack matches its primitive on any line.
+        if (leaf, first) not in wanted if first is not None else leaf not in leaves:
+            return None
+    key = own_key(tables, op, paths, stacks)
+    return None if key is None else owners.setdefault(key, [])
 
 
 def matches_any(keys: Iterable[OpKey], op_name: str, stack: Stack) -> bool:
@@ -230,10 +248,25 @@ class KeyIndex:
     """
 
     def __init__(self, keys_of: Mapping[Any, Iterable[OpKey]]):
-        self._owners: dict[OpKey, list] = {}
+        owners: dict[OpKey, list] = {}
         for owner, keys in keys_of.items():
             for key in keys:
-                self._owners.setdefault(key, []).append(owner)
+                owners.setdefault(key, []).append(owner)
+        self._index(owners)
+
+    @classmethod
+    def of_owners(cls, owners: Mapping[OpKey, Sequence]) -> KeyIndex:
+        """The index of ``owners``: each key's owners.
+
+        >>> sorted(KeyIndex.of_owners({OpKey("sin", ()): ["a", "b"]}).owners("jit(f)/sin", ()))
+        ['a', 'b']
+        """
+        index = cls.__new__(cls)
+        index._index({key: list(found) for key, found in owners.items() if found})
+        return index
+
+    def _index(self, owners: dict[OpKey, list]) -> None:
+        self._owners = owners
         self._found: dict[tuple[str, tuple[str, int] | None], list[OpKey]] = {}
         for key in self._owners:
             self._found.setdefault((key.leaf, key.stack[0] if key.stack else None), []).append(key)

@@ -106,6 +106,10 @@ def closing_bracket(text: str, start: int, open_ch: str, close_ch: str) -> int:
     >>> closing_bracket('f(a, "x)", g(b)) + 1', 1, "(", ")")
     16
     """
+    if text[start] == open_ch:  # the common case: nothing nested, nothing quoted
+        close = text.find(close_ch, start + 1)
+        if close >= 0 and open_ch not in text[start + 1 : close] and '"' not in text[start:close]:
+            return close + 1
     depth = 0
     in_str = False
     i = start

@@ -322,13 +322,14 @@ def costs_json(
             f"the program runs on {devices} devices; every figure is one "
             f"device's (each runs the same partitioned program)"
         )
-    op_list = op_rows(ops) if ops is not None else None
-    if op_list is not None and not full and len(op_list) > MAX_OP_COSTS:
-        notes.append(
-            f"the costs of the {MAX_OP_COSTS:,} costliest of {len(op_list):,} ops are kept "
-            f"(report.cost_share_of_op(op) gives each; a full report keeps them all)"
-        )
-        op_list = op_list[:MAX_OP_COSTS]
+    op_list = None
+    if ops is not None:
+        op_list, costing = op_rows(ops, None if full else MAX_OP_COSTS)
+        if len(op_list) < costing:
+            notes.append(
+                f"the costs of the {MAX_OP_COSTS:,} costliest of {costing:,} ops are kept "
+                f"(report.cost_share_of_op(op) gives each; a full report keeps them all)"
+            )
     counted = (
         {
             "counted_totals": {
@@ -376,25 +377,39 @@ def costs_json(
 MAX_OP_COSTS = 5000
 
 
-def op_rows(ops: Mapping[str, Mapping[str, float]]) -> list[dict[str, Any]]:
-    """The ``ops`` of the data: each op that costs something, costliest first.
+def op_rows(
+    ops: Mapping[str, Mapping[str, float]], limit: int | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """The ``ops`` of the data: each op that costs something, costliest first (the
+    first ``limit`` of them, where given), and how many ops cost something. Ops
+    alike share their figures (one mapping): each figure is sorted once.
 
     >>> op_rows({"olympuspr:0": {"flops": 8.0, "transcendentals": 0.0, "bytes accessed": 4.0},
     ...          "olympuspr:1": {"flops": 0.0, "transcendentals": 0.0, "bytes accessed": 0.0}})
-    [{'op': 'olympuspr:0', 'flops': 8.0, 'transcendentals': 0.0, 'bytes': 4.0}]
+    ([{'op': 'olympuspr:0', 'flops': 8.0, 'transcendentals': 0.0, 'bytes': 4.0}], 1)
     """
-    rows: list[dict[str, Any]] = [
-        {
-            "op": ident,
-            "flops": float(a.get("flops", 0.0)),
-            "transcendentals": float(a.get("transcendentals", 0.0)),
-            "bytes": float(a.get("bytes accessed", 0.0)),
-        }
-        for ident, a in ops.items()
-    ]
-    rows = [r for r in rows if r["flops"] or r["transcendentals"] or r["bytes"]]
-    rows.sort(key=lambda r: (-r["flops"], -r["bytes"], -r["transcendentals"], r["op"]))
-    return rows
+    shared: dict[int, tuple[Mapping[str, float], list[str]]] = {}
+    for ident, a in ops.items():
+        shared.setdefault(id(a), (a, []))[1].append(ident)
+    alike: dict[tuple[float, float, float], list[str]] = {}
+    for a, idents in shared.values():
+        figures = (
+            float(a.get("flops", 0.0)),
+            float(a.get("transcendentals", 0.0)),
+            float(a.get("bytes accessed", 0.0)),
+        )
+        if any(figures):
+            alike.setdefault(figures, []).extend(idents)
+    rows: list[dict[str, Any]] = []
+    costing = sum(map(len, alike.values()))
+    for flops, transcendentals, nbytes in sorted(alike, key=lambda f: (-f[0], -f[2], -f[1])):
+        for ident in sorted(alike[flops, transcendentals, nbytes]):
+            if limit is not None and len(rows) >= limit:
+                return rows, costing
+            rows.append(
+                {"op": ident, "flops": flops, "transcendentals": transcendentals, "bytes": nbytes}
+            )
+    return rows, costing
 
 
 #: What the kernel's report offers for each list :func:`cap_costs` may cut.
