@@ -1086,7 +1086,12 @@ def _some(labels: list[str]) -> str:
 def _strip_attrs(text: str) -> str:
     """``text`` without its ``metadata={...}`` and ``control-predecessors={...}``
     (they name what a module of one instruction does not hold)."""
-    if not text or _METADATA.fullmatch(text):  # most instructions: metadata alone
+    if not text or (  # most instructions: their metadata alone, nothing nested
+        text.startswith(", metadata={")
+        and text.endswith("}")
+        and text.count("{") == 1
+        and text.count("}") == 1
+    ):
         return ""
     text = _METADATA.sub("", text)
     for attr in _DROPPED_ATTRS:
