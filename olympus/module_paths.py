@@ -292,11 +292,13 @@ def op_module_path(
     'Net/dense'
     """
     memo = {} if memo is None else memo
-    key = (name_stack, location)
+    key = ("op", name_stack, location)  # each kind of entry has a tag of its own
     found = memo.get(key)
     if found is not None:
         return found
-    path = module_path(name_stack)
+    path = memo.get(("name stack", name_stack))
+    if path is None:  # many ops share a name stack (each on a line of its own)
+        path = memo[("name stack", name_stack)] = module_path(name_stack)
     if not path and location is not None and tables is not None:
         stack = []
         frames = tables.locations[location].frames
