@@ -88,6 +88,7 @@ _CALLS = re.compile(r"\b(calls|to_apply|body|condition)=%?([\w.\-]+)")
 _CALL_LISTS = re.compile(r"\b(branch_computations|called_computations)=\{([^}]*)\}")
 _COMMENT = re.compile(r"/\*.*?\*/")
 _NAME = re.compile(r"%[\w.\-]+")
+_LITERAL = re.compile(r"constant\([^()]*\)")
 _DROPPED_ATTRS = (", metadata={", ", control-predecessors={")
 # ``metadata={...}`` as printed: quoted strings, no nested braces (else the slow path).
 _METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
@@ -707,6 +708,8 @@ class _Attribution:
             self.comp_keys[ci] = f"?{ci}"  # a computation that calls itself
             first, last = self.stage.computations[ci].lines
             text = "\n".join(self._clean_line(n) for n in range(first + 1, last))
+            if "constant(" in text:  # a literal's value costs nothing: its shape does
+                text = _LITERAL.sub("constant()", text)
             names: dict[str, str] = {}
             body = _NAME.sub(lambda m: names.setdefault(m.group(), f"%{len(names)}"), text)
             calls = ";".join(

@@ -45,20 +45,21 @@ class SourceCost:
     figures: Mapping[str, float]
 
 
-def source_costs(costs: CostByLine, model) -> tuple[SourceCost, ...]:
+def source_costs(costs: CostByLine, model, stacks: dict | None = None) -> tuple[SourceCost, ...]:
     """The parts of ``costs`` by the op each is charged by, read from ``model`` (the
     provenance model whose ``compiled`` and ``stablehlo`` stages the cost by line
     read: ``parsed`` and ``lowered``); parts of the same ``op_name`` and stack (which
-    every key matches alike) added up into one."""
+    every key matches alike) added up into one. ``stacks``: the call stacks read, by
+    location, kept for :func:`op_costs` of the same model."""
     tables = model.source_tables()
-    stacks: dict[int | None, tuple] = {}  # read once a location
+    stacks = {} if stacks is None else stacks  # read once a location
     grouped: dict[tuple[str, tuple], dict[str, float]] = {}
     for (stage, index), figures in costs.by_source.items():
         held = model.stages.get(stage)
         if held is None or not 0 <= index < len(held.ops):
             continue
         op = held.ops[index]
-        stack = stacks.get(op.location)
+        stack = stacks.get(op.location) if op.location is not None else ()
         if stack is None:
             stack = stacks[op.location] = line_stack(tables, op.location)
         total = grouped.setdefault((op.name_stack, stack), {})
@@ -83,13 +84,21 @@ def op_costs(
     sources: Iterable[SourceCost],
     stages: Sequence[str] = OP_STAGES,
     paths: Sequence[str] | None = None,
+    stacks: dict | None = None,
 ) -> dict[str, dict[str, float]]:
     """The figures of every op of ``stages`` of ``model`` that some source matches,
     by op id (an op that holds others counts theirs too), each source read once;
     ``paths``: the model's files' paths where XLA names them otherwise
-    (:func:`~olympus.op_instructions.line_stack`)."""
+    (:func:`~olympus.op_instructions.line_stack`); ``stacks``: the call stacks
+    :func:`source_costs` read (with ``paths`` left out), by location."""
     sources = tuple(sources)
-    index = keys_by_op(model, stages, paths, among=[(s.op_name, s.stack) for s in sources])
+    index = keys_by_op(
+        model,
+        stages,
+        paths,
+        among=[(s.op_name, s.stack) for s in sources],
+        stacks=stacks if paths is None else None,
+    )
     # The sources each key matches, each source's figures read once.
     by_key: dict[OpKey, dict[str, float]] = {}
     for s in sources:

@@ -171,12 +171,14 @@ def keys_by_op(
     stages: Sequence[str] = OP_STAGES,
     paths: Sequence[str] | None = None,
     among: Iterable[tuple[str, Stack]] | None = None,
+    stacks: dict | None = None,
 ) -> KeyIndex:
     """Every op of ``stages`` of ``model`` with a key of its own, by op id: which
     ops an instruction came from (:meth:`KeyIndex.owners`), without trying each.
     ``among``: the ``(op_name, stack)`` of the only instructions to be matched; the
     ops whose key can match none of them (another primitive, another innermost
-    line) are left out, their stacks not read."""
+    line) are left out, their stacks not read. ``stacks``: the stacks read, by
+    location (with the same ``paths``), kept across calls."""
     tables = model.source_tables()
     files = tables.files if paths is None else paths
     wanted = leaves = None
@@ -185,7 +187,7 @@ def keys_by_op(
         leaves = {leaf for leaf, _ in wanted}
     inner: dict[int, tuple[str, int] | None] = {}  # each location's innermost line
     owners: dict[OpKey, list[str]] = {}
-    stacks: dict[int, Stack] = {}
+    stacks = {} if stacks is None else stacks
     for stage in stages:
         held = model.stages.get(stage)
         ops = held.ops if held is not None else ()

@@ -358,10 +358,13 @@ def costs_data(
         origins=_origins_in(dump, focus),
         staged=_staged(model),
     )
-    sources = source_costs(cost, model)
+    stacks: dict = {}  # each location's call stack, read once for both
+    sources = source_costs(cost, model, stacks)
     if live is not None:
         live["costs"] = sources
-    ops = op_costs(provenance, sources) if provenance is not None else None
+    ops = None
+    if provenance is not None:
+        ops = op_costs(provenance, sources, stacks=stacks if provenance is model else None)
     return costs_view.costs_json(
         run.compiled,
         cost,
