@@ -33,7 +33,8 @@ How the costs are found (XLA's own counts, instruction by instruction):
   body holds it (a ``dot`` XLA rewrote in a loop body) goes to the line of the
   nearest instruction it feeds that has one of its own, as ``notes`` say.
 
-Instructions of the same text (names aside) are costed once. An instruction whose
+Instructions of the same text (names aside, and the values of the constants in
+the computations they call: a literal's cost is its shape's) are costed once. An instruction whose
 module XLA cannot read (rare) shares what the entry's costed instructions leave
 of the module's totals with the others like it.
 
