@@ -558,6 +558,58 @@ def _module_table(report, data) -> list:
     return out
 
 
+#: The costliest olympuspr equations the static table lists.
+MAX_OP_ROWS = 20
+
+
+def _op_table(report, data) -> list:
+    """The costliest olympuspr equations, ops alike in one row
+    (:func:`~olympus_jupyter.report.costs_view.op_groups`)."""
+    groups = costs_view.op_groups(data, report.provenance, MAX_OP_ROWS)
+    if not groups:
+        return []
+    totals = _totals(data, "counted_totals" if data.get("counted_totals") else "totals")
+    rows = []
+    for g in groups:
+        short, full = where_label([], None, g["path"], g["line"])
+        alike = f" ×{len(g['ops']):,}" if len(g["ops"]) > 1 else ""
+        rows.append(
+            h(
+                "tr",
+                {"class": "ol-cop"},
+                h("th", {"title": ", ".join(g["ops"][:50])}, f"{g['name']}{alike}"),
+                h("td", {"title": full}, short),
+                [
+                    _figure(_number(g.get(key)), totals[key], fmt)
+                    for key, _, _, fmt in _COLUMNS
+                    if key != "peak"
+                ],
+            )
+        )
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            h("th", None, "op"),
+            h("th", None, "line"),
+            [h("th", None, label) for key, label, _, _ in _COLUMNS if key != "peak"],
+        ),
+    )
+    return [
+        h("h4", None, "By op (olympuspr equations)"),
+        h("table", {"class": "tab ol-costs ol-cops"}, head, h("tbody", None, rows)),
+        h(
+            "p",
+            {"class": "note"},
+            "Ops alike (×n: a Python loop's, the same primitive on the same line) share "
+            "their instructions; their row is all of theirs. "
+            "report.cost_share_of_op(op) gives each op's.",
+        ),
+    ]
+
+
 def _shardings(data) -> list:
     shardings = data.get("shardings") or {}
     items = [
@@ -627,6 +679,7 @@ def costs_section(report, uid: str, full: bool):
         missing,
         _line_table(report, data, files),
         _module_table(report, data),
+        _op_table(report, data),
         _peak(data, files),
         _collectives(data, files),
         _shardings(data),

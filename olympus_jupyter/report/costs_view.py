@@ -81,6 +81,8 @@ from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
 from olympus.module_paths import module_path, module_tree
+from olympus.op_instructions import own_key
+from olympus.provenance.sources import charged_frame
 
 from olympus_jupyter.report.data_cap import (
     MAX_MESSAGE,
@@ -92,6 +94,7 @@ from olympus_jupyter.report.data_cap import (
 )
 
 __all__ = [
+    "op_groups",
     "costs_json",
     "op_rows",
     "MAX_OP_COSTS",
@@ -662,6 +665,67 @@ def module_rows(
         row["collectives"] = int(node.figures.get("collectives", 0))
         out.append(row)
     return out
+
+
+def op_groups(
+    data: Mapping[str, Any], provenance, limit: int, stage: str = "olympuspr"
+) -> list[dict[str, Any]]:
+    """The ``limit`` costliest ops of ``stage`` in the data's ``ops``, costliest first,
+    named from the report's model (``[]`` without one): each with ``ops`` (their
+    ids: ops alike, as a Python loop makes them, share their instructions and so
+    their figures, :mod:`olympus.op_instructions`, and make one row), ``name`` (the
+    primitive), ``path`` and ``line`` (the user's line it was charged to, as the
+    rows by line are: ``None`` for none), and the ``flops``, ``transcendentals`` and
+    ``bytes`` of their instructions (alike ops': all of theirs) with their shares
+    of the totals the rows by line add up to.
+
+    >>> import olympus, olympus.numpy as jnp, numpy as np
+    >>> from olympus_jupyter import inspect
+    >>> def f(x):
+    ...     for _ in range(3):
+    ...         x = jnp.sin(x)
+    ...     return x @ x
+    >>> report = inspect(f, np.ones((4, 4), np.float32), costs=True, cache=False)
+    >>> [(g["name"], len(g["ops"]), round(g["flops_share"], 2))
+    ...  for g in op_groups(report.costs, report.provenance, 5)]
+    [('dot_general', 1, 1.0), ('sin', 3, 0.0)]
+    """
+    stages = getattr(provenance, "stages", None)
+    if not stages or stage not in stages:
+        return []
+    tables = provenance.source_tables()
+    ops = stages[stage].ops
+    totals = counted_totals(data)
+    groups: dict[Any, dict[str, Any]] = {}
+    last = None
+    for row in data.get("ops") or ():
+        kind, _, index = str(row.get("op", "")).rpartition(":")
+        if kind != stage or not index.isdigit() or int(index) >= len(ops):
+            continue
+        figures = tuple(float(row.get(k, 0.0)) for k in ("flops", "transcendentals", "bytes"))
+        if len(groups) >= limit and figures != last:
+            break  # alike ops have the same figures: they come one after another
+        last = figures
+        op = ops[int(index)]
+        alike = own_key(tables, op)  # None: an op without a location, alike to none
+        key = (alike if alike is not None else op.id, figures)
+        group = groups.get(key)
+        if group is None:
+            if len(groups) >= limit:
+                continue
+            frame = charged_frame(tables, op.location)
+            group = groups[key] = {
+                "ops": [],
+                "name": op.name,
+                "path": None if frame is None else tables.files[frame.file],
+                "line": None if frame is None else frame.line,
+            }
+            for k, v in zip(("flops", "transcendentals", "bytes"), figures):
+                total = float(totals.get("bytes accessed" if k == "bytes" else k, 0.0))
+                group[k] = v
+                group[f"{k}_share"] = v / total if total else 0.0
+        group["ops"].append(op.id)
+    return list(groups.values())
 
 
 def peak_buffers(data: Mapping[str, Any], files: Sequence[str]) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
-from olympus_jupyter.report.costs_view import module_rows
+from olympus_jupyter.report.costs_view import module_rows, op_groups
 from olympus_jupyter.report.data_cap import clip_message
 from olympus_jupyter.report.passes_view import counts, line_summary
 
@@ -264,6 +264,7 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
         ):
             out.append(f"    compiler-made (copies, layout changes): {figures(r)}")
     out.extend(_module_lines(costs, flops, limit))
+    out.extend(_op_lines(costs, model, limit))
     found = costs.get("collectives") or []
     if found:
         out.append(f"    collectives: {len(found)}")
@@ -293,6 +294,27 @@ def _module_lines(costs, flops: float, limit: int) -> list[str]:
         )
     if len(nodes) > limit:
         out.append(f"      ... and {len(nodes) - limit} more: report.cost_by_module() gives each")
+    return out
+
+
+def _op_lines(costs, model, limit: int) -> list[str]:
+    """The costliest olympuspr equations (``[]`` without the report's model or op
+    costs): :func:`~olympus_jupyter.report.costs_view.op_groups`."""
+    groups = op_groups(costs, model, limit)
+    if not groups:
+        return []
+    out = ["    by op (olympuspr equations):"]
+    for g in groups:
+        where = f" at line {g['line']} ({os.path.basename(g['path'])})" if g["line"] else ""
+        alike = f", {len(g['ops']):,} ops alike (together)" if len(g["ops"]) > 1 else ""
+        out.append(
+            _printable(
+                f"      {g['name']} {g['ops'][0]}{where}{alike}: "
+                f"{format_flops(g['flops'])} ({format_share(g['flops_share'])}), "
+                f"{format_bytes(g['bytes'])} ({format_share(g['bytes_share'])})"
+            )
+        )
+    out.append("      report.cost_share_of_op(op) gives each op's")
     return out
 
 
