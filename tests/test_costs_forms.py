@@ -17,6 +17,7 @@ import olympus.numpy as jnp
 from olympus_jupyter import inspect
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
 from olympus_jupyter.report.costs_html import costs_section
+from olympus_jupyter.report.costs_view import op_groups
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.markup import concat, h
 from olympus_jupyter.report.text import costs_lines, render_text
@@ -274,6 +275,39 @@ def test_a_notebook_cell_is_named_as_the_report_names_it(report):
     line = matmul.__code__.co_firstlineno + 1
     assert f"In [7]:{line}" in _section(r)
     assert f"line {line} (In [7])" in render_text(r)
+    # The costliest ops name the cell too.
+    assert f'<td title="In [7]:{line}">In [7]:{line}</td>' in _section(r)
+    assert f"dot_general olympuspr:0 at line {line} (In [7])" in render_text(r)
+
+
+def looped(x, w):
+    for _ in range(3):
+        x = jnp.sin(x)
+    return x @ w
+
+
+def test_the_costliest_ops_put_ops_alike_in_one_row():
+    r = inspect(looped, X, W, costs=True, cache=False)
+    groups = op_groups(r.costs, r.provenance, 5)
+    dot, sines = groups
+    first = looped.__code__.co_firstlineno
+    assert (dot["name"], dot["line"], dot["path"]) == ("dot_general", first + 3, __file__)
+    assert dot["flops"] == 2 * M * N * K and dot["flops_share"] == 1.0
+    assert (sines["name"], sines["line"], len(sines["ops"])) == ("sin", first + 2, 3)
+    # Ops alike share their instructions: each op's own share is the row's.
+    assert r.cost_share_of_op(sines["ops"][1])["transcendentals"] == sines["transcendentals"]
+    assert sines["transcendentals"] == 3 * M * K
+    text = render_text(r)
+    assert "    by op (olympuspr equations):" in text
+    assert f"sin {sines['ops'][0]} at line {first + 2} ({os.path.basename(__file__)}), " in text
+    assert "3 ops alike (together)" in text
+    html = _section(r)
+    assert "<h4>By op (olympuspr equations)</h4>" in html
+    assert f'<th title="{", ".join(sines["ops"])}">sin ×3</th>' in html
+    assert op_groups(r.costs, r.provenance, 1) == [dot]
+    # A report without its model (read back from its data) lists none.
+    assert op_groups(r.costs, None, 5) == []
+    assert not any("by op" in ln for ln in costs_lines(r.costs, None))
 
 
 SCRIPT = textwrap.dedent("""

@@ -81,7 +81,7 @@ from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
 from olympus.line_costs import CostByLine
 from olympus.module_paths import module_path, module_tree
-from olympus.op_instructions import own_key
+from olympus.op_instructions import OpKey, keys_by_op, own_key
 from olympus.provenance.sources import charged_frame
 
 from olympus_jupyter.report.data_cap import (
@@ -696,6 +696,7 @@ def op_groups(
     tables = provenance.source_tables()
     ops = stages[stage].ops
     totals = counted_totals(data)
+    stacks: dict = {}
     groups: dict[Any, dict[str, Any]] = {}
     last = None
     for row in data.get("ops") or ():
@@ -707,24 +708,32 @@ def op_groups(
             break  # alike ops have the same figures: they come one after another
         last = figures
         op = ops[int(index)]
-        alike = own_key(tables, op)  # None: an op without a location, alike to none
+        alike = own_key(tables, op, stacks=stacks)  # None: no location, alike to none
         key = (alike if alike is not None else op.id, figures)
-        group = groups.get(key)
-        if group is None:
-            if len(groups) >= limit:
-                continue
-            frame = charged_frame(tables, op.location)
-            group = groups[key] = {
-                "ops": [],
-                "name": op.name,
-                "path": None if frame is None else tables.files[frame.file],
-                "line": None if frame is None else frame.line,
-            }
-            for k, v in zip(("flops", "transcendentals", "bytes"), figures):
-                total = float(totals.get("bytes accessed" if k == "bytes" else k, 0.0))
-                group[k] = v
-                group[f"{k}_share"] = v / total if total else 0.0
-        group["ops"].append(op.id)
+        if key in groups or len(groups) >= limit:
+            continue
+        frame = charged_frame(tables, op.location)
+        path = None
+        if frame is not None:  # as the report names the file (a cell: "In [3]")
+            held = provenance.files
+            path = held[frame.file].path if frame.file < len(held) else tables.files[frame.file]
+        group = groups[key] = {
+            "ops": [op.id],
+            "name": op.name,
+            "path": path,
+            "line": None if frame is None else frame.line,
+        }
+        for k, v in zip(("flops", "transcendentals", "bytes"), figures):
+            total = float(totals.get("bytes accessed" if k == "bytes" else k, 0.0))
+            group[k] = v
+            group[f"{k}_share"] = v / total if total else 0.0
+    # Every op alike, from the model: the data may keep only the costliest ops.
+    keys = [k for k, _ in groups if isinstance(k, OpKey)]
+    if keys:
+        found = keys_by_op(provenance, (stage,), among=[(k.name, k.stack) for k in keys])
+        for (k, _), group in groups.items():
+            if isinstance(k, OpKey) and found.owners_of(k):
+                group["ops"] = list(found.owners_of(k))
     return list(groups.values())
 
 
