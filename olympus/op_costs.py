@@ -99,28 +99,23 @@ def op_costs(
         among=[(s.op_name, s.stack) for s in sources],
         stacks=stacks if paths is None else None,
     )
-    # The sources each key matches, each source's figures read once.
+    # Each source's figures and the keys it matches, each read once.
+    read = [
+        ([float(s.figures.get(k, 0.0)) for k in KEYS], index.matched(s.op_name, s.stack))
+        for s in sources
+    ]
     by_key: dict[OpKey, dict[str, float]] = {}
-    for s in sources:
-        matched = index.matched(s.op_name, s.stack)
-        if matched:
-            read = [float(s.figures.get(k, 0.0)) for k in KEYS]
-            for key in matched:
-                row = by_key.setdefault(key, dict.fromkeys(KEYS, 0.0))
-                for k, v in zip(KEYS, read):
-                    row[k] += v
+    for figures, matched in read:
+        for key in matched:
+            row = by_key.setdefault(key, dict.fromkeys(KEYS, 0.0))
+            for k, v in zip(KEYS, figures):
+                row[k] += v
     parent: dict[str, str] = {}
     for stage in stages:
         for op in model.stages[stage].ops if stage in model.stages else ():
             if op.parent is not None:
                 parent[f"{stage}:{op.index}"] = f"{stage}:{op.parent}"
     holders = set(parent.values())
-    out: dict[str, dict[str, float]] = {}
-    if not holders:  # no op holds another: each owner has its key's figures
-        for key, figures in by_key.items():
-            if any(figures.values()):
-                out.update(dict.fromkeys(index.owners_of(key), figures))
-        return out
     # A source counts once for each op that holds its keys' owners (and for each of
     # its owners that holds others), however many of its keys they hold.
     held_by: dict[OpKey, frozenset[str]] = {}
@@ -133,18 +128,19 @@ def op_costs(
                 node = parent.get(node)
         held_by[key] = frozenset(found)
     by_holder: dict[str, dict[str, float]] = {}
-    for s in sources:
+    for figures, matched in read:
         hit: set[str] = set()
-        for key in index.matched(s.op_name, s.stack):
+        for key in matched:
             hit |= held_by[key]
         for holder in hit:
             row = by_holder.setdefault(holder, dict.fromkeys(KEYS, 0.0))
-            for k in KEYS:
-                row[k] += float(s.figures.get(k, 0.0))
-    for key, figures in by_key.items():
-        if any(figures.values()):
+            for k, v in zip(KEYS, figures):
+                row[k] += v
+    out: dict[str, dict[str, float]] = {}
+    for key, figures_of_key in by_key.items():
+        if any(figures_of_key.values()):
             for owner in index.owners_of(key):
                 if owner not in holders:
-                    out[owner] = figures
+                    out[owner] = figures_of_key
     out.update(by_holder)
     return out

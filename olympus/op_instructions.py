@@ -181,11 +181,26 @@ def keys_by_op(
     location (with the same ``paths``), kept across calls."""
     tables = model.source_tables()
     files = tables.files if paths is None else paths
-    wanted = leaves = None
+    wanted = None
+    leaves: set[str] = set()
     if among is not None:
         wanted = {(name.rsplit("/", 1)[-1], stack[0] if stack else None) for name, stack in among}
         leaves = {leaf for leaf, _ in wanted}
     inner: dict[int, tuple[str, int] | None] = {}  # each location's innermost line
+
+    def may_match(op, name: str) -> bool:
+        """Whether ``op``'s key can match one of the wanted instructions."""
+        if wanted is None or op.location is None:
+            return True
+        if op.location not in inner:
+            frames = tables.locations[op.location].frames
+            frame = tables.frames[frames[0]] if frames else None
+            inner[op.location] = None if frame is None else (files[frame.file], frame.line)
+        first = inner[op.location]
+        leaf = name.rsplit("/", 1)[-1]
+        # A key with no stack matches its primitive on any line.
+        return (leaf, first) in wanted if first is not None else leaf in leaves
+
     owners: dict[OpKey, list[str]] = {}
     stacks = {} if stacks is None else stacks
     for stage in stages:
@@ -205,30 +220,12 @@ def keys_by_op(
             group.append(index)
         for group in alike.values():
             op = ops[group[0]]
-            name = op.name if stage == "olympuspr" else op.name_stack
-            found = _owners_of(
-                op, name, tables, files, paths, stacks, inner, wanted, leaves, owners
-            )
-            if found is not None:
-                found.extend(f"{stage}:{index}" for index in group)
+            if not may_match(op, op.name if stage == "olympuspr" else op.name_stack):
+                continue
+            key = own_key(tables, op, paths, stacks)
+            if key is not None:
+                owners.setdefault(key, []).extend(f"{stage}:{index}" for index in group)
     return KeyIndex.of_owners(owners)
-
-
-def _owners_of(op, name, tables, files, paths, stacks, inner, wanted, leaves, owners):
-    """The owners' list of ``op``'s key (in ``owners``), ``None`` where it has none
-    or (with ``wanted``) its key can match none of the wanted instructions."""
-    if wanted is not None and op.location is not None:
-        leaf = name.rsplit("/", 1)[-1]
-        if op.location not in inner:
-            frames = tables.locations[op.location].frames
-            frame = tables.frames[frames[0]] if frames else None
-            inner[op.location] = None if frame is None else (files[frame.file], frame.line)
-        first = inner[op.location]
-        # A key with no stack matches its primitive on any line.
-        if (leaf, first) not in wanted if first is not None else leaf not in leaves:
-            return None
-    key = own_key(tables, op, paths, stacks)
-    return None if key is None else owners.setdefault(key, [])
 
 
 def matches_any(keys: Iterable[OpKey], op_name: str, stack: Stack) -> bool:
