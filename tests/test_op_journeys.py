@@ -7,6 +7,7 @@ made for the test)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import textwrap
 
@@ -250,6 +251,52 @@ def test_the_bundle_carries_each_ops_journey_and_cost(made):
         assert costs[op.id]["bytes"] == pytest.approx(share["bytes"])
     flops = [row["flops"] for row in data["costs"]["ops"]]
     assert flops == sorted(flops, reverse=True)
+
+
+def test_the_text_and_the_static_page_list_each_equations_journey(made):
+    from olympus_jupyter.report.html import render_html
+    from olympus_jupyter.report.passes_view import op_journey_rows
+    from olympus_jupyter.report.text import render_text
+
+    report = made["report"]
+    first_dot, second_dot = _ops(report, "olympuspr", "dot_general")
+    rows, more = op_journey_rows(report.passes, report.provenance, 100)
+    assert more == 0
+    by_op = {r["ops"][0]: r for r in rows}
+    # Each dot has its own instructions, so its own row, charged to the user's line.
+    for op in (first_dot, second_dot):
+        row = by_op[op.id]
+        assert row["ops"] == [op.id] and row["name"] == "dot_general"
+        assert (row["path"], row["line"]) == (made["user"], made["charged"])
+        j = report.journey_of_op(op.id)
+        assert row["start"] == ", ".join(f"{c['label']} ({c['opcode']})" for c in j["start"])
+    # Only olympuspr equations, in program order.
+    ops = report.provenance.stages["olympuspr"].ops
+    order = [ops.index(report.provenance.op(r["ops"][0])) for r in rows]
+    assert order == sorted(order)
+    assert all(i.startswith("olympuspr:") for r in rows for i in r["ops"])
+    text = render_text(report)
+    assert "    by op (olympuspr equations):" in text
+    base = os.path.basename(made["user"])
+    start = by_op[first_dot.id]["start"]
+    assert (
+        f"      dot_general {first_dot.id} at line {made['charged']} ({base}): {start} -> " in text
+    )
+    html = str(render_html(report))
+    n = len(rows)
+    assert f"<summary>Where each olympuspr equation's ops went ({n})</summary>" in html
+    assert (
+        f'<th title="{first_dot.id}">dot_general</th><td title="{made["user"]}">{base}:{made["charged"]}</td>'
+        in html
+    )
+    # With a limit, the rest are counted and the text says how to get them.
+    cut, left = op_journey_rows(report.passes, report.provenance, 1)
+    assert len(cut) == 1 and left == len(rows) - 1
+    # A report read back from its data (a saved report) lists the same.
+    back = StageReport.from_json(report.to_json())
+    assert op_journey_rows(back.passes, back.provenance, 100) == (rows, 0)
+    # Without the model there is nothing to name the ops by: no rows.
+    assert op_journey_rows(report.passes, None, 10) == ([], 0)
 
 
 def test_a_capped_output_leaves_the_ops_out_first(made):

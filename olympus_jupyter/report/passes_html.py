@@ -25,9 +25,16 @@ import os
 
 from olympus import stage_registry
 
+from olympus_jupyter.report.data_cap import clip_message
 from olympus_jupyter.report.line_diff import unified_lines
 from olympus_jupyter.report.markup import h
-from olympus_jupyter.report.passes_view import counts, line_summary, module_texts, step_diff
+from olympus_jupyter.report.passes_view import (
+    counts,
+    line_summary,
+    module_texts,
+    op_journey_rows,
+    step_diff,
+)
 from olympus_jupyter.report.sections import section, unavailable
 
 __all__ = ["passes_section", "MAX_DIFFS", "MAX_DIFF_LINES"]
@@ -147,6 +154,15 @@ def _pass_tables(data, full: bool):
     return tables
 
 
+#: Characters of a journey's cell the page shows (a loop's ops list thousands of labels).
+MAX_CELL = 600
+
+
+def _summary_cells(j) -> list:
+    """The cells of a journey's row: its start, end and the passes that decided it."""
+    return [h("td", None, clip_message(text, MAX_CELL)) for text in line_summary(j)]
+
+
 def _journey_table(report, data):
     model = report.provenance
     rows = []
@@ -156,16 +172,13 @@ def _journey_table(report, data):
             source = model.files[j["file"]]
             where = f"{os.path.basename(source.path)}:{j['line']}"
             code = (source.line(j["line"]) or "").strip()
-        start, end, decided = line_summary(j)
         rows.append(
             h(
                 "tr",
                 None,
                 h("td", None, where),
                 h("td", None, h("code", None, code)),
-                h("td", None, start),
-                h("td", None, end),
-                h("td", None, decided),
+                _summary_cells(j),
             )
         )
     head = h(
@@ -185,6 +198,66 @@ def _journey_table(report, data):
         h("table", {"class": "tab journeys"}, head, h("tbody", None, rows))
         if rows
         else h("p", {"class": "note"}, "No instruction came from your lines."),
+    ]
+
+
+#: Olympuspr equations whose journey the static page lists (all with ``full``).
+MAX_OP_JOURNEYS = 200
+
+
+def _op_journey_table(report, data, full: bool):
+    """Where each olympuspr equation's instructions went, ops alike in one row
+    (:func:`~olympus_jupyter.report.passes_view.op_journey_rows`), folded."""
+    limit = 10**9 if full else MAX_OP_JOURNEYS
+    rows, more = op_journey_rows(data, report.provenance, limit)
+    if not rows:
+        return []
+    body = []
+    for r in rows:
+        alike = f" ×{len(r['ops']):,}" if len(r["ops"]) > 1 else ""
+        where = ""
+        if r["line"] is not None:
+            where = f"{os.path.basename(r['path'] or '')}:{r['line']}"
+        body.append(
+            h(
+                "tr",
+                None,
+                h("th", {"title": ", ".join(r["ops"][:50])}, f"{r['name']}{alike}"),
+                h("td", {"title": r["path"] or ""}, where),
+                [h("td", None, clip_message(r[k], MAX_CELL)) for k in ("start", "end", "decided")],
+            )
+        )
+    head = h(
+        "thead",
+        None,
+        h(
+            "tr",
+            None,
+            [
+                h("th", None, x)
+                for x in ("op", "line", "before the passes", "after the passes", "decided by")
+            ],
+        ),
+    )
+    said = (
+        f" The first {len(rows):,} are listed, {more:,} more are not: "
+        f"report.journey_of_op(op) gives each, --full lists all."
+        if more
+        else ""
+    )
+    return [
+        h(
+            "details",
+            {"class": "ol-op-journeys"},
+            h("summary", None, f"Where each olympuspr equation's ops went ({len(rows) + more:,})"),
+            h("table", {"class": "tab journeys"}, head, h("tbody", None, body)),
+            h(
+                "p",
+                {"class": "note"},
+                "Ops alike (×n: a Python loop's, the same primitive on the same line) "
+                f"share one journey.{said}",
+            ),
+        )
     ]
 
 
@@ -210,6 +283,12 @@ def passes_section(report, uid: str, full: bool):
         uid,
         "passes",
         stage_registry.stage("passes").title,
-        [summary, note, _pass_tables(data, full), _journey_table(report, data)],
+        [
+            summary,
+            note,
+            _pass_tables(data, full),
+            _journey_table(report, data),
+            _op_journey_table(report, data, full),
+        ],
         meta,
     )

@@ -60,6 +60,7 @@ __all__ = [
     "op_journeys_json",
     "MAX_OP_JOURNEY_CHARS",
     "line_summary",
+    "op_journey_rows",
     "counts",
     "check_passes",
     "MAX_DELTA_CHARS",
@@ -450,6 +451,57 @@ def line_summary(j: Mapping[str, Any]) -> tuple[str, str, str]:
     """
     decided = dict.fromkeys(f"{e['pass']} ({e['kind']})" for e in j["events"])
     return _where(j["start"]), _where(j["end"]), ", ".join(decided) or "no pass changed it"
+
+
+def op_journey_rows(
+    data: Mapping[str, Any], model, limit: int, stage: str = "olympuspr"
+) -> tuple[list[dict[str, Any]], int]:
+    """The journeys of ``stage``'s ops that the ``passes`` data carries
+    (``op_journeys``), in program order, up to ``limit``: each with ``ops`` (their
+    ids: ops alike share one journey), ``name`` (the first op's primitive),
+    ``path`` and ``line`` (the user's line it is charged to, ``None`` for none) and
+    ``start``, ``end`` and ``decided`` in words (:func:`line_summary`). Returns them
+    and how many more there are; ``([], 0)`` without a model or op journeys.
+
+    >>> import olympus, olympus.numpy as jnp, numpy as np
+    >>> from olympus_jupyter import inspect
+    >>> def f(x):
+    ...     return jnp.sin(x) * 2
+    >>> report = inspect(f, np.ones(4, np.float32), passes=True, cache=False)
+    >>> rows, more = op_journey_rows(report.passes, report.provenance, 10)
+    >>> [(r["name"], r["line"] == report.provenance.function.first_line + 1) for r in rows], more
+    ([('sin', True), ('mul', True)], 0)
+    """
+    stages = getattr(model, "stages", None)
+    if not stages or stage not in stages:
+        return [], 0
+    rows: list[dict[str, Any]] = []
+    more = 0
+    for j in data.get("op_journeys") or ():
+        ops = [i for i in j["ops"] if i.rpartition(":")[0] == stage]
+        if not ops:
+            continue
+        if len(rows) >= limit:
+            more += 1
+            continue
+        try:
+            op = model.op(ops[0])
+        except (KeyError, ValueError):  # an op the model does not hold: a foreign bundle
+            continue
+        where = model.lines_for_op(ops[0], frames="user")
+        start, end, decided = line_summary(j)
+        rows.append(
+            {
+                "ops": ops,
+                "name": op.name,
+                "path": where[0][0] if where else None,
+                "line": where[0][1] if where else None,
+                "start": start,
+                "end": end,
+                "decided": decided,
+            }
+        )
+    return rows, more
 
 
 def check_passes(data: Mapping[str, Any], files: int) -> None:

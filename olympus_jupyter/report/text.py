@@ -27,7 +27,7 @@ from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
 from olympus_jupyter.report.costs_view import module_rows, op_groups
 from olympus_jupyter.report.data_cap import clip_message
-from olympus_jupyter.report.passes_view import counts, line_summary
+from olympus_jupyter.report.passes_view import counts, line_summary, op_journey_rows
 
 
 #: The longest line the summary prints.
@@ -163,6 +163,20 @@ def pass_lines(passes, model, limit: int = MAX_JOURNEY_LINES) -> list[str]:
             f"    ... and {len(passes['journeys']) - limit} more lines: "
             f"report.journey(line) gives each"
         )
+    ops, more = op_journey_rows(passes, model, limit)
+    if ops:
+        out.append("    by op (olympuspr equations):")
+    for r in ops:
+        where = f" at line {r['line']} ({os.path.basename(r['path'] or '')})" if r["line"] else ""
+        alike = f", {len(r['ops']):,} ops alike (one journey)" if len(r["ops"]) > 1 else ""
+        out.append(
+            _printable(
+                f"      {r['name']} {r['ops'][0]}{where}{alike}: "
+                f"{r['start']} -> {r['end']}  [{r['decided']}]"
+            )
+        )
+    if more:
+        out.append(f"      ... and {more:,} more: report.journey_of_op(op) gives each")
     return out
 
 
