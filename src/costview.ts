@@ -35,7 +35,9 @@
  * `[data-olympus-no-collectives]`;
  * `[data-olympus-costs-devices]`; `[data-olympus-costs-peak]`; the picked op's
  * cost `[data-olympus-cost-op]` (`data-op`: its id; empty when none);
- * `[data-olympus-costs-notes]`. User Timing: `olympus:costs-paint`.
+ * `[data-olympus-costs-notes]`; rows fetched from the kernel past the output's
+ * cap `tr[data-olympus-fetched]` (lines, buffers, collectives; the module tree is
+ * made again). User Timing: `olympus:costs-paint`.
  */
 import { h } from './dom';
 import { HeatMarks, IHeatMark } from './editor';
@@ -47,6 +49,7 @@ import {
   ICostOp,
   ICostVia,
   ICosts,
+  ILivePart,
   IStageInfo,
   baseName,
   formatBytes,
@@ -863,12 +866,11 @@ export class CostView implements IPanelView {
    */
   private _modules(): HTMLElement | null {
     const c = this.o.costs;
-    if (!c.modules.some(m => m.path)) {
+    const part = this.o.live?.part('costs', 'modules') ?? null;
+    if (!c.modules.some(m => m.path) && !part) {
       return null;
     }
     const compiled = this.o.links?.prov.stages.compiled?.ops ?? null;
-    const all = moduleTree(moduleLeaves(c, compiled));
-    const nodes = all.slice(0, MAX_MODULE_ROWS);
     const t = c.counted ?? c.totals;
     const columns: Array<
       [keyof typeof t | 'peak', string, number, (v: number) => string]
@@ -878,6 +880,91 @@ export class CostView implements IPanelView {
       ['bytes', 'bytes accessed', t.bytes, formatBytes],
       ['peak', 'live at peak', c.peak?.bytes ?? 0, formatBytes]
     ];
+    const body = h('tbody', null);
+    const hint = h('p', { class: 'olympus-hint', hidden: true });
+    // The modules the output holds, then those fetched from the kernel: the tree
+    // is made again from all of them as more come.
+    let held = c.modules;
+    const fill = () => {
+      const all = moduleTree(moduleLeaves({ ...c, modules: held }, compiled));
+      const nodes = all.slice(0, MAX_MODULE_ROWS);
+      body.replaceChildren(...this._moduleRows(nodes, columns));
+      hint.hidden = all.length <= nodes.length;
+      hint.textContent = `The first ${nodes.length.toLocaleString('en-US')} of ${all.length.toLocaleString('en-US')} modules are shown; report.cost_by_module() gives every one.`;
+    };
+    fill();
+    const section = h(
+      'section',
+      { class: 'olympus-costs-section', 'data-olympus-costs-modules': '1' },
+      h('h4', { class: 'olympus-costs-title' }, 'By module and layer'),
+      h(
+        'div',
+        { class: 'olympus-table-wrap' },
+        h(
+          'table',
+          {
+            class: 'olympus-table olympus-cost-table',
+            'data-olympus-table': 'cost-modules'
+          },
+          h(
+            'caption',
+            null,
+            'Where the cost goes, by module and layer: each holds the modules inside it (open one to see them)'
+          ),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', { scope: 'col' }, 'module'),
+              ...columns.map(([, heading]) =>
+                h('th', { scope: 'col' }, heading)
+              ),
+              h(
+                'th',
+                {
+                  scope: 'col',
+                  title: 'How many collectives the module’s instructions run'
+                },
+                'collectives'
+              )
+            )
+          ),
+          body
+        )
+      ),
+      hint
+    );
+    const live = this.o.live;
+    if (live && part) {
+      section.appendChild(
+        loadMoreControl(live, part, 'modules', items => {
+          const got = this._readFetched({ modules: items }).modules;
+          held = [...held, ...got];
+          fill();
+          return got.length;
+        })
+      );
+    }
+    return section;
+  }
+
+  /**
+   * The module tree's rows, the top levels shown, each node with children a
+   * toggle that shows or hides the nodes beneath it.
+   */
+  private _moduleRows(
+    nodes: IModuleNode[],
+    columns: Array<
+      [
+        'flops' | 'transcendentals' | 'bytes' | 'peak',
+        string,
+        number,
+        (v: number) => string
+      ]
+    >
+  ): HTMLTableRowElement[] {
     // Open: the top level's nodes (their children show); the others closed.
     const open = nodes.map(n => n.depth < SHOWN_MODULE_DEPTH - 1);
     const shown = nodes.map(n => n.depth < SHOWN_MODULE_DEPTH);
@@ -946,58 +1033,7 @@ export class CostView implements IPanelView {
       tr.hidden = !shown[i];
       trs.push(tr);
     });
-    const section = h(
-      'section',
-      { class: 'olympus-costs-section', 'data-olympus-costs-modules': '1' },
-      h('h4', { class: 'olympus-costs-title' }, 'By module and layer'),
-      h(
-        'div',
-        { class: 'olympus-table-wrap' },
-        h(
-          'table',
-          {
-            class: 'olympus-table olympus-cost-table',
-            'data-olympus-table': 'cost-modules'
-          },
-          h(
-            'caption',
-            null,
-            'Where the cost goes, by module and layer: each holds the modules inside it (open one to see them)'
-          ),
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              h('th', { scope: 'col' }, 'module'),
-              ...columns.map(([, heading]) =>
-                h('th', { scope: 'col' }, heading)
-              ),
-              h(
-                'th',
-                {
-                  scope: 'col',
-                  title: 'How many collectives the module’s instructions run'
-                },
-                'collectives'
-              )
-            )
-          ),
-          h('tbody', null, ...trs)
-        )
-      )
-    );
-    if (all.length > nodes.length) {
-      section.appendChild(
-        h(
-          'p',
-          { class: 'olympus-hint' },
-          `The first ${nodes.length.toLocaleString('en-US')} of ${all.length.toLocaleString('en-US')} modules are shown; report.cost_by_module() gives every one.`
-        )
-      );
-    }
-    return section;
+    return trs;
   }
 
   /** The live-range peak, how it compares with memory_analysis(), and its buffers. */
@@ -1038,47 +1074,9 @@ export class CostView implements IPanelView {
         h('p', { 'data-olympus-costs-difference': '1' }, peak.difference)
       );
     }
-    const prov = this.o.links?.prov;
-    const rows = c.buffers.map(b =>
-      h(
-        'tr',
-        null,
-        // An argument by its pytree name, XLA's label (param.136) beside it.
-        b.argument !== null && b.kind === 'argument'
-          ? h(
-              'th',
-              { scope: 'row', 'data-olympus-argument': '1' },
-              b.argument,
-              ' ',
-              h('span', { class: 'olympus-hint' }, b.label)
-            )
-          : h(
-              'th',
-              { scope: 'row' },
-              b.label,
-              b.index && b.index !== '{}' ? ` ${b.index}` : ''
-            ),
-        h(
-          'td',
-          null,
-          b.kind +
-            (b.aliased_argument !== null
-              ? ` (aliases argument ${b.aliased_argument}` +
-                (b.argument !== null ? `: ${b.argument})` : ')')
-              : '')
-        ),
-        h('td', { class: 'olympus-cost-shape' }, b.shape),
-        h('td', null, figureCell(b.size, peak.bytes, formatBytes, 'div')),
-        h(
-          'td',
-          null,
-          b.line === null
-            ? '—'
-            : `${baseName(String((b.file !== null ? prov?.files[b.file]?.path : b.path) ?? '?'))}:${b.line}`
-        )
-      )
-    );
-    if (rows.length) {
+    const body = h('tbody', null, ...c.buffers.map(b => this._bufferRow(b)));
+    const part = this.o.live?.part('costs', 'buffers') ?? null;
+    if (c.buffers.length || part) {
       section.appendChild(
         h(
           'div',
@@ -1101,12 +1099,101 @@ export class CostView implements IPanelView {
                 )
               )
             ),
-            h('tbody', null, ...rows)
+            body
           )
         )
       );
     }
+    const more = this._fetched(
+      part,
+      'buffers at the peak',
+      items =>
+        this._readFetched({ buffers: items }).buffers.map(b =>
+          this._bufferRow(b)
+        ),
+      body
+    );
+    if (more) {
+      section.appendChild(more);
+    }
     return section;
+  }
+
+  /** A buffer live at the peak, as a row (an argument by its pytree name). */
+  private _bufferRow(b: ICosts['buffers'][number]): HTMLTableRowElement {
+    const prov = this.o.links?.prov;
+    const peak = this.o.costs.peak?.bytes ?? 0;
+    return h(
+      'tr',
+      null,
+      // An argument by its pytree name, XLA's label (param.136) beside it.
+      b.argument !== null && b.kind === 'argument'
+        ? h(
+            'th',
+            { scope: 'row', 'data-olympus-argument': '1' },
+            b.argument,
+            ' ',
+            h('span', { class: 'olympus-hint' }, b.label)
+          )
+        : h(
+            'th',
+            { scope: 'row' },
+            b.label,
+            b.index && b.index !== '{}' ? ` ${b.index}` : ''
+          ),
+      h(
+        'td',
+        null,
+        b.kind +
+          (b.aliased_argument !== null
+            ? ` (aliases argument ${b.aliased_argument}` +
+              (b.argument !== null ? `: ${b.argument})` : ')')
+            : '')
+      ),
+      h('td', { class: 'olympus-cost-shape' }, b.shape),
+      h('td', null, figureCell(b.size, peak, formatBytes, 'div')),
+      h(
+        'td',
+        null,
+        b.line === null
+          ? '—'
+          : `${baseName(String((b.file !== null ? prov?.files[b.file]?.path : b.path) ?? '?'))}:${b.line}`
+      )
+    );
+  }
+
+  /**
+   * Where the output cut list `part` of the costs and the kernel holds the rest:
+   * the control that fetches the next items, makes them rows (`rows`, from the
+   * items read as the report's own are) and appends them to `body`.
+   */
+  private _fetched(
+    part: ILivePart | null,
+    noun: string,
+    rows: (items: unknown[]) => HTMLTableRowElement[],
+    body: HTMLTableSectionElement
+  ): HTMLElement | null {
+    const live = this.o.live;
+    if (!live || !part) {
+      return null;
+    }
+    return loadMoreControl(live, part, noun, items => {
+      const made = rows(items);
+      for (const tr of made) {
+        tr.setAttribute('data-olympus-fetched', '1');
+        body.appendChild(tr);
+      }
+      return made.length;
+    });
+  }
+
+  /** Items fetched from the kernel, read and checked as the report's own costs are. */
+  private _readFetched(data: Record<string, unknown[]>): ICosts {
+    const read = readCosts(data, this.o.links?.prov.files ?? []);
+    if (!read) {
+      throw new Error('The kernel sent costs this view cannot read.');
+    }
+    return read;
   }
 
   private _collectives(): HTMLElement {
@@ -1118,7 +1205,8 @@ export class CostView implements IPanelView {
     section.appendChild(
       h('h4', { class: 'olympus-costs-title' }, 'Collectives')
     );
-    if (!c.collectives.length) {
+    const part = this.o.live?.part('costs', 'collectives') ?? null;
+    if (!c.collectives.length && !part) {
       section.appendChild(
         h(
           'p',
@@ -1130,44 +1218,10 @@ export class CostView implements IPanelView {
       );
       return section;
     }
-    const prov = this.o.links?.prov;
-    const where = (file: number | null, line: number) =>
-      `${file !== null ? baseName(String(prov?.files[file]?.path ?? '?')) : '?'}:${line}`;
-    const rows = c.collectives.map(col =>
-      h(
-        'tr',
-        { title: col.text || null },
-        h('th', { scope: 'row' }, col.opcode || col.label),
-        h('td', null, col.kind),
-        h('td', { class: 'olympus-cost-shape' }, col.replica_groups || '—'),
-        h('td', null, col.group_size === null ? '—' : String(col.group_size)),
-        h('td', null, formatBytes(col.result_bytes)),
-        h(
-          'td',
-          null,
-          col.moved_bytes === null ? '—' : formatBytes(col.moved_bytes)
-        ),
-        h('td', null, col.lines.map(([f, l]) => where(f, l)).join(', ') || '—'),
-        h(
-          'td',
-          { class: 'olympus-cost-shape', 'data-olympus-moved': '1' },
-          ...(col.arguments.length
-            ? col.arguments.map(a => h('div', null, a))
-            : ['—'])
-        ),
-        h(
-          'td',
-          { class: 'olympus-cost-shape', 'data-olympus-serves': '1' },
-          ...(col.parameters.length
-            ? col.parameters.map(a => h('div', null, a))
-            : ['—'])
-        ),
-        h(
-          'td',
-          { class: 'olympus-cost-shape' },
-          ...col.shardings.map(s => h('div', null, s))
-        )
-      )
+    const body = h(
+      'tbody',
+      null,
+      ...c.collectives.map(col => this._collectiveRow(col))
     );
     section.appendChild(
       h(
@@ -1206,11 +1260,66 @@ export class CostView implements IPanelView {
               ].map(t => h('th', { scope: 'col' }, t))
             )
           ),
-          h('tbody', null, ...rows)
+          body
         )
       )
     );
+    const more = this._fetched(
+      part,
+      'collectives',
+      items =>
+        this._readFetched({ collectives: items }).collectives.map(col =>
+          this._collectiveRow(col)
+        ),
+      body
+    );
+    if (more) {
+      section.appendChild(more);
+    }
     return section;
+  }
+
+  /** A collective as a row: what it is, what it moves, the lines and shardings. */
+  private _collectiveRow(
+    col: ICosts['collectives'][number]
+  ): HTMLTableRowElement {
+    const prov = this.o.links?.prov;
+    const where = (file: number | null, line: number) =>
+      `${file !== null ? baseName(String(prov?.files[file]?.path ?? '?')) : '?'}:${line}`;
+    return h(
+      'tr',
+      { title: col.text || null },
+      h('th', { scope: 'row' }, col.opcode || col.label),
+      h('td', null, col.kind),
+      h('td', { class: 'olympus-cost-shape' }, col.replica_groups || '—'),
+      h('td', null, col.group_size === null ? '—' : String(col.group_size)),
+      h('td', null, formatBytes(col.result_bytes)),
+      h(
+        'td',
+        null,
+        col.moved_bytes === null ? '—' : formatBytes(col.moved_bytes)
+      ),
+      h('td', null, col.lines.map(([f, l]) => where(f, l)).join(', ') || '—'),
+      h(
+        'td',
+        { class: 'olympus-cost-shape', 'data-olympus-moved': '1' },
+        ...(col.arguments.length
+          ? col.arguments.map(a => h('div', null, a))
+          : ['—'])
+      ),
+      h(
+        'td',
+        { class: 'olympus-cost-shape', 'data-olympus-serves': '1' },
+        ...(col.parameters.length
+          ? col.parameters.map(a => h('div', null, a))
+          : ['—'])
+      ),
+      h(
+        'td',
+        { class: 'olympus-cost-shape' },
+        ...col.shardings.map(s => h('div', null, s))
+      )
+    );
   }
 
   private _shardings(): HTMLElement {

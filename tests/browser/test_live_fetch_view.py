@@ -1,6 +1,7 @@
 """A capped report in a real JupyterLab loads what its output left out from the
 kernel (issue 33): the costs table's "Load more from the kernel" fetches the next
-source lines page by page until all are shown; a notebook opened with no kernel
+source lines page by page until all are shown, and so do the buffers at the
+peak, the collectives and the modules of a sharded program; a notebook opened with no kernel
 says so, and its capped note stays."""
 
 from __future__ import annotations
@@ -179,6 +180,78 @@ def test_load_more_fetches_the_left_out_lines_from_the_kernel(lab, page):
     assert status.get_attribute("data-state") == "error"
     assert "does not serve Olympus reports" in status.inner_text()
     assert "left out to keep this output under its size cap" in passes.inner_text()
+
+
+#: A program on 8 CPU devices whose every line is a module of its own (a named
+#: scope), makes a collective (the sum of a sharded array) and a buffer live at the
+#: end (an output): the capped output leaves out buffers, collectives and modules.
+BLOCKS = 60
+SHARDED_CELLS = [
+    'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"',
+    SETUP.replace("import numpy as np", "import jax, numpy as np"),
+    "def blocks(x):\n"
+    "    outs = []\n"
+    + "".join(
+        f"    with jax.named_scope('block{i}'):\n"
+        f"        x = jnp.tanh(x * {1 + i / BLOCKS:.4f}) + jnp.sum(x) * 1e-3\n"
+        "        outs.append(x)\n"
+        for i in range(BLOCKS)
+    )
+    + "    return outs\n"
+    "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+    "mesh = jax.make_mesh((8,), ('d',))\n"
+    "x = jax.device_put(np.ones((64, 16), np.float32), NamedSharding(mesh, P('d')))",
+    "from olympus_jupyter import inspect\nreport = inspect(blocks, x, costs=True)",
+    "report",
+]
+
+
+@pytest.mark.usefixtures("toc_without_outputs")
+def test_load_more_fetches_buffers_collectives_and_modules(lab, page):
+    path = write_notebook(lab.root / "live_fetch_sharded.ipynb", SHARDED_CELLS, execute=False)
+    run_all_cells(page, lab, f"lab/tree/{path.name}?reset")
+    page.wait_for_function(
+        "n => { const w = window.jupyterapp.shell.currentWidget;"
+        " const cells = w.content.widgets;"
+        " return cells.length === n && cells.every(c => c.model.executionCount !== null)"
+        " && w.sessionContext.kernelDisplayStatus === 'idle'; }",
+        arg=len(SHARDED_CELLS),
+        timeout=300_000,
+    )
+    panel = costs_panel(page)
+    # Each list the output cut: its rows, then every row the kernel holds.
+    tables = {
+        "buffers": ('table[data-olympus-table="cost-buffers"] tbody tr', "buffers at the peak"),
+        "collectives": ('table[data-olympus-table="collectives"] tbody tr', "collectives"),
+    }
+    for part, (rows, noun) in tables.items():
+        control = panel.locator(f'[data-olympus-live="costs:{part}"]')
+        status = control.locator("[data-olympus-live-status]")
+        shown = panel.locator(rows).count()
+        total = int(re.search(r"of ([\d,]+) ", status.inner_text())[1].replace(",", ""))
+        assert shown < total and f"Showing {shown:,} of {total:,} {noun}" in status.inner_text()
+        while status.get_attribute("data-state") == "idle":
+            load_once(page, control)
+        assert status.get_attribute("data-state") == "done", status.inner_text()
+        assert panel.locator(rows).count() == total
+        assert panel.locator(f"{rows}[data-olympus-fetched]").count() == total - shown
+    # The collectives are the program's all-reduces, each on its line of the cell.
+    opcodes = set(
+        panel.locator(f"{tables['collectives'][0]} th").evaluate_all(
+            "cells => cells.map(c => c.textContent)"
+        )
+    )
+    assert opcodes == {"all-reduce"}, opcodes
+    # The module tree is made again from every module fetched: each block a node.
+    control = panel.locator('[data-olympus-live="costs:modules"]')
+    status = control.locator("[data-olympus-live-status]")
+    while status.get_attribute("data-state") == "idle":
+        load_once(page, control)
+    assert status.get_attribute("data-state") == "done", status.inner_text()
+    modules = panel.locator('table[data-olympus-table="cost-modules"] tbody tr')
+    paths = set(modules.evaluate_all("rows => rows.map(r => r.dataset.olympusModule)"))
+    assert {f"block{i}" for i in range(BLOCKS)} <= paths, sorted(paths)[:10]
+    assert "left out to keep this output under its size cap" in panel.inner_text()
 
 
 @pytest.mark.usefixtures("lab")
