@@ -310,13 +310,19 @@ def op_module_path(
                 and staged[1] <= tables.frames[i].line <= staged[2]
             ]
             frames = frames[: inside[0] + 1] if inside else frames
-        for i in frames:
-            expression = memo.get(("frame", i), False)
-            if expression is False:
-                f = tables.frames[i]
-                span = (f.line, f.column, f.end_line, f.end_column)
-                expression = memo[("frame", i)] = call_expression(tables.files[f.file], span, read)
-            stack.append((tables.frames[i].function, expression))
+        functions = [tables.frames[i].function for i in frames]
+        for k, i in enumerate(frames):
+            # call_path reads a frame's call only where a method calls a method:
+            # the source of the others (plain functions, a notebook) is not read.
+            expression = None
+            if k and _method(functions[k]) is not None and _method(functions[k - 1]):
+                expression = memo.get(("frame", i), False)
+                if expression is False:
+                    f = tables.frames[i]
+                    span = (f.line, f.column, f.end_line, f.end_column)
+                    expression = call_expression(tables.files[f.file], span, read)
+                    memo[("frame", i)] = expression
+            stack.append((functions[k], expression))
         path = call_path(stack)
     memo[key] = path
     return path
