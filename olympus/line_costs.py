@@ -541,6 +541,8 @@ class _Attribution:
         self.origin_cache: dict[tuple, object] = {}
         # Read once each: a name stack's module path, a location's library frames.
         self.module_of: dict = {}  # op_module_path's memo
+        # An op's called computations' keys -> its children's costs, and which have none.
+        self.alike_children: dict[tuple, tuple[list, list[bool]]] = {}
         self.inner_of: dict[int | None, tuple] = {}
         self.at_location: dict[int | None, tuple[str, int] | None] = {}
         # module path -> costs; (stage, index) of the op charged by -> costs
@@ -911,6 +913,31 @@ class _Attribution:
                 times[ci] = 1 if trips is None else trips + extra
         return loop.inside(trips), times
 
+    def _weights(self, i, children: list[int]) -> tuple[list[Mapping[str, float]], list[bool]]:
+        """The cost of each of op ``i``'s ``children`` alone (what its cost is
+        shared by), and whether each has no children of its own. Ops that run
+        computations alike (the same key: the same instructions, names and
+        constants' values aside, as a block repeated in a model makes them) have
+        children alike, position by position: they are worked out for the first
+        such op and read for the others."""
+        parsed = self._parse(i)
+        calls_key = None
+        if parsed is not None:
+            opcode = parsed[2]
+            calls_key = (opcode,) + tuple(
+                self._comp_key(self.comp_index[name])
+                for kind, name in parsed[5]
+                if (kind != "to_apply" or opcode == "call") and name in self.comp_index
+            )
+            found = self.alike_children.get(calls_key)
+            if found is not None and len(found[0]) == len(children):
+                return found
+        costs = [self._cost(j) for j in children]
+        out = ([c or _NO_COST for c in costs], [not self._children(j) for j in children])
+        if calls_key is not None and None not in costs:  # a failure is noted for each
+            self.alike_children[calls_key] = out
+        return out
+
     def _spread(self, i, amounts: dict[str, float], loop: Iterations = _ONCE):
         children = self._children(i)
         if not children:
@@ -918,7 +945,7 @@ class _Attribution:
             return
         # Children alike share one cost (one mapping, :meth:`_cost`): each distinct
         # cost's share is worked out once, and the shares are only read.
-        weights = [self._cost(j) or _NO_COST for j in children]
+        weights, leaves = self._weights(i, children)
         alike: dict[int, list] = {}  # id of a cost -> [cost, how many children]
         for w in weights:
             held = alike.get(id(w))
@@ -934,10 +961,13 @@ class _Attribution:
         kept = {k: 0.0 if totals[k] > 0 else amounts[k] for k in KEYS}
         self._add(i, kept, label=any(kept.values()), loop=loop)
         inner = self._loop(i, loop)
-        for j, w in zip(children, weights):
+        for j, w, leaf in zip(children, weights, leaves):
             mine = share[id(w)]
             if inner is None:
-                self._spread(j, mine, loop)
+                if leaf:  # what _spread would do with it: no children to share with
+                    self._add(j, mine, loop=loop)
+                else:
+                    self._spread(j, mine, loop)
                 continue
             times = inner[1].get(self.ops[j].computation, 1)  # type: ignore[arg-type]
             for k in KEYS:
