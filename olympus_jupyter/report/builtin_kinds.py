@@ -19,6 +19,7 @@ from olympus.argument_names import fallback_names, input_names
 from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.dumps import DumpedCompile, DumpNeeds
+from olympus.gc_pause import paused_gc
 from olympus.line_costs import cost_by_line
 from olympus.op_costs import op_costs, source_costs
 from olympus.passes import journey_index, origins
@@ -313,6 +314,21 @@ def _staged(model) -> tuple[str, int, int] | None:
 
 
 def costs_data(
+    run,
+    provenance,
+    full: bool = False,
+    dump: DumpedCompile | None = None,
+    focus=None,
+    live: MutableMapping | None = None,
+):
+    """The ``costs`` stage (:func:`_costs_data`), Python's cyclic garbage collector
+    paused while it runs (:func:`olympus.gc_pause.paused_gc`: its many small objects
+    live until it ends, and a full collection over them finds nothing to free)."""
+    with paused_gc():
+        return _costs_data(run, provenance, full, dump, focus, live)
+
+
+def _costs_data(
     run,
     provenance,
     full: bool = False,

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from olympus import stage_registry
 from olympus.dumps import merge_needs
+from olympus.gc_pause import paused_gc
 from olympus.op_costs import op_cost
 from olympus.op_instructions import op_keys
 from olympus.provenance import Op, Provenance
@@ -605,7 +606,35 @@ def build_report(
     stages is made again with other display options. ``early``: what was read
     while the program compiled (:class:`EarlyReading`). What fails on the way (an
     analysis, a stage's text) is the report's failure, shown with its message.
+    Python's cyclic garbage collector is paused while the report is read from the
+    run (:func:`olympus.gc_pause.paused_gc`): the models and the stages' data are
+    hundreds of thousands of objects alive until the report is made, which full
+    collections would go over again and again, freeing nothing.
     """
+    with paused_gc():
+        return _build_report(
+            run,
+            stages=stages,
+            debug_info=debug_info,
+            full=full,
+            models=models,
+            early=early,
+            pass_re=pass_re,
+            focus=focus,
+        )
+
+
+def _build_report(
+    run: StagedRun,
+    *,
+    stages: tuple[str, ...] | None,
+    debug_info: bool,
+    full: bool,
+    models: MutableMapping | None,
+    early: EarlyReading | None,
+    pass_re: str,
+    focus: tuple[str, ...] | None,
+) -> StageReport:
     stages = (
         stage_registry.default_names()
         if stages is None
