@@ -268,6 +268,12 @@ class CostByLine:
     by_source: Mapping[tuple[str, int], Mapping[str, float]] = dataclasses.field(
         default_factory=dict
     )
+    #: How each module's instructions inside loops are counted (as
+    #: :attr:`LineCost.iterations`), for the modules with some in a loop: a layer
+    #: scanned 8 times is one module path whose figures are all 8 iterations'.
+    module_iterations: Mapping[str, tuple[Iterations, ...]] = dataclasses.field(
+        default_factory=dict
+    )
 
     @property
     def counted_totals(self) -> dict[str, float]:
@@ -450,6 +456,7 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
         extra,
         modules,
         by_source,
+        result.module_iterations,
     )
 
 
@@ -551,6 +558,7 @@ class _Attribution:
         # Loops: (file, line) or None -> how its instructions are counted; the
         # ``while``s met; what counting them × their trip counts adds.
         self.row_loops: dict[tuple[str, int] | None, set[Iterations]] = {}
+        self.module_loops: dict[str, set[Iterations]] = {}
         self.loops: list[Loop] = []
         self.loop_extra = dict.fromkeys(KEYS, 0.0)
 
@@ -884,6 +892,7 @@ class _Attribution:
             mine[k] += v
             total[k] += v
         self.row_loops.setdefault(where, set()).add(loop)
+        self.module_loops.setdefault(path, set()).add(loop)
         if self.frames == "user" and where is not None:
             inner = self.inner_of.get(source.location)
             if inner is None:
@@ -1073,6 +1082,7 @@ class _Attribution:
             )
         )
         modules = {p: a for p, a in self.modules.items() if any(a.values())}
+        looped = {p: _iterations(self.module_loops.get(p, set())) for p in modules}
         return CostByLine(
             tuple(rows),
             dict(self.totals),
@@ -1081,6 +1091,7 @@ class _Attribution:
             {k: v for k, v in self.loop_extra.items() if v},
             modules,
             self.by_source,
+            {p: found for p, found in looped.items() if found},
         )
 
 

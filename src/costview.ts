@@ -1014,6 +1014,18 @@ export class CostView implements IPanelView {
         );
       }
       head.appendChild(h('span', { class: 'olympus-cost-module-name' }, name));
+      if (node.iterations) {
+        head.appendChild(
+          h(
+            'span',
+            {
+              class: 'olympus-hint olympus-cost-iterations',
+              'data-olympus-module-iterations': '1'
+            },
+            ` ${node.iterations}`
+          )
+        );
+      }
       const tr = h(
         'tr',
         {

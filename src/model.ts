@@ -710,6 +710,8 @@ export interface ICostModule {
   flops: number;
   transcendentals: number;
   bytes: number;
+  /** How its instructions inside loops are counted (`× 8 iterations`); '' outside. */
+  iterations: string;
 }
 
 /** A buffer live at the peak. */
@@ -1215,7 +1217,8 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         path: m.path as string,
         flops: figure(m.flops),
         transcendentals: figure(m.transcendentals),
-        bytes: figure(m.bytes)
+        bytes: figure(m.bytes),
+        iterations: str(m.iterations)
       })),
     ops: rows(data.ops)
       .filter(o => typeof o.op === 'string')

@@ -24,6 +24,8 @@ export interface IModuleFigures {
   peak: number;
   /** How many collectives it runs. */
   collectives: number;
+  /** Its modules' loop notes (`× 8 iterations`; '' for a module outside loops). */
+  loops: string[];
 }
 
 /** One node of the module tree. */
@@ -38,11 +40,44 @@ export interface IModuleNode extends IModuleFigures {
   parent: number;
   /** How many nodes are directly beneath it. */
   children: number;
+  /** How its instructions inside loops are counted (`loopNote`); '' outside loops. */
+  iterations: string;
 }
 
 /** Figures all 0. */
 export function noFigures(): IModuleFigures {
-  return { flops: 0, transcendentals: 0, bytes: 0, peak: 0, collectives: 0 };
+  return {
+    flops: 0,
+    transcendentals: 0,
+    bytes: 0,
+    peak: 0,
+    collectives: 0,
+    loops: []
+  };
+}
+
+/**
+ * How a node counts loops, from its modules' notes ('' for one outside loops): each
+ * distinct part once, `once` first where some are outside loops and others in
+ * one; '' where none is in a loop (`loop_note` in costs_view.py).
+ *
+ *     loopNote(['× 8 iterations', '']) // → 'once + × 8 iterations'
+ */
+export function loopNote(notes: readonly string[]): string {
+  const parts = new Set<string>();
+  for (const note of notes) {
+    for (const part of note ? note.split(' + ') : ['once']) {
+      parts.add(part);
+    }
+  }
+  if (!parts.size || (parts.size === 1 && parts.has('once'))) {
+    return '';
+  }
+  const ordered = [...parts];
+  return [
+    ...ordered.filter(p => p === 'once'),
+    ...ordered.filter(p => p !== 'once')
+  ].join(' + ');
 }
 
 // -- module paths from name stacks (olympus/module_paths.py) ----------------------
@@ -168,6 +203,7 @@ export function moduleLeaves(
     l.flops += m.flops;
     l.transcendentals += m.transcendentals;
     l.bytes += m.bytes;
+    l.loops.push(m.iterations);
   }
   if (!compiled) {
     return leaves;
@@ -227,6 +263,7 @@ export function moduleTree(
       node.bytes += figures.bytes;
       node.peak += figures.peak;
       node.collectives += figures.collectives;
+      node.loops.push(...figures.loops);
     });
   }
   const flops = (p: string) => sums.get(p)!.flops;
@@ -255,7 +292,8 @@ export function moduleTree(
       name: path.slice(path.lastIndexOf('/') + 1),
       depth,
       parent,
-      children: kids.length
+      children: kids.length,
+      iterations: loopNote(sums.get(path)!.loops)
     });
     push(kids, depth + 1, index);
   }

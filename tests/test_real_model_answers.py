@@ -109,7 +109,8 @@ def test_instructions_without_a_location_are_followed_back_through_the_passes():
 def test_each_nnx_layer_has_its_row_by_module():
     """nnx pushes no name scopes: the module tree reads the attributes the model's
     lines call (``self.conv1(x)``), so each layer of the CNN has its own row, the
-    weight gradients' convolutions included, and the scan's block its own."""
+    weight gradients' convolutions included, and the scan's block its own, counted
+    × its 8 iterations."""
     _, report = report_of("cnn_nnx")
     rows = {r["path"]: r for r in report.cost_by_module()}
     layers = ["conv1", "bn1", "conv2", "bn2", "linear1", "linear2"]
@@ -126,8 +127,13 @@ def test_each_nnx_layer_has_its_row_by_module():
     assert sum(r["flops"] for r in top) == pytest.approx(total, rel=1e-6)
 
     _, scanned = report_of("scan_nnx")
-    paths = {r["path"] for r in scanned.cost_by_module()}
-    assert {"Block/linear", "Block/norm"} <= paths, sorted(paths)
+    by_path = {r["path"]: r for r in scanned.cost_by_module()}
+    assert {"Block/linear", "Block/norm"} <= set(by_path), sorted(by_path)
+    # The scanned block is one module path for its 8 layers: its row says so.
+    for path in ("Block", "Block/linear", "Block/norm"):
+        assert by_path[path]["iterations"] == "× 8 iterations", by_path[path]
+    assert by_path["ScannedMLP/head"]["iterations"] == ""
+    assert "Block: " in scanned.text() and "[x 8 iterations]" in scanned.text()
 
 
 SHARDED = r"""

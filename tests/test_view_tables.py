@@ -98,7 +98,7 @@ export { EditorState } from '@codemirror/state';
 export { formatFlops, formatShare } from './costview';
 export { callerLines, callersOfOldBundles } from './links';
 export { formatBytes, formatMs, readReport } from './model';
-export { modulePath, moduleTree, noFigures } from './moduletree';
+export { loopNote, modulePath, moduleTree, noFigures } from './moduletree';
 `;
 // The schema check is compiled at build time (lib/); the readers are what runs here.
 const noCheck = {
@@ -136,8 +136,12 @@ const noCheck = {
       data => keys(v.callersOfOldBundles(v.readReport(data).provenance))),
     module_paths: (cases.module_paths || []).map(s => v.modulePath(s)),
     module_trees: (cases.module_trees || []).map(leaves => v.moduleTree(
-        new Map(leaves.map(([p, f]) => [p, { ...v.noFigures(), ...f }])))
-      .map(n => [n.path, n.depth, n.flops, n.bytes]))
+        new Map(leaves.map(([p, f]) => [p, { ...v.noFigures(), ...f, loops: [f.iterations ?? ''] }])))
+      .map(n => [n.path, n.depth, n.flops, n.bytes])),
+    module_iterations: (cases.module_trees || []).map(leaves => v.moduleTree(
+        new Map(leaves.map(([p, f]) => [p, { ...v.noFigures(), ...f, loops: [f.iterations ?? ''] }])))
+      .map(n => [n.path, n.iterations])),
+    loop_notes: (cases.loop_notes || []).map(notes => v.loopNote(notes))
   }));
 })().catch(e => { console.error(e); process.exit(1); });
 """
@@ -221,15 +225,25 @@ MODULE_TREES = [
     [
         ["", {"flops": 50.0, "bytes": 4.0}],
         ["Model/Block_1/Dense_0", {"flops": 10.0}],
-        ["Model/Block_0/Dense_0", {"flops": 10.0, "bytes": 2.0}],
+        ["Model/Block_0/Dense_0", {"flops": 10.0, "bytes": 2.0, "iterations": "× 8 iterations"}],
         ["Model/Block_0", {"flops": 1.0}],
-        ["Model/Block_0/Dense_1", {"flops": 12.0}],
+        ["Model/Block_0/Dense_1", {"flops": 12.0, "iterations": "once + × 8 iterations"}],
         ["Model/b", {"flops": 0.0, "bytes": 3.0}],
         ["Model/B", {"flops": 0.0}],
         ["Head", {"flops": 33.0}],
     ],
     [["", {"flops": 1.0}]],
     [],
+]
+#: Modules' loop notes, as a node of the tree puts them together.
+LOOP_NOTES = [
+    [],
+    ["", ""],
+    ["× 8 iterations"],
+    ["× 8 iterations", ""],
+    ["", "× 8 iterations", "× 8 iterations"],
+    ["× 2 iterations + × 16 iterations", "once + × 2 iterations"],
+    ["per iteration (trip count unknown)", "× 3 iterations"],
 ]
 SHARES = [
     0,
@@ -340,6 +354,7 @@ def view_answers():
         "old_callers": old,
         "module_paths": NAME_STACKS,
         "module_trees": MODULE_TREES,
+        "loop_notes": LOOP_NOTES,
     }
     run = subprocess.run(
         [node, "-e", _RUNNER, str(ROOT)],
@@ -407,8 +422,24 @@ def test_the_view_folds_braces_as_python_does(view_answers):
     assert answers["tables"][-1] == [2, 9]
 
 
+def _figures(f: dict) -> dict:
+    return {k: v for k, v in f.items() if k != "iterations"}
+
+
+def _modules_data(leaves) -> dict:
+    """A costs stage's data holding just ``leaves`` as its modules."""
+    return {
+        "modules": [
+            {"path": p, "transcendentals": 0.0, **{"flops": 0.0, "bytes": 0.0, **f}}
+            for p, f in leaves
+        ],
+        "totals": {"flops": 1.0, "transcendentals": 1.0, "bytes accessed": 1.0},
+    }
+
+
 def test_the_view_makes_the_module_tree_as_python_does(view_answers):
     from olympus.module_paths import module_path, module_tree
+    from olympus_jupyter.report.costs_view import loop_note, module_rows
 
     answers, cases, _ = view_answers
     python = [module_path(s) for s in cases["module_paths"]]
@@ -417,11 +448,24 @@ def test_the_view_makes_the_module_tree_as_python_does(view_answers):
     trees = [
         [
             [n.path, n.depth, n.figures.get("flops", 0.0), n.figures.get("bytes", 0.0)]
-            for n in module_tree(dict(leaves))
+            for n in module_tree({p: _figures(f) for p, f in leaves})
         ]
         for leaves in cases["module_trees"]
     ]
     assert not _differences(zip(map(str, cases["module_trees"]), trees, answers["module_trees"]))
+    # How each node counts loops, from its modules' notes (module_rows, cost_by_module).
+    notes = [loop_note(n) for n in cases["loop_notes"]]
+    assert not _differences(zip(map(str, cases["loop_notes"]), notes, answers["loop_notes"]))
+    assert notes[3] == "once + × 8 iterations" and notes[1] == ""
+    rows = [
+        [[r["path"], r["iterations"]] for r in module_rows(_modules_data(leaves))]
+        for leaves in cases["module_trees"]
+    ]
+    assert not _differences(
+        zip(map(str, cases["module_trees"]), rows, answers["module_iterations"])
+    )
+    block = dict(map(tuple, rows[1]))
+    assert block["Model/Block_0"] == "once + × 8 iterations" and block["Head"] == ""
     tree = answers["module_trees"][1]
     assert tree[0][:2] == ["Head", 0] and tree[-1][:2] == ["", 0]  # a tie by path; none last
 

@@ -524,6 +524,9 @@ def _module_table(report, data) -> list:
                         "style": f"padding-left:{node['depth'] * 1.2}em",
                     },
                     name,
+                    h("span", {"class": "ol-citer"}, " ", node["iterations"])
+                    if node["iterations"]
+                    else None,
                 ),
                 [_figure(_number(node.get(key)), totals[key], fmt) for key, _, _, fmt in _COLUMNS],
                 h("td", {"class": "ol-cfig"}, str(node["collectives"] or "")),

@@ -357,13 +357,7 @@ def costs_json(
         },
         "lines": _rows(cost, peak, files),
         "modules": [
-            {
-                "path": path,
-                "flops": float(a.get("flops", 0.0)),
-                "transcendentals": float(a.get("transcendentals", 0.0)),
-                "bytes": float(a.get("bytes accessed", 0.0)),
-            }
-            for path, a in sorted(cost.modules.items())
+            _module(path, a, cost.module_iterations) for path, a in sorted(cost.modules.items())
         ],
         "buffers": [] if peak is None else _buffers(peak, files, full),
         "collectives": [_collective(c, files, frozenset(callers)) for c in collectives],
@@ -613,6 +607,37 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 _MOVED = ("flops", "transcendentals", "bytes")
 
 
+def _module(path: str, figures: Mapping[str, float], looped: Mapping) -> dict[str, Any]:
+    """A module path's own figures as data, with how its loops are counted where
+    some of its instructions are in one (``iterations``, as a line's)."""
+    out: dict[str, Any] = {
+        "path": path,
+        "flops": float(figures.get("flops", 0.0)),
+        "transcendentals": float(figures.get("transcendentals", 0.0)),
+        "bytes": float(figures.get("bytes accessed", 0.0)),
+    }
+    if looped.get(path):
+        out["iterations"] = " + ".join(str(it) for it in looped[path])
+    return out
+
+
+def loop_note(notes: Sequence[str]) -> str:
+    """How a module tree node counts loops, from its modules' ``iterations`` (``""``
+    for a module outside loops): each distinct part once, ``once`` first where
+    some are outside any loop and others in one; ``""`` where none is in a loop.
+
+    >>> loop_note(["× 8 iterations", "", "× 8 iterations"])
+    'once + × 8 iterations'
+    >>> loop_note(["", ""]), loop_note(["× 8 iterations", "× 2 iterations"])
+    ('', '× 8 iterations + × 2 iterations')
+    """
+    parts = [part for note in notes for part in (note.split(" + ") if note else ["once"])]
+    distinct = list(dict.fromkeys(parts))
+    if distinct in ([], ["once"]):
+        return ""
+    return " + ".join(sorted(distinct, key=lambda p: p != "once"))
+
+
 def module_rows(
     data: Mapping[str, Any], provenance=None, depth: int | None = None
 ) -> list[dict[str, Any]]:
@@ -621,8 +646,11 @@ def module_rows(
     in depth-first order, each with its subtree's ``flops``, ``transcendentals`` and
     ``bytes`` and their shares of XLA's totals, and where the report's model names
     the instructions, ``peak`` (bytes live at the peak its instructions made) and
-    ``collectives`` (how many). The top level adds up to the totals. ``depth``:
-    the nodes down to that depth only (0: the top level)."""
+    ``collectives`` (how many), and ``iterations``, how its instructions inside
+    loops are counted (:func:`loop_note`: "× 8 iterations" for a layer scanned 8
+    times, whose figures are all 8 iterations'; ``""`` outside loops). The top
+    level adds up to the totals. ``depth``: the nodes down to that depth only (0:
+    the top level)."""
     leaves: dict[str, dict[str, float]] = {}
     for m in data.get("modules", ()):
         leaf = leaves.setdefault(
@@ -650,6 +678,12 @@ def module_rows(
             path = paths.get(c["label"], module_path(c.get("op_name") or ""))
             leaf = leaves.setdefault(path, {})
             leaf["collectives"] = leaf.get("collectives", 0.0) + 1
+    # Each node's modules' loop notes: a leaf's goes to it and every node above it.
+    looped: dict[str, list[str]] = {}
+    for m in data.get("modules", ()):
+        parts = m["path"].split("/") if m["path"] else [""]
+        for upto in range(1, len(parts) + 1):
+            looped.setdefault("/".join(parts[:upto]), []).append(m.get("iterations", ""))
     totals = data.get("counted_totals") or data["totals"]  # what the leaves add up to
     peak = (data.get("peak") or {}).get("bytes") or 0
     out = []
@@ -663,6 +697,7 @@ def module_rows(
             row[key] = int(value) if key == "peak" else value
             row[f"{key}_share"] = value / total if total else 0.0
         row["collectives"] = int(node.figures.get("collectives", 0))
+        row["iterations"] = loop_note(looped.get(node.path, ()))
         out.append(row)
     return out
 

@@ -300,10 +300,11 @@ def _module_lines(costs, flops: float, limit: int) -> list[str]:
     for node in nodes[:limit]:
         name = node["name"] or "(no module)"
         share = f" ({format_share(node['flops'] / flops)})" if flops else ""
+        loops = f" [{node['iterations'].replace(chr(0xD7), 'x')}]" if node["iterations"] else ""
         out.append(
             _printable(
                 f"      {'  ' * node['depth']}{name}: {format_flops(node['flops'])}{share}, "
-                f"{format_bytes(node['bytes'])}"
+                f"{format_bytes(node['bytes'])}{loops}"
             )
         )
     if len(nodes) > limit:

@@ -231,6 +231,30 @@ def test_markup_in_module_paths_and_file_names_is_text(page, report, tmp_path):
     )
 
 
+def test_a_module_in_a_loop_says_how_it_is_counted(page, report, tmp_path):
+    """A module whose instructions run in a loop (a scanned layer's: the Python
+    side is tested on a real ``nnx.scan`` in test_real_model_answers.py) says so
+    beside its name, and its parents say how theirs are counted, as
+    ``report.cost_by_module()`` does."""
+    costs = copy.deepcopy(dict(report.costs))
+    for m in costs["modules"]:
+        if m["path"] == "Model/Block_0/Dense_0":
+            m["iterations"] = "× 8 iterations"
+    looped = dataclasses.replace(report, costs=costs, _memo={})
+    by_module = {r["path"]: r["iterations"] for r in looped.cost_by_module()}
+    assert by_module["Model/Block_0/Dense_0"] == "× 8 iterations"
+    assert by_module["Model/Block_0"] == "once + × 8 iterations"
+    assert by_module["Model/Block_1"] == ""
+    root, _, _ = open_offline(page, looped.save(tmp_path / "looped.html"), LIVE)
+    panel = costs_panel(root)
+    shown = panel.locator('table[data-olympus-table="cost-modules"] tbody tr').evaluate_all(
+        "rs => rs.map(r => [r.getAttribute('data-olympus-module'),"
+        " (r.querySelector('[data-olympus-module-iterations]') || {textContent: ''})"
+        ".textContent.trim()])"
+    )
+    assert dict(shown) == by_module
+
+
 def test_the_tree_and_the_library_lines_in_jupyterlab(page, lab, notebooks_dir, report):
     name = saved_outputs_notebook(
         notebooks_dir / "model_costs.ipynb",
