@@ -110,22 +110,36 @@ def op_costs(
             row = by_key.setdefault(key, dict.fromkeys(KEYS, 0.0))
             for k, v in zip(KEYS, figures):
                 row[k] += v
-    parent: dict[str, str] = {}
-    for stage in stages:
-        for op in model.stages[stage].ops if stage in model.stages else ():
-            if op.parent is not None:
-                parent[f"{stage}:{op.index}"] = f"{stage}:{op.parent}"
-    holders = set(parent.values())
+    # Each stage's ops' parents, and the ops that hold others (few: a jit or scan
+    # equation, a StableHLO function), by index.
+    parents = {
+        stage: [op.parent for op in model.stages[stage].ops]
+        for stage in stages
+        if stage in model.stages
+    }
+    holders = {
+        f"{stage}:{p}" for stage, found in parents.items() for p in set(found) if p is not None
+    }
+    chains: dict[str, tuple[str, ...]] = {}  # an op holder's id -> it and those above it
+
+    def chain(stage: str, index: int | None) -> tuple[str, ...]:
+        if index is None:
+            return ()
+        ident = f"{stage}:{index}"
+        held = chains.get(ident)
+        if held is None:
+            held = chains[ident] = (ident, *chain(stage, parents[stage][index]))
+        return held
+
     # A source counts once for each op that holds its keys' owners (and for each of
     # its owners that holds others), however many of its keys they hold.
     held_by: dict[OpKey, frozenset[str]] = {}
-    for key in index.keys:
+    for key in by_key:  # a key no source matched adds nothing
         found: set[str] = set()
         for owner in index.owners_of(key):
-            node = owner if owner in holders else parent.get(owner)
-            while node is not None and node not in found:
-                found.add(node)
-                node = parent.get(node)
+            stage, _, index_text = owner.rpartition(":")
+            at = int(index_text)
+            found.update(chain(stage, at if owner in holders else parents[stage][at]))
         held_by[key] = frozenset(found)
     by_holder: dict[str, dict[str, float]] = {}
     for figures, matched in read:
