@@ -87,19 +87,16 @@ def caller_lines(model: Provenance | None) -> set[tuple[int, int]]:
     if fn.file is None or fn.first_line is None:
         return set()
     last = fn.last_line or fn.first_line
-    callers: set[tuple[int, int]] = set()
+    inside = [f.file == fn.file and fn.first_line <= f.line <= last for f in model.frames]
+    found: set[int] = set()  # frames outer to the function's own, by index
     for loc in model.locations:
-        keys = [(model.frames[i].file, model.frames[i].line) for i in loc.frames]
-        inside = [
-            k for k, (f, line) in enumerate(keys) if f == fn.file and fn.first_line <= line <= last
-        ]
-        if inside:
-            callers.update(
-                key
-                for key in keys[inside[-1] + 1 :]
-                if not (key[0] == fn.file and fn.first_line <= key[1] <= last)
-            )
-    return callers
+        frames = loc.frames
+        k = len(frames) - 1
+        while k >= 0 and not inside[frames[k]]:
+            k -= 1
+        if k >= 0:
+            found.update(i for i in frames[k + 1 :] if not inside[i])
+    return {(model.frames[i].file, model.frames[i].line) for i in found}
 
 
 def source_colors(
