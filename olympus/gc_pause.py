@@ -18,6 +18,11 @@ garbage is collected by the next collection after it.
 False
 >>> gc.isenabled()
 True
+>>> @paused_gc()  # a function's every call, as the costs stage and build_report are
+... def collecting():
+...     return gc.isenabled()
+>>> collecting(), gc.isenabled()
+(False, True)
 """
 
 from __future__ import annotations

@@ -313,22 +313,8 @@ def _staged(model) -> tuple[str, int, int] | None:
     return model.files[f.file].path, f.first_line, f.last_line
 
 
+@paused_gc()  # its many small objects live until it ends: full collections free none
 def costs_data(
-    run,
-    provenance,
-    full: bool = False,
-    dump: DumpedCompile | None = None,
-    focus=None,
-    live: MutableMapping | None = None,
-):
-    """The ``costs`` stage (:func:`_costs_data`), Python's cyclic garbage collector
-    paused while it runs (:func:`olympus.gc_pause.paused_gc`: its many small objects
-    live until it ends, and a full collection over them finds nothing to free)."""
-    with paused_gc():
-        return _costs_data(run, provenance, full, dump, focus, live)
-
-
-def _costs_data(
     run,
     provenance,
     full: bool = False,

@@ -33,7 +33,7 @@ from olympus import stage_registry
 
 from olympus_jupyter.report import costs_view
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
-from olympus_jupyter.report.markup import Markup, h
+from olympus_jupyter.report.markup import Markup, h, head_row
 from olympus_jupyter.report.sections import section, unavailable
 
 __all__ = ["costs_section", "where_label", "MAX_BUFFER_ROWS_OPEN"]
@@ -383,11 +383,7 @@ def _buffers(data, files) -> list:
                 h("td", {"title": long or None}, short or "—"),
             )
         )
-    head = h(
-        "thead",
-        None,
-        h("tr", None, [h("th", None, x) for x in ("buffer", "kind", "shape", "size", "line")]),
-    )
+    head = head_row(("buffer", "kind", "shape", "size", "line"))
     cap = [
         h("p", {"class": "cap"}, note)
         for note in data.get("notes") or ()
@@ -455,28 +451,19 @@ def _collectives(data, files) -> list:
                 ),
             )
         )
-    head = h(
-        "thead",
-        None,
-        h(
-            "tr",
-            None,
-            [
-                h("th", None, x)
-                for x in (
-                    "collective",
-                    "inserted / requested",
-                    "replica groups",
-                    "group size",
-                    "bytes per device",
-                    "bytes moved",
-                    "lines",
-                    "arguments moved",
-                    "parameters served",
-                    "shardings",
-                )
-            ],
-        ),
+    head = head_row(
+        (
+            "collective",
+            "inserted / requested",
+            "replica groups",
+            "group size",
+            "bytes per device",
+            "bytes moved",
+            "lines",
+            "arguments moved",
+            "parameters served",
+            "shardings",
+        )
     )
     return [title, h("table", {"class": "tab ol-costs ol-ccoll"}, head, h("tbody", None, rows))]
 

@@ -37,6 +37,7 @@ from olympus_jupyter.report.markup import (
     escape,
     fragment,
     h,
+    head_row,
     join,
     tags,
     template,
@@ -573,7 +574,7 @@ def _table(cls: str, head: Sequence[str], rows: list[Markup]) -> Markup:
     return h(
         "table",
         {"class": cls},
-        h("thead", None, h("tr", None, [h("th", None, x) for x in head])),
+        head_row(head),
         h("tbody", None, rows),
     )
 

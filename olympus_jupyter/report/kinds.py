@@ -59,7 +59,7 @@ from olympus.dumps import DumpedCompile, DumpNeeds, merge_needs
 from olympus.stage_registry import StageSpec
 
 from olympus_jupyter.report.data_cap import json_size, kept_prefix
-from olympus_jupyter.report.markup import h
+from olympus_jupyter.report.markup import h, head_row
 from olympus_jupyter.report.option_table import (
     Option,
     option_registered,
@@ -347,7 +347,7 @@ class TableKind(StageKind):
 
     def body_html(self, report, ctx: HtmlContext):
         data = self.data(report)
-        head = h("thead", None, h("tr", None, [h("th", None, c) for c in data["columns"]]))
+        head = head_row(data["columns"])
         body = h(
             "tbody",
             None,

@@ -30,6 +30,7 @@ __all__ = [
     "Markup",
     "escape",
     "h",
+    "head_row",
     "concat",
     "join",
     "tags",
@@ -303,6 +304,15 @@ def h(tag: str, attrs: Mapping[str, Any] | None = None, *children: Any) -> Marku
     _add(out, children)  # one list, one join: long content is copied once here
     out.append(f"</{tag}>")
     return Markup("".join(out))
+
+
+def head_row(labels: Iterable[str]) -> Markup:
+    """A table's ``<thead>`` of one row, a ``<th>`` for each of ``labels``.
+
+    >>> str(head_row(["line", "a<b"]))
+    '<thead><tr><th>line</th><th>a&lt;b</th></tr></thead>'
+    """
+    return h("thead", None, h("tr", None, [h("th", None, label) for label in labels]))
 
 
 def tags(tag: str, attrs: Mapping[str, Any] | None = None) -> tuple[Markup, Markup]:

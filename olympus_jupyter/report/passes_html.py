@@ -27,7 +27,7 @@ from olympus import stage_registry
 
 from olympus_jupyter.report.data_cap import clip_message
 from olympus_jupyter.report.line_diff import unified_lines
-from olympus_jupyter.report.markup import h
+from olympus_jupyter.report.markup import h, head_row
 from olympus_jupyter.report.passes_view import (
     counts,
     line_summary,
@@ -158,9 +158,10 @@ def _pass_tables(data, full: bool):
 MAX_CELL = 600
 
 
-def _summary_cells(j) -> list:
-    """The cells of a journey's row: its start, end and the passes that decided it."""
-    return [h("td", None, clip_message(text, MAX_CELL)) for text in line_summary(j)]
+def _summary_cells(start: str, end: str, decided: str) -> list:
+    """The cells of a journey's row: its start, end and the passes that decided it
+    (:func:`~olympus_jupyter.report.passes_view.line_summary`), each clipped."""
+    return [h("td", None, clip_message(text, MAX_CELL)) for text in (start, end, decided)]
 
 
 def _journey_table(report, data):
@@ -178,21 +179,10 @@ def _journey_table(report, data):
                 None,
                 h("td", None, where),
                 h("td", None, h("code", None, code)),
-                _summary_cells(j),
+                _summary_cells(*line_summary(j)),
             )
         )
-    head = h(
-        "thead",
-        None,
-        h(
-            "tr",
-            None,
-            [
-                h("th", None, x)
-                for x in ("line", "code", "before the passes", "after the passes", "decided by")
-            ],
-        ),
-    )
+    head = head_row(("line", "code", "before the passes", "after the passes", "decided by"))
     return [
         h("h4", None, "Where each line's ops went"),
         h("table", {"class": "tab journeys"}, head, h("tbody", None, rows))
@@ -224,21 +214,10 @@ def _op_journey_table(report, data, full: bool):
                 None,
                 h("th", {"title": ", ".join(r["ops"][:50])}, f"{r['name']}{alike}"),
                 h("td", {"title": r["path"] or ""}, where),
-                [h("td", None, clip_message(r[k], MAX_CELL)) for k in ("start", "end", "decided")],
+                _summary_cells(r["start"], r["end"], r["decided"]),
             )
         )
-    head = h(
-        "thead",
-        None,
-        h(
-            "tr",
-            None,
-            [
-                h("th", None, x)
-                for x in ("op", "line", "before the passes", "after the passes", "decided by")
-            ],
-        ),
-    )
+    head = head_row(("op", "line", "before the passes", "after the passes", "decided by"))
     said = (
         f" The first {len(rows):,} are listed, {more:,} more are not: "
         f"report.journey_of_op(op) gives each, --full lists all."

@@ -584,6 +584,7 @@ def _stage_objects(run: StagedRun) -> dict[str, Any]:
     return {"trace": run.traced, "lower": run.lowered, "compile": run.compiled}
 
 
+@paused_gc()
 def build_report(
     run: StagedRun,
     *,
@@ -611,30 +612,6 @@ def build_report(
     hundreds of thousands of objects alive until the report is made, which full
     collections would go over again and again, freeing nothing.
     """
-    with paused_gc():
-        return _build_report(
-            run,
-            stages=stages,
-            debug_info=debug_info,
-            full=full,
-            models=models,
-            early=early,
-            pass_re=pass_re,
-            focus=focus,
-        )
-
-
-def _build_report(
-    run: StagedRun,
-    *,
-    stages: tuple[str, ...] | None,
-    debug_info: bool,
-    full: bool,
-    models: MutableMapping | None,
-    early: EarlyReading | None,
-    pass_re: str,
-    focus: tuple[str, ...] | None,
-) -> StageReport:
     stages = (
         stage_registry.default_names()
         if stages is None

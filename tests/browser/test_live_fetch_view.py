@@ -58,6 +58,18 @@ def costs_panel(page):
     return panel
 
 
+def wait_until_all_ran(page, n: int) -> None:
+    """Waits until the notebook's ``n`` cells have run and its kernel is idle."""
+    page.wait_for_function(
+        "n => { const w = window.jupyterapp.shell.currentWidget;"
+        " const cells = w.content.widgets;"
+        " return cells.length === n && cells.every(c => c.model.executionCount !== null)"
+        " && w.sessionContext.kernelDisplayStatus === 'idle'; }",
+        arg=n,
+        timeout=300_000,
+    )
+
+
 def load_once(page, control):
     """Clicks the control's button and waits for its answer; its status."""
     status = control.locator("[data-olympus-live-status]")
@@ -101,14 +113,7 @@ def test_load_more_fetches_the_left_out_lines_from_the_kernel(lab, page):
     run_all_cells(page, lab, f"lab/tree/{path.name}?reset")
     # Every cell done before the view is used (JupyterLab's table of contents fails
     # on a cell that finishes while the headings of its output change).
-    page.wait_for_function(
-        "n => { const w = window.jupyterapp.shell.currentWidget;"
-        " const cells = w.content.widgets;"
-        " return cells.length === n && cells.every(c => c.model.executionCount !== null)"
-        " && w.sessionContext.kernelDisplayStatus === 'idle'; }",
-        arg=len(CELLS),
-        timeout=300_000,
-    )
+    wait_until_all_ran(page, len(CELLS))
     panel = costs_panel(page)
     control = panel.locator('[data-olympus-live="costs:lines"]')
     status = control.locator("[data-olympus-live-status]")
@@ -210,14 +215,7 @@ SHARDED_CELLS = [
 def test_load_more_fetches_buffers_collectives_and_modules(lab, page):
     path = write_notebook(lab.root / "live_fetch_sharded.ipynb", SHARDED_CELLS, execute=False)
     run_all_cells(page, lab, f"lab/tree/{path.name}?reset")
-    page.wait_for_function(
-        "n => { const w = window.jupyterapp.shell.currentWidget;"
-        " const cells = w.content.widgets;"
-        " return cells.length === n && cells.every(c => c.model.executionCount !== null)"
-        " && w.sessionContext.kernelDisplayStatus === 'idle'; }",
-        arg=len(SHARDED_CELLS),
-        timeout=300_000,
-    )
+    wait_until_all_ran(page, len(SHARDED_CELLS))
     panel = costs_panel(page)
     # Each list the output cut: its rows, then every row the kernel holds.
     tables = {
