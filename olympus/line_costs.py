@@ -54,7 +54,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from types import MappingProxyType
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from olympus import jax_compat
 from olympus.module_paths import op_module_path
@@ -68,6 +68,7 @@ __all__ = [
     "CostByLine",
     "Iterations",
     "Loop",
+    "loop_words",
     "cost_by_line",
     "cost_by_line_text",
     "KEYS",
@@ -133,6 +134,16 @@ class Iterations:
 
 
 _ONCE = Iterations()
+
+
+def loop_words(iterations: Iterable[Iterations]) -> str:
+    """How a row or a module counts loops, in words, from its :class:`Iterations`
+    (``""`` for none).
+
+    >>> loop_words((Iterations(), Iterations(8)))
+    'once + × 8 iterations'
+    """
+    return " + ".join(str(it) for it in iterations)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,7 +231,7 @@ class LineCost:
     def loop_note(self) -> str:
         """How the row counts loops, in words ("× 8 iterations", "once + × 8
         iterations", "per iteration (trip count unknown)"); ``""`` outside loops."""
-        return " + ".join(str(it) for it in self.iterations)
+        return loop_words(self.iterations)
 
     @property
     def compiler_made(self) -> bool:
@@ -620,21 +631,25 @@ class _Attribution:
         out = self.closure[i] = tuple(sorted(seen))
         return out
 
-    def _children(self, i) -> list[int]:
-        """The instructions op ``i``'s cost is split among: those of the computations
-        it runs as its own body (not a reduction's or sort's scalar function)."""
+    def _bodies(self, i) -> list[int]:
+        """The computations op ``i`` runs as its own body (not a reduction's or
+        sort's scalar function), by index."""
         parsed = self._parse(i)
         if parsed is None:
             return []
-        opcode, calls = parsed[2], parsed[5]
-        out: list[int] = []
-        for kind, name in calls:
-            if kind == "to_apply" and opcode != "call":
-                continue
-            ci = self.comp_index.get(name)
-            if ci is not None:
-                out.extend(j for j in self.comp_ops[ci] if self.ops[j].name not in _FREE)
-        return out
+        opcode = parsed[2]
+        return [
+            self.comp_index[name]
+            for kind, name in parsed[5]
+            if (kind != "to_apply" or opcode == "call") and name in self.comp_index
+        ]
+
+    def _children(self, i) -> list[int]:
+        """The instructions op ``i``'s cost is split among: those of its bodies
+        (:meth:`_bodies`)."""
+        return [
+            j for ci in self._bodies(i) for j in self.comp_ops[ci] if self.ops[j].name not in _FREE
+        ]
 
     # -- costing ----------------------------------------------------------
 
@@ -929,21 +944,13 @@ class _Attribution:
         constants' values aside, as a block repeated in a model makes them) have
         children alike, position by position: they are worked out for the first
         such op and read for the others."""
-        parsed = self._parse(i)
-        calls_key = None
-        if parsed is not None:
-            opcode = parsed[2]
-            calls_key = (opcode,) + tuple(
-                self._comp_key(self.comp_index[name])
-                for kind, name in parsed[5]
-                if (kind != "to_apply" or opcode == "call") and name in self.comp_index
-            )
-            found = self.alike_children.get(calls_key)
-            if found is not None and len(found[0]) == len(children):
-                return found
+        calls_key = tuple(self._comp_key(ci) for ci in self._bodies(i))
+        found = self.alike_children.get(calls_key)
+        if found is not None and len(found[0]) == len(children):
+            return found
         costs = [self._cost(j) for j in children]
         out = ([c or _NO_COST for c in costs], [not self._children(j) for j in children])
-        if calls_key is not None and None not in costs:  # a failure is noted for each
+        if None not in costs:  # a failure is noted for each
             self.alike_children[calls_key] = out
         return out
 

@@ -79,7 +79,7 @@ from typing import Any
 from olympus.argument_names import fallback_names, keypath_name
 from olympus.buffers import PeakMemory
 from olympus.collectives import Collective
-from olympus.line_costs import CostByLine
+from olympus.line_costs import CostByLine, loop_words
 from olympus.module_paths import module_path, module_tree
 from olympus.op_instructions import OpKey, keys_by_op, own_key
 from olympus.provenance.sources import charged_frame
@@ -617,7 +617,7 @@ def _module(path: str, figures: Mapping[str, float], looped: Mapping) -> dict[st
         "bytes": float(figures.get("bytes accessed", 0.0)),
     }
     if looped.get(path):
-        out["iterations"] = " + ".join(str(it) for it in looped[path])
+        out["iterations"] = loop_words(looped[path])
     return out
 
 
@@ -652,12 +652,17 @@ def module_rows(
     level adds up to the totals. ``depth``: the nodes down to that depth only (0:
     the top level)."""
     leaves: dict[str, dict[str, float]] = {}
+    # Each node's modules' loop notes: a module's goes to its node and every one above.
+    looped: dict[str, list[str]] = {}
     for m in data.get("modules", ()):
         leaf = leaves.setdefault(
             m["path"], dict.fromkeys(("flops", "transcendentals", "bytes"), 0.0)
         )
         for k in leaf:
             leaf[k] += m[k]
+        parts = m["path"].split("/") if m["path"] else [""]
+        for upto in range(1, len(parts) + 1):
+            looped.setdefault("/".join(parts[:upto]), []).append(m.get("iterations", ""))
     stage = (
         provenance.stages.get("compiled")
         if provenance is not None and hasattr(provenance, "stages")
@@ -678,12 +683,6 @@ def module_rows(
             path = paths.get(c["label"], module_path(c.get("op_name") or ""))
             leaf = leaves.setdefault(path, {})
             leaf["collectives"] = leaf.get("collectives", 0.0) + 1
-    # Each node's modules' loop notes: a leaf's goes to it and every node above it.
-    looped: dict[str, list[str]] = {}
-    for m in data.get("modules", ()):
-        parts = m["path"].split("/") if m["path"] else [""]
-        for upto in range(1, len(parts) + 1):
-            looped.setdefault("/".join(parts[:upto]), []).append(m.get("iterations", ""))
     totals = data.get("counted_totals") or data["totals"]  # what the leaves add up to
     peak = (data.get("peak") or {}).get("bytes") or 0
     out = []

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Mapping
+from typing import Any
 
 from olympus import stage_registry
 
@@ -167,12 +169,9 @@ def pass_lines(passes, model, limit: int = MAX_JOURNEY_LINES) -> list[str]:
     if ops:
         out.append("    by op (olympuspr equations):")
     for r in ops:
-        where = f" at line {r['line']} ({os.path.basename(r['path'] or '')})" if r["line"] else ""
-        alike = f", {len(r['ops']):,} ops alike (one journey)" if len(r["ops"]) > 1 else ""
         out.append(
             _printable(
-                f"      {r['name']} {r['ops'][0]}{where}{alike}: "
-                f"{r['start']} -> {r['end']}  [{r['decided']}]"
+                f"      {_op_head(r, 'one journey')}: {r['start']} -> {r['end']}  [{r['decided']}]"
             )
         )
     if more:
@@ -312,6 +311,20 @@ def _module_lines(costs, flops: float, limit: int) -> list[str]:
     return out
 
 
+def _op_head(group: Mapping[str, Any], alike: str) -> str:
+    """An op row's start: its primitive, its first op's id, the line it is charged
+    to, and how many ops alike it stands for (``alike``: what they share).
+
+    >>> _op_head({"name": "sin", "ops": ["olympuspr:2", "olympuspr:5"], "line": 4,
+    ...           "path": "/tmp/m.py"}, "together")
+    'sin olympuspr:2 at line 4 (m.py), 2 ops alike (together)'
+    """
+    line, n = group["line"], len(group["ops"])
+    where = f" at line {line} ({os.path.basename(group['path'] or '')})" if line else ""
+    together = f", {n:,} ops alike ({alike})" if n > 1 else ""
+    return f"{group['name']} {group['ops'][0]}{where}{together}"
+
+
 def _op_lines(costs, model, limit: int) -> list[str]:
     """The costliest olympuspr equations (``[]`` without the report's model or op
     costs): :func:`~olympus_jupyter.report.costs_view.op_groups`."""
@@ -320,11 +333,9 @@ def _op_lines(costs, model, limit: int) -> list[str]:
         return []
     out = ["    by op (olympuspr equations):"]
     for g in groups:
-        where = f" at line {g['line']} ({os.path.basename(g['path'])})" if g["line"] else ""
-        alike = f", {len(g['ops']):,} ops alike (together)" if len(g["ops"]) > 1 else ""
         out.append(
             _printable(
-                f"      {g['name']} {g['ops'][0]}{where}{alike}: "
+                f"      {_op_head(g, 'together')}: "
                 f"{format_flops(g['flops'])} ({format_share(g['flops_share'])}), "
                 f"{format_bytes(g['bytes'])} ({format_share(g['bytes_share'])})"
             )
