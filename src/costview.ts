@@ -282,6 +282,14 @@ export class CostHeat {
 
 // -- the panel ---------------------------------------------------------------------
 
+/** A column of the module tree: its figure, heading, total and format. */
+type ModuleColumn = [
+  'flops' | 'transcendentals' | 'bytes' | 'peak',
+  string,
+  number,
+  (v: number) => string
+];
+
 /** The levels of the module tree shown at first (deeper ones open from their parent). */
 const SHOWN_MODULE_DEPTH = 2;
 
@@ -643,8 +651,7 @@ export class CostView implements IPanelView {
       if (!body || !columns) {
         return 0;
       }
-      const files = this.o.links?.prov.files ?? [];
-      const rows = (readCosts({ lines: items }, files)?.lines ?? []).filter(
+      const rows = this._readFetched({ lines: items }).lines.filter(
         r => r.what === 'line'
       );
       const before = body.querySelector(
@@ -872,9 +879,7 @@ export class CostView implements IPanelView {
     }
     const compiled = this.o.links?.prov.stages.compiled?.ops ?? null;
     const t = c.counted ?? c.totals;
-    const columns: Array<
-      [keyof typeof t | 'peak', string, number, (v: number) => string]
-    > = [
+    const columns: ModuleColumn[] = [
       ['flops', 'flops', t.flops, formatFlops],
       ['transcendentals', 'transcendentals', t.transcendentals, v => g3(v)],
       ['bytes', 'bytes accessed', t.bytes, formatBytes],
@@ -956,14 +961,7 @@ export class CostView implements IPanelView {
    */
   private _moduleRows(
     nodes: IModuleNode[],
-    columns: Array<
-      [
-        'flops' | 'transcendentals' | 'bytes' | 'peak',
-        string,
-        number,
-        (v: number) => string
-      ]
-    >
+    columns: ModuleColumn[]
   ): HTMLTableRowElement[] {
     // Open: the top level's nodes (their children show); the others closed.
     const open = nodes.map(n => n.depth < SHOWN_MODULE_DEPTH - 1);

@@ -233,7 +233,7 @@ def test_load_more_fetches_buffers_collectives_and_modules(lab, page):
         assert status.get_attribute("data-state") == "done", status.inner_text()
         assert panel.locator(rows).count() == total
         assert panel.locator(f"{rows}[data-olympus-fetched]").count() == total - shown
-    # The collectives are the program's all-reduces, each on its line of the cell.
+    # The collectives are the program's all-reduces (the sums of the sharded array).
     opcodes = set(
         panel.locator(f"{tables['collectives'][0]} th").evaluate_all(
             "cells => cells.map(c => c.textContent)"
