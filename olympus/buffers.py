@@ -331,9 +331,16 @@ def lines_by_label(
     already (the report's model, with its :meth:`~olympus.provenance.Provenance.source_tables`)
     gives it, and the module is read once."""
 
+    at_location: dict[int | None, tuple[str, int] | None] = {}  # many ops share a location
+
     def where(op) -> tuple[str, int] | None:
+        if op.location in at_location:
+            return at_location[op.location]
         frame = charged_frame(table, op.location)
-        return None if frame is None else (table.files[frame.file], frame.line)
+        found = at_location[op.location] = (
+            None if frame is None else (table.files[frame.file], frame.line)
+        )
+        return found
 
     fused: dict[int, list] = {}
     for op in stage.ops:

@@ -559,8 +559,12 @@ class _Attribution:
         self.origin_cache: dict[tuple, object] = {}
         # Read once each: a name stack's module path, a location's library frames.
         self.module_of: dict = {}  # op_module_path's memo
+        self.places: dict[tuple, tuple] = {}  # _place's
         # An op's called computations' keys -> its children's costs, and which have none.
         self.alike_children: dict[tuple, tuple[list, list[bool]]] = {}
+        # Bodies' sizes -> the first op's bodies with them and its children's costs
+        # (None once keyed, or when one failed).
+        self.first_of_sizes: dict[tuple, tuple[tuple[int, ...], tuple | None]] = {}
         self.inner_of: dict[int | None, tuple] = {}
         self.at_location: dict[int | None, tuple[str, int] | None] = {}
         # module path -> costs; (stage, index) of the op charged by -> costs
@@ -594,9 +598,14 @@ class _Attribution:
             inside, rest = line[start : end - 1], line[end:]
         if "/*" in inside:
             inside = _COMMENT.sub("", inside)
-        operands = [
-            part.rsplit(" ", 1)[-1].lstrip("%") for part in inside.split(",") if part.strip()
-        ]
+        if not inside:
+            operands: list[str] = []
+        elif inside.count(" ") == inside.count(", ") and "," not in inside.replace(", ", ""):
+            operands = inside.replace("%", "").split(", ")  # names alone: most instructions
+        else:  # shapes before the names, or spacing of another kind
+            operands = [
+                part.rsplit(" ", 1)[-1].lstrip("%") for part in inside.split(",") if part.strip()
+            ]
         attrs = _strip_attrs(rest)
         calls: list[tuple[str, str]] = []
         if "=" in attrs:  # a computation is named by an attribute
@@ -883,20 +892,12 @@ class _Attribution:
             elif fed is not None:
                 source, where = self.ops[fed], self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        path = op_module_path(
-            source.name_stack, source.location, self.table, memo=self.module_of, staged=self.staged
-        )
-        row = self.rows.get(where)
-        if row is None:
-            row = self.rows[where] = [dict.fromkeys(KEYS, 0.0), [], {}]
+        place = self._place(where, source)
+        row, module, loops_of_row, loops_of_module, part_key = place
         if label and self.ops[i].label:
             row[1].append(self.ops[i].label)
         if not costs:
-            self.modules.setdefault(path, dict.fromkeys(KEYS, 0.0))
             return
-        module = self.modules.get(path)
-        if module is None:
-            module = self.modules[path] = dict.fromkeys(KEYS, 0.0)
         at = (source.stage, source.index)
         mine = self.by_source.get(at)
         if mine is None:
@@ -906,18 +907,49 @@ class _Attribution:
             module[k] += v
             mine[k] += v
             total[k] += v
-        self.row_loops.setdefault(where, set()).add(loop)
-        self.module_loops.setdefault(path, set()).add(loop)
+        loops_of_row.add(loop)
+        loops_of_module.add(loop)
+        if part_key is not None:
+            part = row[2].get(part_key)
+            if part is None:
+                part = row[2][part_key] = dict.fromkeys(KEYS, 0.0)
+            for k, v in amounts.items():
+                part[k] += v
+
+    def _place(self, where, source) -> tuple:
+        """What a part charged to line ``where`` by op ``source`` adds to: its row,
+        its module's figures, their loops' sets and the key of the library line
+        beneath (or ``None``); worked out once for the ops alike (same line, name
+        stack and location)."""
+        key = (where, source.name_stack, source.location)
+        found = self.places.get(key)
+        if found is not None:
+            return found
+        path = op_module_path(
+            source.name_stack, source.location, self.table, memo=self.module_of, staged=self.staged
+        )
+        row = self.rows.get(where)
+        if row is None:
+            row = self.rows[where] = [dict.fromkeys(KEYS, 0.0), [], {}]
+        module = self.modules.get(path)
+        if module is None:
+            module = self.modules[path] = dict.fromkeys(KEYS, 0.0)
+        part_key = None
         if self.frames == "user" and where is not None:
             inner = self.inner_of.get(source.location)
             if inner is None:
                 inner = self.inner_of[source.location] = library_frames(self.table, source.location)
             if inner:
                 frame = inner[0]
-                key = (self.table.files[frame.file], frame.line, frame.function)
-                part = row[2].setdefault(key, dict.fromkeys(KEYS, 0.0))
-                for k, v in amounts.items():
-                    part[k] += v
+                part_key = (self.table.files[frame.file], frame.line, frame.function)
+        found = self.places[key] = (
+            row,
+            module,
+            self.row_loops.setdefault(where, set()),
+            self.module_loops.setdefault(path, set()),
+            part_key,
+        )
+        return found
 
     def _loop(self, i, loop: Iterations) -> tuple[Iterations, dict[int, int]] | None:
         """For a ``while`` op ``i`` run ``loop`` times: how its children are counted
@@ -944,14 +976,27 @@ class _Attribution:
         constants' values aside, as a block repeated in a model makes them) have
         children alike, position by position: they are worked out for the first
         such op and read for the others."""
-        calls_key = tuple(self._comp_key(ci) for ci in self._bodies(i))
-        found = self.alike_children.get(calls_key)
-        if found is not None and len(found[0]) == len(children):
-            return found
+        bodies = tuple(self._bodies(i))
+        # A body's key reads all its text: it is made only once a second op runs
+        # bodies of the same sizes (a program's one big fusion is never keyed).
+        sizes = tuple(len(self.comp_ops[ci]) for ci in bodies)
+        first = self.first_of_sizes.get(sizes)
+        calls_key = None
+        if first is not None:
+            if first[1] is not None:  # the first op of these sizes, keyed now
+                self.alike_children[tuple(map(self._comp_key, first[0]))] = first[1]
+                self.first_of_sizes[sizes] = (first[0], None)
+            calls_key = tuple(map(self._comp_key, bodies))
+            found = self.alike_children.get(calls_key)
+            if found is not None and len(found[0]) == len(children):
+                return found
         costs = [self._cost(j) for j in children]
         out = ([c or _NO_COST for c in costs], [not self._children(j) for j in children])
-        if None not in costs:  # a failure is noted for each
-            self.alike_children[calls_key] = out
+        kept = None if None in costs else out  # a failure is noted for each
+        if first is None:
+            self.first_of_sizes[sizes] = (bodies, kept)
+        elif kept is not None:
+            self.alike_children[calls_key] = kept  # type: ignore[index]
         return out
 
     def _spread(self, i, amounts: dict[str, float], loop: Iterations = _ONCE):
@@ -1138,13 +1183,18 @@ def _some(labels: list[str]) -> str:
 def _strip_attrs(text: str) -> str:
     """``text`` without its ``metadata={...}`` and ``control-predecessors={...}``
     (they name what a module of one instruction does not hold)."""
-    if not text or (  # most instructions: their metadata alone, nothing nested
-        text.startswith(", metadata={")
-        and text.endswith("}")
-        and text.count("{") == 1
-        and text.count("}") == 1
-    ):
+    if not text:
         return ""
+    # Most instructions: their metadata last, nothing nested in it.
+    at = text.find(", metadata={")
+    if (
+        at >= 0
+        and text.endswith("}")
+        and text.find("{", at + 12) < 0
+        and text.find("}", at) == len(text) - 1
+        and ", control-predecessors={" not in text
+    ):
+        return text[:at]
     text = _METADATA.sub("", text)
     for attr in _DROPPED_ATTRS:
         at = text.find(attr)

@@ -62,7 +62,10 @@ def source_costs(costs: CostByLine, model, stacks: dict | None = None) -> tuple[
         stack = stacks.get(op.location) if op.location is not None else ()
         if stack is None:
             stack = stacks[op.location] = line_stack(tables, op.location)
-        total = grouped.setdefault((op.name_stack, stack), {})
+        total = grouped.get((op.name_stack, stack))
+        if total is None:
+            grouped[op.name_stack, stack] = dict(figures)
+            continue
         for k, v in figures.items():
             total[k] = total.get(k, 0.0) + v
     return tuple(SourceCost(name, stack, total) for (name, stack), total in grouped.items())
@@ -136,10 +139,14 @@ def op_costs(
     held_by: dict[OpKey, frozenset[str]] = {}
     for key in by_key:  # a key no source matched adds nothing
         found: set[str] = set()
+        last: tuple = ()  # owners in a row often share their holder: its chain added once
         for owner in index.owners_of(key):
             stage, _, index_text = owner.rpartition(":")
             at = int(index_text)
-            found.update(chain(stage, at if owner in holders else parents[stage][at]))
+            start = at if owner in holders else parents[stage][at]
+            if start is not None and (stage, start) != last:
+                found.update(chain(stage, start))
+                last = (stage, start)
         held_by[key] = frozenset(found)
     by_holder: dict[str, dict[str, float]] = {}
     for figures, matched in read:

@@ -387,7 +387,11 @@ def op_rows(
     """
     shared: dict[int, tuple[Mapping[str, float], list[str]]] = {}
     for ident, a in ops.items():
-        shared.setdefault(id(a), (a, []))[1].append(ident)
+        held = shared.get(id(a))  # not setdefault: no pair made for every op
+        if held is None:
+            shared[id(a)] = (a, [ident])
+        else:
+            held[1].append(ident)
     alike: dict[tuple[float, float, float], list[str]] = {}
     for a, idents in shared.values():
         figures = (
