@@ -644,7 +644,7 @@ class _Attribution:
         """The computations op ``i`` runs as its own body (not a reduction's or
         sort's scalar function), by index."""
         parsed = self._parse(i)
-        if parsed is None:
+        if parsed is None or not parsed[5]:  # most instructions call nothing
             return []
         opcode = parsed[2]
         return [
