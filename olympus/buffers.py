@@ -50,7 +50,7 @@ from typing import Any
 from olympus.argument_names import parameter_names
 from olympus.passes import dumped_compile
 from olympus.provenance.hlo import hlo_stage
-from olympus.provenance.sources import SourceTable, SourceTables, charged_frame
+from olympus.provenance.sources import SourceTable, SourceTables, charged_lines
 
 __all__ = [
     "Buffer",
@@ -331,16 +331,10 @@ def lines_by_label(
     already (the report's model, with its :meth:`~olympus.provenance.Provenance.source_tables`)
     gives it, and the module is read once."""
 
-    at_location: dict[int | None, tuple[str, int] | None] = {}  # many ops share a location
+    line_of = charged_lines(table)
 
     def where(op) -> tuple[str, int] | None:
-        if op.location in at_location:
-            return at_location[op.location]
-        frame = charged_frame(table, op.location)
-        found = at_location[op.location] = (
-            None if frame is None else (table.files[frame.file], frame.line)
-        )
-        return found
+        return line_of(op.location)
 
     fused: dict[int, list] = {}
     for op in stage.ops:

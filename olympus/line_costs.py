@@ -54,13 +54,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from types import MappingProxyType
+from typing import NamedTuple
 from collections.abc import Callable, Iterable, Mapping
 
 from olympus import jax_compat
 from olympus.module_paths import op_module_path
 from olympus.provenance.focus import FRAMES
 from olympus.provenance.hlo import closing_bracket, hlo_stage
-from olympus.provenance.sources import SourceTable, charged_frame, library_frames
+from olympus.provenance.sources import SourceTable, charged_lines, library_frames
 
 __all__ = [
     "LineCost",
@@ -91,7 +92,8 @@ _CALL_LISTS = re.compile(r"\b(branch_computations|called_computations)=\{([^}]*)
 _COMMENT = re.compile(r"/\*.*?\*/")
 _NAME = re.compile(r"%[\w.\-]+")
 _LITERAL = re.compile(r"constant\([^()]*\)")
-_DROPPED_ATTRS = (", metadata={", ", control-predecessors={")
+_METADATA_ATTR = ", metadata={"
+_DROPPED_ATTRS = (_METADATA_ATTR, ", control-predecessors={")
 # ``metadata={...}`` as printed: quoted strings, no nested braces (else the slow path).
 _METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
 # The cost of an instruction that costs nothing (shared: only read).
@@ -496,6 +498,16 @@ def cost_by_line_text(
     ).run()
 
 
+class _Place(NamedTuple):
+    """Where a part of an instruction's cost is added (:meth:`_Attribution._place`)."""
+
+    row: list  # the line's [costs, labels, {library line: costs}]
+    module: dict[str, float]  # its module path's figures
+    row_loops: set[Iterations]  # how the line's instructions are counted
+    module_loops: set[Iterations]  # how the module's are
+    library_line: tuple[str, int, str] | None  # the library line beneath, if any
+
+
 class _Attribution:
     def __init__(
         self,
@@ -529,6 +541,7 @@ class _Attribution:
             self.stage, self.table = parsed
             if isinstance(self.table, SourceTable):
                 self.table = self.table.tables()
+        self.line_of = charged_lines(self.table, frames)  # each location's line, read once
         self.lines = text.split("\n")
         self.ops = self.stage.ops
         comps = self.stage.computations
@@ -551,7 +564,6 @@ class _Attribution:
         self.errors: dict[str, list[str]] = {}
         # (file, line) or None -> [costs, labels]
         self.rows: dict[tuple[str, int] | None, list] = {}
-        self.where: dict[int, tuple[str, int] | None] = {}
         self.users: dict[int, dict[str, list[int]]] = {}
         self.inherited: dict[str, tuple[str, int]] = {}
         # Instructions XLA made anew, placed on their lowered op's line.
@@ -559,14 +571,13 @@ class _Attribution:
         self.origin_cache: dict[tuple, object] = {}
         # Read once each: a name stack's module path, a location's library frames.
         self.module_of: dict = {}  # op_module_path's memo
-        self.places: dict[tuple, tuple] = {}  # _place's
+        self.places: dict[tuple, _Place] = {}  # _place's
         # An op's called computations' keys -> its children's costs, and which have none.
         self.alike_children: dict[tuple, tuple[list, list[bool]]] = {}
         # Bodies' sizes -> the first op's bodies with them and its children's costs
         # (None once keyed, or when one failed).
         self.first_of_sizes: dict[tuple, tuple[tuple[int, ...], tuple | None]] = {}
         self.inner_of: dict[int | None, tuple] = {}
-        self.at_location: dict[int | None, tuple[str, int] | None] = {}
         # module path -> costs; (stage, index) of the op charged by -> costs
         self.modules: dict[str, dict[str, float]] = {}
         self.by_source: dict[tuple[str, int], dict[str, float]] = {}
@@ -756,17 +767,7 @@ class _Attribution:
     # -- attributing ------------------------------------------------------
 
     def _where(self, i):
-        if i in self.where:
-            return self.where[i]
-        location = self.ops[i].location
-        if location in self.at_location:
-            found = self.at_location[location]
-        else:
-            frame = charged_frame(self.table, location, self.frames)
-            found = None if frame is None else (self.table.files[frame.file], frame.line)
-            self.at_location[location] = found
-        self.where[i] = found
-        return found
+        return self.line_of(self.ops[i].location)
 
     def _users(self, ci) -> dict[str, list[int]]:
         """Instruction name -> the instructions of computation ``ci`` that use it."""
@@ -846,11 +847,7 @@ class _Attribution:
                 and c.types
                 and _dims(c.types[0]) == dims
             ]
-            places = {
-                (f.file, f.line)
-                for c in candidates
-                if (f := charged_frame(self.table, c.location, self.frames)) is not None
-            }
+            places = {line for c in candidates if (line := self.line_of(c.location)) is not None}
             found = self.origin_cache[kind, dims] = candidates[0] if len(places) == 1 else False
         return found or None
 
@@ -883,8 +880,7 @@ class _Attribution:
             fed = self._fed(i) if origin is None and traced is None else None
             if origin is not None:
                 source = origin
-                frame = charged_frame(self.table, origin.location, self.frames)
-                where = None if frame is None else (self.table.files[frame.file], frame.line)
+                where = self.line_of(origin.location)
                 self.placed.setdefault(self.ops[i].label or "?", where)
             elif traced is not None:
                 where = traced
@@ -892,8 +888,7 @@ class _Attribution:
             elif fed is not None:
                 source, where = self.ops[fed], self._where(fed)
                 self.inherited.setdefault(self.ops[i].label or "?", where)
-        place = self._place(where, source)
-        row, module, loops_of_row, loops_of_module, part_key = place
+        row, module, loops_of_row, loops_of_module, part_key = self._place(where, source)
         if label and self.ops[i].label:
             row[1].append(self.ops[i].label)
         if not costs:
@@ -916,11 +911,9 @@ class _Attribution:
             for k, v in amounts.items():
                 part[k] += v
 
-    def _place(self, where, source) -> tuple:
-        """What a part charged to line ``where`` by op ``source`` adds to: its row,
-        its module's figures, their loops' sets and the key of the library line
-        beneath (or ``None``); worked out once for the ops alike (same line, name
-        stack and location)."""
+    def _place(self, where, source) -> _Place:
+        """What a part charged to line ``where`` by op ``source`` adds to, worked
+        out once for the ops alike (same line, name stack and location)."""
         key = (where, source.name_stack, source.location)
         found = self.places.get(key)
         if found is not None:
@@ -942,7 +935,7 @@ class _Attribution:
             if inner:
                 frame = inner[0]
                 part_key = (self.table.files[frame.file], frame.line, frame.function)
-        found = self.places[key] = (
+        found = self.places[key] = _Place(
             row,
             module,
             self.row_loops.setdefault(where, set()),
@@ -1186,13 +1179,13 @@ def _strip_attrs(text: str) -> str:
     if not text:
         return ""
     # Most instructions: their metadata last, nothing nested in it.
-    at = text.find(", metadata={")
+    at = text.find(_METADATA_ATTR)
     if (
         at >= 0
         and text.endswith("}")
-        and text.find("{", at + 12) < 0
+        and text.find("{", at + len(_METADATA_ATTR)) < 0
         and text.find("}", at) == len(text) - 1
-        and ", control-predecessors={" not in text
+        and _DROPPED_ATTRS[1] not in text
     ):
         return text[:at]
     text = _METADATA.sub("", text)

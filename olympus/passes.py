@@ -35,7 +35,7 @@ from typing import Any
 
 from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.hlo import hlo_instructions
-from olympus.provenance.sources import SourceTable
+from olympus.provenance.sources import SourceTable, charged_lines
 
 __all__ = [
     "PassStep",
@@ -296,7 +296,9 @@ def _read_instructions(text: str, table, memo: dict) -> tuple[Instruction, ...]:
     one pass to the next: the modules share them)."""
     found = hlo_instructions(text, table, memo)
     stacks = memo.setdefault(("stacks",), {})
-    charged_at = memo.setdefault(("charged",), {})
+    line_of = memo.get(("charged",))
+    if line_of is None:
+        line_of = memo[("charged",)] = charged_lines(table)
     made = memo.setdefault(("instructions",), {})
     out = []
     for ins in found:
@@ -313,13 +315,8 @@ def _read_instructions(text: str, table, memo: dict) -> tuple[Instruction, ...]:
             stack = stacks.get(location)
             if stack is None:
                 stack = stacks[location] = line_stack(table, location)
-            if location not in charged_at:
-                frame = table.charged(location)
-                charged_at[location] = (
-                    None if frame is None else (table.files[frame.file], frame.line)
-                )
             item = made[key] = Instruction(
-                Carrier(ins.label, ins.name, fusion, kind), ins.op_name, stack, charged_at[location]
+                Carrier(ins.label, ins.name, fusion, kind), ins.op_name, stack, line_of(location)
             )
         out.append(item)
     return tuple(out)
@@ -599,9 +596,7 @@ def origins(
             continue
         modules.append({i.label: i for i in hlo_instructions(text, table, memo)})
 
-    def line(location):
-        frame = table.charged(location)
-        return None if frame is None else (table.files[frame.file], frame.line)
+    line = charged_lines(table)
 
     found: dict[str, tuple[str, int] | None] = {}
 

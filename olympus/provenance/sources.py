@@ -23,7 +23,7 @@ import importlib.util
 import linecache
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from olympus import jax_compat
 from olympus.provenance.focus import Focus, anchor_position, focus_of
@@ -273,6 +273,26 @@ def charged_frame(tables, location: int | None, frames: str = "user") -> Frame |
         raise ValueError(f"frames={frames!r}: choose 'user' (the default) or 'innermost'.")
     k = anchor_position([tables.frames[i].file for i in stack], lambda f: not tables.library_of(f))
     return tables.frames[stack[k]]
+
+
+def charged_lines(tables, frames: str = "user") -> Callable[[int | None], tuple[str, int] | None]:
+    """A reader of the line an op at a location is charged to (:func:`charged_frame`)
+    as ``(path, line)``, ``None`` for no location; each location read once (many ops
+    share one), for as long as the reader is kept.
+
+    >>> table = SourceTable()
+    >>> at = table.location([("/home/me/model.py", 12, 4, 12, 20, "f")])
+    >>> line_of = charged_lines(table)
+    >>> line_of(at), line_of(None)
+    (('/home/me/model.py', 12), None)
+    """
+
+    @functools.cache
+    def line_of(location: int | None) -> tuple[str, int] | None:
+        frame = charged_frame(tables, location, frames)
+        return None if frame is None else (tables.files[frame.file], frame.line)
+
+    return line_of
 
 
 def library_frames(tables, location: int | None) -> tuple[Frame, ...]:
