@@ -23,7 +23,7 @@ import dataclasses
 import difflib
 from collections.abc import Sequence
 
-__all__ = ["LineDiff", "line_diff", "unified_lines", "ALIGN_CELLS"]
+__all__ = ["LineDiff", "line_diff", "line_ids", "id_diff", "unified_lines", "ALIGN_CELLS"]
 
 #: The largest stretch (lines before × lines after) aligned line by line with
 #: ``difflib`` when nothing anchors it; bigger ones are one changed block.
@@ -144,7 +144,8 @@ class _Differ:
             return
         i, j = a0, b0
         for ai, bj in anchors:
-            self.diff(i, ai, j, bj, depth + 1)
+            if ai != i or bj != j:  # most anchors follow the one before: no gap
+                self.diff(i, ai, j, bj, depth + 1)
             self.emit("equal", ai, ai + 1, bj, bj + 1)
             i, j = ai + 1, bj + 1
         self.diff(i, a1, j, b1, depth + 1)
@@ -153,10 +154,30 @@ class _Differ:
 def line_diff(a: Sequence[str], b: Sequence[str], *, cells: int = ALIGN_CELLS) -> LineDiff:
     """How the lines ``a`` became the lines ``b`` (see the module's docstring)."""
     ids: dict[str, int] = {}
-    ia = [ids.setdefault(line, len(ids)) for line in a]
-    ib = [ids.setdefault(line, len(ids)) for line in b]
-    differ = _Differ(ia, ib, cells)
-    differ.diff(0, len(ia), 0, len(ib))
+    return id_diff(line_ids(a, ids), line_ids(b, ids), cells=cells)
+
+
+def line_ids(lines: Sequence[str], ids: dict[str, int]) -> list[int]:
+    """``lines`` as numbers, one per distinct line, kept in ``ids``: texts numbered
+    with the same ``ids`` are diffed as numbers (:func:`id_diff`), each text
+    numbered once however many diffs it is a side of.
+
+    >>> ids = {}
+    >>> line_ids(["a", "b", "a"], ids), line_ids(["b", "c"], ids)
+    ([0, 1, 0], [1, 2])
+    """
+    return [ids.setdefault(line, len(ids)) for line in lines]
+
+
+def id_diff(a: Sequence[int], b: Sequence[int], *, cells: int = ALIGN_CELLS) -> LineDiff:
+    """:func:`line_diff` of texts numbered by :func:`line_ids` (with one ``ids``).
+
+    >>> ids = {}
+    >>> id_diff(line_ids(["a", "b"], ids), line_ids(["a", "c"], ids)).opcodes
+    [('equal', 0, 1, 0, 1), ('replace', 1, 2, 1, 2)]
+    """
+    differ = _Differ(a, b, cells)
+    differ.diff(0, len(a), 0, len(b))
     return LineDiff(differ.ops, differ.unaligned)
 
 

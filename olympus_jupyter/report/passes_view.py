@@ -49,7 +49,7 @@ from olympus.passes import Carrier, JourneyIndex, PassPipeline, instruction_coun
 from olympus_jupyter.report.data import compact_json
 
 from olympus_jupyter.report.data_cap import MAX_MESSAGE, clip_message, json_size, kept_prefix
-from olympus_jupyter.report.line_diff import line_diff
+from olympus_jupyter.report.line_diff import id_diff, line_ids
 
 __all__ = [
     "passes_json",
@@ -130,16 +130,19 @@ def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
     return rows, row_of_step
 
 
-def _delta(old: list[str], new: list[str]) -> tuple[list, int, int]:
+def _delta(old: Sequence[int], new: Sequence[int], lines: list[str]) -> tuple[list, int, int]:
     """``new`` as a delta of ``old`` (see the module's docstring), and the lines the
-    change removed and added."""
-    diff = line_diff(old, new)
+    change removed and added: both numbered by :func:`line_ids` (one ``ids``),
+    ``lines`` the text of ``new``."""
+    if old is new:  # a step that printed the module unchanged
+        return ([[0, len(new)]] if new else []), 0, 0
+    diff = id_diff(old, new)
     out: list = []
     for tag, i1, i2, j1, j2 in diff.opcodes:
         if tag == "equal":
             out.append([i1, i2])
         else:
-            out.extend(new[j1:j2])
+            out.extend(lines[j1:j2])
     return out, diff.removed, diff.added
 
 
@@ -173,17 +176,20 @@ def passes_json(
     rows, row_of_step = _rows(pipeline)
     deltas: list = []
     budget = None if full else max_chars - len(pipeline.before)
-    previous = pipeline.before.split("\n")
+    ids: dict[str, int] = {}  # each module's lines numbered once, for two diffs
+    text = pipeline.before
+    previous = line_ids(text.split("\n"), ids)
     for k, step in enumerate(pipeline.steps):
         lines = step.text.split("\n")
-        delta, removed, added = _delta(previous, lines)
+        numbered = previous if step.text == text else line_ids(lines, ids)
+        delta, removed, added = _delta(previous, numbered, lines)
         row = rows[row_of_step[k]]
         row["removed"], row["added"] = removed, added
         if budget is not None:
             # Past the budget every later delta goes too: each reads from the one before.
             budget -= sum(len(x) + 1 if isinstance(x, str) else 8 for x in delta)
         deltas.append(delta if budget is None or budget >= 0 else None)
-        previous = lines
+        previous, text = numbered, step.text
     left_out = deltas.count(None)
     before = pipeline.before if budget is None or len(pipeline.before) <= max_chars else ""
     index_of = {path: i for i, path in enumerate(files)}
