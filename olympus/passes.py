@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import tempfile
@@ -63,7 +64,10 @@ _STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4})\.(.+?)\.after_(.+?)(?:\.b
 #: A pass filter no pass matches: the dump holds the module before and after
 #: optimization, and the analyses of the optimized program, but no pass's module.
 NO_PASS = "^$"
-_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?[^\s=]+ = \S")
+#: An instruction's line: indented (spaces or tabs, not a new line), a name, " = ".
+_INSTRUCTION = re.compile(r"[^\S\n]+(?:ROOT )?%?[^\s=]+ = \S")
+#: The same after a line's end: found by one scan of the text for its new lines.
+_NEXT_INSTRUCTION = re.compile(r"\n" + _INSTRUCTION.pattern)
 
 
 def instruction_count(text: str) -> int:
@@ -73,7 +77,8 @@ def instruction_count(text: str) -> int:
     ...                   "  ROOT %y = f32[] negate(%x)\\n}")
     2
     """
-    return sum(1 for line in text.split("\n") if _INSTRUCTION.match(line))
+    first = 1 if _INSTRUCTION.match(text) else 0
+    return first + len(_NEXT_INSTRUCTION.findall(text))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +97,41 @@ class PassStep:
         return self.after == "pipeline-start"
 
 
+class ModuleReading:
+    """HLO modules read with one source table (:func:`hlo_instructions`), each
+    distinct text once, with what its readers keep between modules (``memo``: the
+    lines read, each location's stack and charged line): most of a module is the
+    same from one pass to the next. A pipeline's are :meth:`PassPipeline.reading`.
+
+    >>> reading = ModuleReading(SourceTable())
+    >>> text = "HloModule m\\nENTRY %e () -> f32[] {\\n  ROOT %c = f32[] constant(1)\\n}"
+    >>> [i.name for i in reading.instructions(text)], reading.instructions(text) is reading.instructions(text)
+    (['constant'], True)
+    """
+
+    def __init__(self, table: SourceTable):
+        self.table = table
+        #: The line a location is charged to: its innermost of the user's own code.
+        self.charged = charged_lines(table)
+        self.memo: dict = {}
+        self._modules: dict[str, list] = {}
+        self._labels: dict[str, dict[str, Any]] = {}
+
+    def instructions(self, text: str) -> list:
+        """The instructions of the module ``text``, in text order."""
+        found = self._modules.get(text)
+        if found is None:
+            found = self._modules[text] = hlo_instructions(text, self.table, self.memo)
+        return found
+
+    def by_label(self, text: str) -> dict[str, Any]:
+        """The instructions of the module ``text`` by label."""
+        found = self._labels.get(text)
+        if found is None:
+            found = self._labels[text] = {i.label: i for i in self.instructions(text)}
+        return found
+
+
 @dataclasses.dataclass(frozen=True)
 class PassPipeline:
     """Every step of one compile's pass pipeline, in order, with the module before
@@ -102,6 +142,24 @@ class PassPipeline:
     after: str
     steps: tuple[PassStep, ...]
     pass_re: str = ".*"
+    #: Its modules as read for each focus (:meth:`reading`): kept with the pipeline
+    #: so that its readers (journeys, origins) read each module once between them.
+    _readings: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def reading(self, focus=None) -> ModuleReading:
+        """Its modules' instructions, each distinct text read once, with the user's
+        own code as ``focus`` says (:func:`olympus.provenance.focus.focus_of`);
+        the same object for the same focus.
+
+        >>> p = PassPipeline("m", "HloModule m", "HloModule m", ())
+        >>> p.reading() is p.reading(), p.reading().instructions("HloModule m")
+        (True, [])
+        """
+        table = SourceTable(focus=focus)
+        found = self._readings.get(table.focus)
+        if found is None:
+            found = self._readings[table.focus] = ModuleReading(table)
+        return found
 
     def changed(self) -> tuple[PassStep, ...]:
         """The steps of passes that changed the module: not a pipeline's start, nor
@@ -140,13 +198,16 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
             return f.read()
 
     steps = []
+    # A module printed again unchanged is one text (compared by identity after),
+    # counted once.
+    known: dict[str, tuple[str, int]] = {}
     for m, name in sorted(found, key=lambda item: int(item[0].group(3))):
         text = read(name)
-        steps.append(
-            PassStep(
-                int(m.group(3)), m.group(4), m.group(5), m.group(6), text, instruction_count(text)
-            )
-        )
+        held = known.get(text)
+        if held is None:
+            held = known[text] = (text, instruction_count(text))
+        text, count = held
+        steps.append(PassStep(int(m.group(3)), m.group(4), m.group(5), m.group(6), text, count))
     prefix = f"module_{number}.{module}."
     before_name = prefix + "before_optimizations.txt"
     before = read(before_name) if before_name in names else steps[0].text
@@ -288,17 +349,15 @@ class Instruction:
     charged: tuple[str, int] | None
 
 
-def _read_instructions(text: str, table, memo: dict) -> tuple[Instruction, ...]:
-    """Every instruction of ``text`` with a source location, in text order. ``memo``
-    is kept across the modules of one pipeline: the lines read
-    (:func:`~olympus.provenance.hlo.hlo_instructions`), each location's stack and
-    charged line, and each :class:`Instruction` made (most stay as they were from
-    one pass to the next: the modules share them)."""
-    found = hlo_instructions(text, table, memo)
+def _read_instructions(text: str, reading: ModuleReading) -> tuple[Instruction, ...]:
+    """Every instruction of ``text`` with a source location, in text order. The
+    reading's memo is kept across the modules of one pipeline: each location's stack
+    and charged line, and each :class:`Instruction` made (most stay as they were
+    from one pass to the next: the modules share them)."""
+    found = reading.instructions(text)
+    table, memo = reading.table, reading.memo
     stacks = memo.setdefault(("stacks",), {})
-    line_of = memo.get(("charged",))
-    if line_of is None:
-        line_of = memo[("charged",)] = charged_lines(table)
+    line_of = reading.charged
     made = memo.setdefault(("instructions",), {})
     out = []
     for ins in found:
@@ -349,12 +408,20 @@ def _events(
     def event(kind, labels, detail):
         events.append(JourneyEvent(k, who, pipeline, kind, tuple(labels), detail))
 
-    for gone in list(removed):
-        twin = next((c for c in created if c.opcode == gone.opcode), None)
-        if twin is None:
+    # Each instruction gone takes the first one come of its opcode not yet taken.
+    come: dict[str, list[Carrier]] = {}
+    for c in created:
+        come.setdefault(c.opcode, []).append(c)
+    taken: dict[str, int] = {}
+    paired: set[int] = set()  # ids of the instructions paired, gone or come
+    for gone in removed:
+        queue = come.get(gone.opcode)
+        n = taken.get(gone.opcode, 0)
+        if queue is None or n >= len(queue):
             continue
-        removed.remove(gone)
-        created.remove(twin)
+        twin = queue[n]
+        taken[gone.opcode] = n + 1
+        paired.update((id(gone), id(twin)))
         if twin.fusion is not None and gone.fusion != twin.fusion:
             kind = f", {twin.fusion_kind}" if twin.fusion_kind else ""
             event(
@@ -370,6 +437,10 @@ def _events(
             )
         else:
             event("renamed", [gone.label, twin.label], f"{gone.label} renamed {twin.label}")
+    if paired:
+        created = [c for c in created if id(c) not in paired]
+        removed = [c for c in removed if id(c) not in paired]
+    opcodes_before = {b.opcode for b in before}
     for now in after:  # in their order: the events' order is the same every run
         was = old.get(now.label)
         if was is not None and now.fusion is not None and was.fusion != now.fusion:
@@ -384,7 +455,7 @@ def _events(
             )
         elif c.opcode == "fusion":
             event("fusion", [c.label], f"{c.label} made: a fusion that holds this line's work")
-        elif any(b.opcode == c.opcode for b in before):
+        elif c.opcode in opcodes_before:
             event("duplicated", [c.label], f"duplicated: {c.label} ({c.opcode})")
         else:
             event("created", [c.label], f"now carried by {c.label} ({c.opcode})")
@@ -461,11 +532,33 @@ class JourneyIndex:
         before the passes: those its keys match, each module read once for all
         (owners of one key share its journey)."""
 
+        # Each instruction is matched once for every module (most are the same
+        # object from one pass to the next: journey_index's memo), and an op name
+        # and a stack once for all instructions (a location's stack is one tuple).
+        matched: dict[tuple[str, int], list[OpKey]] = {}
+        of_instruction: dict[int, list[OpKey]] = {}  # by id: the index holds them
+
+        def keys_of(ins: Instruction) -> list[OpKey]:
+            seen = (ins.op_name, id(ins.stack))
+            got = matched.get(seen)
+            if got is None:
+                got = matched[seen] = keys.matched(ins.op_name, ins.stack)
+            of_instruction[id(ins)] = got
+            return got
+
         def group(found: tuple[Instruction, ...]) -> dict[OpKey, tuple[Carrier, ...]]:
             out: dict[OpKey, list[Carrier]] = {}
+            known = of_instruction.get
             for ins in found:
-                for key in keys.matched(ins.op_name, ins.stack):
-                    out.setdefault(key, []).append(ins.carrier)
+                got = known(id(ins))
+                if got is None:
+                    got = keys_of(ins)
+                for key in got:
+                    held = out.get(key)
+                    if held is None:
+                        out[key] = [ins.carrier]
+                    else:
+                        held.append(ins.carrier)
             return {key: tuple(c) for key, c in out.items()}
 
         start, snapshots = self._grouped(group)
@@ -505,15 +598,14 @@ def journey_index(pipeline: PassPipeline, focus=None) -> JourneyIndex:
     unchanged is not read again) into a :class:`JourneyIndex`. ``focus``: what is
     the user's own code (:func:`olympus.provenance.focus.focus_of`), which
     instructions are charged to."""
-    table = SourceTable(focus=focus)
-    memo: dict = {}  # what _read_instructions keeps from module to module
-    start = _read_instructions(pipeline.before, table, memo)
+    reading = pipeline.reading(focus)  # shared with origins()
+    start = _read_instructions(pipeline.before, reading)
     read: dict[str, tuple[Instruction, ...]] = {pipeline.before: start}
     snapshots = []
     for step in pipeline.steps:
         found = read.get(step.text)
         if found is None:
-            found = read[step.text] = _read_instructions(step.text, table, memo)
+            found = read[step.text] = _read_instructions(step.text, reading)
         snapshots.append(found)
     # The pass each step's change is put down to: with a filter, the module before a
     # kept pass shows what the passes the filter left out did since the last dump.
@@ -586,17 +678,33 @@ def origins(
     wanted = set(labels)
     if not wanted:
         return {}
-    table = SourceTable(focus=focus)
-    memo: dict = {}
+    reading = pipeline.reading(focus)  # shared with journey_index()
     texts = [pipeline.before] + [s.text for s in pipeline.steps]
-    modules: list[dict[str, Any]] = []
-    for k, text in enumerate(texts):
-        if k and text == texts[k - 1]:
-            modules.append(modules[-1])
-            continue
-        modules.append({i.label: i for i in hlo_instructions(text, table, memo)})
+    modules = [reading.by_label(text) for text in texts]
+    # Each module where it differs from the one before (a step that printed it
+    # unchanged shares its reading), with its index.
+    distinct = [(k, m) for k, m in enumerate(modules) if not k or m is not modules[k - 1]]
+    line = reading.charged
+    dims, elements = functools.cache(_dims), functools.cache(_elements)  # shapes repeat
+    gone: dict[tuple, list] = {}  # what a step removed, each list made once
 
-    line = charged_lines(table)
+    def removed_by(k: int, name: str | None = None, like: tuple | None = None) -> list:
+        """The instructions step ``k`` removed: all, those of opcode ``name``, and of
+        those the ones whose shape is alike (``like``: ``(read, value)``, where
+        ``read(shape) == value``)."""
+        key = (k, name, like)
+        found = gone.get(key)
+        if found is None:
+            if like is not None:
+                read, value = like
+                found = [i for i in removed_by(k, name) if read(i.shape) == value]
+            elif name is not None:
+                found = [i for i in removed_by(k) if i.name == name]
+            else:
+                before, after = modules[k - 1], modules[k]
+                found = [i for label, i in before.items() if label not in after]
+            gone[key] = found
+        return found
 
     found: dict[str, tuple[str, int] | None] = {}
 
@@ -604,22 +712,20 @@ def origins(
         if label in found:
             return found[label]
         found[label] = None  # guards against cycles
-        had = [m[label].location for m in modules if label in m and m[label].location is not None]
+        held = [(k, m[label]) for k, m in distinct if label in m]
+        had = [i.location for _, i in held if i.location is not None]
         if had:
             found[label] = line(had[-1])
             return found[label]
-        first = next((k for k, m in enumerate(modules) if label in m), None)
+        first = held[0][0] if held else None
         if not first or depth > 20:  # in XLA's input already, or never: nothing to follow
             return None
-        before, after = modules[first - 1], modules[first]
-        made = after[label]
-        removed = [i for name, i in before.items() if name not in after]
-        kind = [i for i in removed if i.name == made.name]
+        made = held[0][1]
         for tier in (
-            [i for i in kind if _dims(i.shape) == _dims(made.shape)],
-            [i for i in kind if _elements(i.shape) == _elements(made.shape)],
-            kind,
-            removed,
+            removed_by(first, made.name, (dims, dims(made.shape))),
+            removed_by(first, made.name, (elements, elements(made.shape))),
+            removed_by(first, made.name),
+            removed_by(first),
         ):
             places = {
                 line(i.location) if i.location is not None else origin(i.label, depth + 1)
