@@ -144,7 +144,7 @@ class PassPipeline:
     pass_re: str = ".*"
     #: Its modules as read for each focus (:meth:`reading`): kept with the pipeline
     #: so that its readers (journeys, origins) read each module once between them.
-    _readings: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    _readings: dict = dataclasses.field(default_factory=dict, init=False, compare=False, repr=False)
 
     def reading(self, focus=None) -> ModuleReading:
         """Its modules' instructions, each distinct text read once, with the user's
