@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from olympus.op_instructions import KeyIndex, OpKey, line_stack
+from olympus.provenance.focus import focus_of
 from olympus.provenance.hlo import hlo_instructions
 from olympus.provenance.sources import SourceTable, charged_lines
 
@@ -100,8 +101,9 @@ class PassStep:
 class ModuleReading:
     """HLO modules read with one source table (:func:`hlo_instructions`), each
     distinct text once, with what its readers keep between modules (``memo``: the
-    lines read, each location's stack and charged line): most of a module is the
-    same from one pass to the next. A pipeline's are :meth:`PassPipeline.reading`.
+    lines read, each location's stack, the journeys' instructions made; ``charged``:
+    each location's line): most of a module is the same from one pass to the next.
+    A pipeline's are :meth:`PassPipeline.reading`.
 
     >>> reading = ModuleReading(SourceTable())
     >>> text = "HloModule m\\nENTRY %e () -> f32[] {\\n  ROOT %c = f32[] constant(1)\\n}"
@@ -155,10 +157,10 @@ class PassPipeline:
         >>> p.reading() is p.reading(), p.reading().instructions("HloModule m")
         (True, [])
         """
-        table = SourceTable(focus=focus)
-        found = self._readings.get(table.focus)
+        key = focus_of(focus)
+        found = self._readings.get(key)
         if found is None:
-            found = self._readings[table.focus] = ModuleReading(table)
+            found = self._readings[key] = ModuleReading(SourceTable(focus=key))
         return found
 
     def changed(self) -> tuple[PassStep, ...]:

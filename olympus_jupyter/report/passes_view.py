@@ -130,11 +130,14 @@ def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
     return rows, row_of_step
 
 
-def _delta(old: Sequence[int], new: Sequence[int], lines: list[str]) -> tuple[list, int, int]:
+def _delta(
+    old: Sequence[int], new: Sequence[int], lines: list[str] | None
+) -> tuple[list, int, int]:
     """``new`` as a delta of ``old`` (see the module's docstring), and the lines the
     change removed and added: both numbered by :func:`line_ids` (one ``ids``),
-    ``lines`` the text of ``new``."""
-    if old is new:  # a step that printed the module unchanged
+    ``lines`` the text of ``new`` (``None`` where ``new`` is ``old``: a step that
+    printed the module unchanged)."""
+    if lines is None:
         return ([[0, len(new)]] if new else []), 0, 0
     diff = id_diff(old, new)
     out: list = []
@@ -180,8 +183,11 @@ def passes_json(
     text = pipeline.before
     previous = line_ids(text.split("\n"), ids)
     for k, step in enumerate(pipeline.steps):
-        lines = step.text.split("\n")
-        numbered = previous if step.text == text else line_ids(lines, ids)
+        if step.text == text:  # printed unchanged: neither split nor numbered again
+            lines, numbered = None, previous
+        else:
+            lines = step.text.split("\n")
+            numbered = line_ids(lines, ids)
         delta, removed, added = _delta(previous, numbered, lines)
         row = rows[row_of_step[k]]
         row["removed"], row["added"] = removed, added
