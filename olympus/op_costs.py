@@ -107,12 +107,10 @@ def op_costs(
         ([float(s.figures.get(k, 0.0)) for k in KEYS], index.matched(s.op_name, s.stack))
         for s in sources
     ]
-    by_key: dict[OpKey, dict[str, float]] = {}
+    by_key: dict[OpKey, list[float]] = {}
     for figures, matched in read:
         for key in matched:
-            row = by_key.setdefault(key, dict.fromkeys(KEYS, 0.0))
-            for k, v in zip(KEYS, figures):
-                row[k] += v
+            _accumulate(by_key, key, figures)
     # Each stage's ops' parents, and the ops that hold others (few: a jit or scan
     # equation, a StableHLO function), by index.
     parents = {
@@ -148,20 +146,37 @@ def op_costs(
                 found.update(chain(stage, start))
                 last = (stage, start)
         held_by[key] = frozenset(found)
-    by_holder: dict[str, dict[str, float]] = {}
+    by_holder: dict[str, list[float]] = {}
     for figures, matched in read:
         hit: set[str] = set()
         for key in matched:
             hit |= held_by[key]
         for holder in hit:
-            row = by_holder.setdefault(holder, dict.fromkeys(KEYS, 0.0))
-            for k, v in zip(KEYS, figures):
-                row[k] += v
+            _accumulate(by_holder, holder, figures)
     out: dict[str, dict[str, float]] = {}
-    for key, figures_of_key in by_key.items():
-        if any(figures_of_key.values()):
+    for key, sums in by_key.items():
+        if any(sums):
+            figures_of_key = dict(zip(KEYS, sums))
             for owner in index.owners_of(key):
                 if owner not in holders:
                     out[owner] = figures_of_key
-    out.update(by_holder)
+    out.update((holder, dict(zip(KEYS, sums))) for holder, sums in by_holder.items())
     return out
+
+
+def _accumulate(sums: dict, key, figures: list[float]) -> None:
+    """Adds ``figures`` (one per name of ``KEYS``) to ``sums[key]``, made at zero
+    where it is not there yet: the same sums, in the same order, as a dict of
+    ``KEYS`` would hold, without a dict for each part.
+
+    >>> sums = {}
+    >>> _accumulate(sums, "a", [1.0, 0.0, 4.0]); _accumulate(sums, "a", [2.0, 0.0, 4.0])
+    >>> sums
+    {'a': [3.0, 0.0, 8.0]}
+    """
+    row = sums.get(key)
+    if row is None:
+        sums[key] = [0.0 + v for v in figures]
+    else:
+        for k, v in enumerate(figures):
+            row[k] += v
