@@ -326,7 +326,9 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
     memo = {} if memo is None else memo
     lines = text.split("\n")
     start = _tables_end(lines)
-    head = "\n".join(lines[:start])
+    # The source tables, without the module's own line (which a pass may change,
+    # ``is_scheduled=true`` say, while the tables and the instructions stay).
+    head = "\n".join(lines[1:start])
     known = memo.get(head)
     if known is None:
         known = memo[head] = (_Frames(_read_tables(lines[: start + 1])[0], table), {})
