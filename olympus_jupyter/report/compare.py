@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from olympus import stage_registry
+from olympus_jupyter.report.display_bundle import display_bundle
 from olympus_jupyter.report.html import STYLE
 from olympus_jupyter.report.line_diff import LineDiff, line_diff
 from olympus_jupyter.report.markup import Markup, Slot, concat, h, template
@@ -111,11 +112,7 @@ class StageDiff:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         forms = {MEDIA_TYPE: self.to_json, "text/html": self.html, "text/plain": self.text}
-        return {
-            m: make()
-            for m, make in forms.items()
-            if (include is None or m in include) and not (exclude and m in exclude)
-        }
+        return display_bundle(forms, include, exclude)
 
     def __repr__(self) -> str:
         return self.text()

@@ -40,6 +40,7 @@ from olympus_jupyter.report.kinds import MakeContext
 from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import render_html
+from olympus_jupyter.report.display_bundle import display_bundle
 from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report import live_reports
 from olympus_jupyter.report.passes_view import journey_json
@@ -202,11 +203,7 @@ class StageReport:
         held = forms.get(MEDIA_TYPE, {}).get("live")
         if held:  # shown again: the most recent
             live.hold(held["report"], self)
-        return {
-            mime: form
-            for mime, form in forms.items()
-            if (include is None or mime in include) and not (exclude and mime in exclude)
-        }
+        return display_bundle(forms, include, exclude)
 
     def __repr__(self) -> str:
         return self.text()
