@@ -36,7 +36,7 @@ from typing import Any
 
 from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.focus import focus_of
-from olympus.provenance.hlo import hlo_instructions
+from olympus.provenance.hlo import ModuleInstructions, hlo_instructions
 from olympus.provenance.sources import SourceTable, charged_lines
 
 __all__ = [
@@ -107,8 +107,10 @@ class ModuleReading:
 
     >>> reading = ModuleReading(SourceTable())
     >>> text = "HloModule m\\nENTRY %e () -> f32[] {\\n  ROOT %c = f32[] constant(1)\\n}"
-    >>> [i.name for i in reading.instructions(text)], reading.instructions(text) is reading.instructions(text)
-    (['constant'], True)
+    >>> [i.name for i in reading.instructions(text).instructions]
+    ['constant']
+    >>> reading.instructions(text) is reading.instructions(text)
+    True
     """
 
     def __init__(self, table: SourceTable):
@@ -116,11 +118,12 @@ class ModuleReading:
         #: The line a location is charged to: its innermost of the user's own code.
         self.charged = charged_lines(table)
         self.memo: dict = {}
-        self._modules: dict[str, list] = {}
+        self._modules: dict[str, ModuleInstructions] = {}
         self._labels: dict[str, dict[str, Any]] = {}
 
-    def instructions(self, text: str) -> list:
-        """The instructions of the module ``text``, in text order."""
+    def instructions(self, text: str) -> ModuleInstructions:
+        """The instructions of the module ``text``, in text order, and the fusion
+        that holds each."""
         found = self._modules.get(text)
         if found is None:
             found = self._modules[text] = hlo_instructions(text, self.table, self.memo)
@@ -130,7 +133,7 @@ class ModuleReading:
         """The instructions of the module ``text`` by label."""
         found = self._labels.get(text)
         if found is None:
-            found = self._labels[text] = {i.label: i for i in self.instructions(text)}
+            found = self._labels[text] = {i.label: i for i in self.instructions(text).instructions}
         return found
 
 
@@ -154,7 +157,7 @@ class PassPipeline:
         the same object for the same focus.
 
         >>> p = PassPipeline("m", "HloModule m", "HloModule m", ())
-        >>> p.reading() is p.reading(), p.reading().instructions("HloModule m")
+        >>> p.reading() is p.reading(), p.reading().instructions("HloModule m").instructions
         (True, [])
         """
         key = focus_of(focus)
@@ -355,30 +358,39 @@ def _read_instructions(text: str, reading: ModuleReading) -> tuple[Instruction, 
     """Every instruction of ``text`` with a source location, in text order. The
     reading's memo is kept across the modules of one pipeline: each location's stack
     and charged line, and each :class:`Instruction` made (most stay as they were
-    from one pass to the next: the modules share them)."""
+    from one pass to the next: the modules share them), found again from the line
+    read and its fusion without making its key."""
     found = reading.instructions(text)
     table, memo = reading.table, reading.memo
     stacks = memo.setdefault(("stacks",), {})
     line_of = reading.charged
     made = memo.setdefault(("instructions",), {})
+    # By the line read (hlo.Instruction, one object for every module that prints
+    # the line) and the fusion that holds it: compared as objects, no key made.
+    of_line = memo.setdefault(("instructions by line",), {})
     out = []
-    for ins in found:
+    for ins, holder in zip(found.instructions, found.holders):
         location = ins.location
         if location is None or ins.name == "parameter":
             continue
-        fusion = kind = None
-        if ins.fusion is not None:
-            holder = found[ins.fusion]
-            fusion, kind = holder.label, holder.fusion_kind
-        key = (ins.label, ins.name, location, fusion, kind, ins.op_name)
-        item = made.get(key)
+        item = of_line.get((ins, holder))
         if item is None:
-            stack = stacks.get(location)
-            if stack is None:
-                stack = stacks[location] = line_stack(table, location)
-            item = made[key] = Instruction(
-                Carrier(ins.label, ins.name, fusion, kind), ins.op_name, stack, line_of(location)
+            fusion, kind = (
+                (holder.label, holder.fusion_kind) if holder is not None else (None, None)
             )
+            key = (ins.label, ins.name, location, fusion, kind, ins.op_name)
+            item = made.get(key)
+            if item is None:
+                stack = stacks.get(location)
+                if stack is None:
+                    stack = stacks[location] = line_stack(table, location)
+                item = made[key] = Instruction(
+                    Carrier(ins.label, ins.name, fusion, kind),
+                    ins.op_name,
+                    stack,
+                    line_of(location),
+                )
+            of_line[ins, holder] = item
         out.append(item)
     return tuple(out)
 

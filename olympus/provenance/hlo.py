@@ -34,11 +34,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from olympus.provenance.parts import Computation, Op, Stage
 from olympus.provenance.sources import SourceTable
 
-__all__ = ["hlo_stage", "hlo_instructions", "Instruction", "COLLECTIVE_OPCODES"]
+__all__ = [
+    "hlo_stage",
+    "hlo_instructions",
+    "Instruction",
+    "ModuleInstructions",
+    "COLLECTIVE_OPCODES",
+]
 
 _BASE_COLLECTIVES = (
     "all-reduce",
@@ -280,21 +288,32 @@ def hlo_stage(text: str, table: SourceTable, *, name: str = "hlo") -> Stage:
     )
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class Instruction:
-    """One instruction of a module as :func:`hlo_instructions` reads it: less than a
-    stage's :class:`Op`, for reading many dumps of one module quickly. ``fusion``:
-    the index of the ``fusion`` instruction that holds it (``None`` outside one);
-    ``fusion_kind``: a fusion instruction's own kind (``kLoop``...)."""
+    """One instruction line of a module as :func:`hlo_instructions` reads it: less
+    than a stage's :class:`Op`, for reading many dumps of one module quickly. What
+    the line alone says, so one object serves every module that prints the line
+    alike (compared and hashed as that object: ``eq=False``); where it sits in a
+    module is :class:`ModuleInstructions`'. ``fusion_kind``: a fusion
+    instruction's own kind (``kLoop``...); ``calls``: the computations it calls,
+    ``(attribute, name)``."""
 
     label: str
     name: str  # the opcode
     location: int | None
-    computation: int
-    fusion: int | None = None
     fusion_kind: str | None = None
     shape: str = ""  # as printed, layout included
     op_name: str = ""  # XLA's metadata's: the name stack and primitive
+    calls: tuple[tuple[str, str], ...] = ()
+
+
+class ModuleInstructions(NamedTuple):
+    """A module's instructions in text order, and for each the ``fusion``
+    instruction whose computation holds it (directly or through the computations
+    that call it; ``None`` outside one)."""
+
+    instructions: list[Instruction]
+    holders: list[Instruction | None]
 
 
 _FUSION_KIND = re.compile(r"kind=(k\w+)")
@@ -308,20 +327,28 @@ def _tables_end(lines: list[str]) -> int:
     return max(len(lines) - 1, 0)
 
 
-def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) -> list[Instruction]:
+def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) -> ModuleInstructions:
     """The instructions of an HLO module's text with their opcode, location and
     fusion, in text order: what reading the modules XLA dumps after each pass needs.
     ``memo``, a dict kept across the dumps of one compile, holds each instruction
-    line read (most lines are the same from one pass to the next) and the source
-    tables, so that a dump costs what changed in it.
+    line read, as one :class:`Instruction` for every module that prints it (most
+    lines are the same from one pass to the next), and the source tables, so that a
+    dump costs what changed in it.
 
     >>> text = '''HloModule m
+    ... %f (p: f32[2]) -> f32[2] {
+    ...   %p = f32[2]{0} parameter(0)
+    ...   ROOT %n = f32[2]{0} negate(%p)
+    ... }
     ... ENTRY %main (x: f32[2]) -> f32[2] {
     ...   %x = f32[2]{0} parameter(0)
-    ...   ROOT %n = f32[2]{0} negate(%x)
+    ...   ROOT %y = f32[2]{0} fusion(%x), kind=kLoop, calls=%f
     ... }'''
-    >>> [(i.label, i.name) for i in hlo_instructions(text, SourceTable())]
-    [('x', 'parameter'), ('n', 'negate')]
+    >>> found = hlo_instructions(text, SourceTable())
+    >>> [(i.label, i.name, h and h.label) for i, h in zip(*found)]
+    [('p', 'parameter', 'y'), ('n', 'negate', 'y'), ('x', 'parameter', None), ('y', 'fusion', None)]
+    >>> found.instructions[0] is hlo_instructions(text, SourceTable(), {}).instructions[0]
+    False
     """
     memo = {} if memo is None else memo
     lines = text.split("\n")
@@ -333,43 +360,48 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
     if known is None:
         known = memo[head] = (_Frames(_read_tables(lines[: start + 1])[0], table), {})
     frames: _Frames = known[0]
-    read: dict[str, tuple] = known[1]
+    read: dict[str, Instruction | None] = known[1]
     module = _Module()
     out: list[Instruction] = []
+    computation_of: list[int] = []  # of each instruction
     for lineno, line, current in _instruction_lines(lines, start, module):
-        parsed = read.get(line)
-        if parsed is None:
-            m = _INSTR.match(line)
-            if not m:
-                read[line] = parsed = ()
-            else:
-                op, calls = _read_instruction(line, m, "", 0, lineno, current, frames)
-                kind = None
-                if op.name == "fusion":
-                    found = _FUSION_KIND.search(line)
-                    kind = found.group(1) if found else None
-                shape = op.types[0] if op.types else ""
-                read[line] = parsed = (
-                    op.label or "",
-                    op.name,
-                    op.location,
-                    calls,
-                    kind,
-                    shape,
-                    op.name_stack,
-                )
-        if not parsed:
-            continue
-        label, name, location, calls, kind, shape, op_name = parsed
-        if calls:
-            module.calls[len(out)] = calls
-        out.append(Instruction(label, name, location, current, None, kind, shape, op_name))
-    module.ops = out  # type: ignore[assignment]  # what _callers and _fusions read
+        ins = read.get(line)
+        if ins is None:
+            if line in read:  # read before: no instruction
+                continue
+            ins = read[line] = _instruction(line, lineno, current, frames)
+            if ins is None:
+                continue
+        if ins.calls:
+            module.calls[len(out)] = ins.calls  # type: ignore[assignment]
+        out.append(ins)
+        computation_of.append(current)
+    module.ops = out  # type: ignore[assignment]  # what _callers reads: names
     caller, via_fusion = _callers(module)
-    fusion = _fusions(module, caller, via_fusion)
-    for i in out:
-        i.fusion = fusion[i.computation]
-    return out
+    fusion = _fusions(module, caller, via_fusion, computation_of)
+    holder = [None if k is None else out[k] for k in fusion]
+    return ModuleInstructions(out, [holder[c] for c in computation_of])
+
+
+def _instruction(line: str, lineno: int, computation: int, frames: _Frames) -> Instruction | None:
+    """The :class:`Instruction` of ``line``, or ``None`` where it holds none."""
+    m = _INSTR.match(line)
+    if not m:
+        return None
+    op, calls = _read_instruction(line, m, "", 0, lineno, computation, frames)
+    kind = None
+    if op.name == "fusion":
+        found = _FUSION_KIND.search(line)
+        kind = found.group(1) if found else None
+    return Instruction(
+        op.label or "",
+        op.name,
+        op.location,
+        kind,
+        op.types[0] if op.types else "",
+        op.name_stack,
+        tuple(calls or ()),
+    )
 
 
 def _instruction_lines(lines: list[str], start: int, module: _Module):
@@ -545,13 +577,21 @@ def _callers(module: _Module) -> tuple[list[int | None], list[bool]]:
     return caller, via_fusion
 
 
-def _fusions(module: _Module, caller: list[int | None], via_fusion: list[bool]) -> list[int | None]:
+def _fusions(
+    module: _Module,
+    caller: list[int | None],
+    via_fusion: list[bool],
+    computation_of: Sequence[int] | None = None,
+) -> list[int | None]:
     """Per computation: the ``fusion`` instruction that holds it, directly or
-    through the computation its caller is in; else ``None``."""
+    through the computation its caller is in; else ``None``. ``computation_of``:
+    each instruction's computation, where the module's ops do not say."""
     n = len(module.computations)
     fusion: list[int | None] = [None] * n
     resolved = [False] * n
     ops = module.ops
+    if computation_of is None:
+        computation_of = [op.computation for op in ops]  # type: ignore[misc]
 
     def resolve(ci: int) -> int | None:
         if resolved[ci]:
@@ -559,7 +599,7 @@ def _fusions(module: _Module, caller: list[int | None], via_fusion: list[bool]) 
         resolved[ci] = True  # guards against cycles
         k = caller[ci]
         if k is not None:
-            fusion[ci] = k if via_fusion[ci] else resolve(ops[k].computation)  # type: ignore[arg-type]
+            fusion[ci] = k if via_fusion[ci] else resolve(computation_of[k])
         return fusion[ci]
 
     for ci in range(n):
