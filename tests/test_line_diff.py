@@ -63,3 +63,20 @@ def test_comparing_two_big_reports_takes_well_under_a_second():
     diff.text(), diff.html()
     assert time.perf_counter() - start < 1.0
     assert "compiled" in diff.changed_stages()
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines, lines)
+def test_a_passes_delta_holds_the_alignment_of_its_diff(a, b):
+    """The passes data's delta of a module (kept ranges and new lines) gives back
+    the diff it was made from: the static HTML's diffs are read from it, not made
+    again (passes_view.delta_opcodes)."""
+    from olympus_jupyter.report.line_diff import line_ids, unified_lines
+    from olympus_jupyter.report.passes_view import _delta, delta_opcodes
+
+    ids: dict[str, int] = {}
+    delta = _delta(line_ids(a, ids), line_ids(b, ids), b)[0]
+    opcodes = delta_opcodes(delta, len(a))
+    assert rebuild(a, b, line_diff(a, b).__class__(opcodes)) == b
+    for context in (0, 2):
+        assert unified_lines(a, b, context, opcodes=opcodes) == unified_lines(a, b, context)

@@ -198,10 +198,16 @@ def _range(start: int, stop: int) -> str:
     return f"{start + 1 if length else start}" + ("" if length == 1 else f",{length}")
 
 
-def unified_lines(a: Sequence[str], b: Sequence[str], context: int = 3) -> list[str]:
+def unified_lines(
+    a: Sequence[str],
+    b: Sequence[str],
+    context: int = 3,
+    opcodes: list[tuple[str, int, int, int, int]] | None = None,
+) -> list[str]:
     """The lines of a unified diff of ``a`` to ``b`` (hunks ``@@ -i,n +j,m @@``, then
     `` ``, ``-`` and ``+`` lines; no file headers), aligned by :func:`line_diff`, so
-    that it stays fast on big texts, and grouped into hunks as difflib groups them.
+    that it stays fast on big texts (or by ``opcodes``, an alignment already made),
+    and grouped into hunks as difflib groups them.
 
     >>> unified_lines(["a", "b", "c"], ["a", "x", "c"], context=1)
     ['@@ -1,3 +1,3 @@', ' a', '-b', '+x', ' c']
@@ -209,7 +215,9 @@ def unified_lines(a: Sequence[str], b: Sequence[str], context: int = 3) -> list[
     ['@@ -2,0 +3 @@', '+c']
     """
     out: list[str] = []
-    for group in _Given(line_diff(a, b).opcodes).get_grouped_opcodes(context):
+    if opcodes is None:
+        opcodes = line_diff(a, b).opcodes
+    for group in _Given(opcodes).get_grouped_opcodes(context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@")
         for tag, x1, x2, y1, y2 in group:

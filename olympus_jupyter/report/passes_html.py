@@ -31,9 +31,9 @@ from olympus_jupyter.report.markup import h, head_row
 from olympus_jupyter.report.passes_view import (
     counts,
     line_summary,
-    module_texts,
+    module_lines,
     op_journey_rows,
-    step_diff,
+    step_change,
 )
 from olympus_jupyter.report.sections import section, unavailable
 
@@ -45,8 +45,8 @@ MAX_DIFFS = 30
 MAX_DIFF_LINES = 200
 
 
-def _diff_block(before: str, after: str, limit: int | None):
-    lines = unified_lines(before.split("\n"), after.split("\n"), context=2)
+def _diff_block(before: list[str], after: list[str], opcodes, limit: int | None):
+    lines = unified_lines(before, after, context=2, opcodes=opcodes)
     shown = lines if limit is None else lines[:limit]
     out = []
     for line in shown:
@@ -82,7 +82,7 @@ def _row_cells(row) -> list:
 
 
 def _pass_tables(data, full: bool):
-    texts = module_texts(data)
+    modules = module_lines(data)
     changed, quiet = [], []
     diffs = 0
     for number, row in enumerate(data["rows"], 1):
@@ -97,15 +97,15 @@ def _pass_tables(data, full: bool):
             )
             continue
         changed.append(h("tr", None, h("td", None, str(number)), _row_cells(row)))
-        pair = step_diff(data, texts, row["step"])
-        if pair is None or pair[0] == pair[1] or (not full and diffs >= MAX_DIFFS):
+        found = step_change(data, modules, row["step"])
+        if found is None or found[0] == found[1] or (not full and diffs >= MAX_DIFFS):
             continue
         diffs += 1
         fold = h(
             "details",
             {"class": "ol-pass-diff"},
             h("summary", None, f"diff of {row['pass']}"),
-            _diff_block(*pair, None if full else MAX_DIFF_LINES),
+            _diff_block(*found, None if full else MAX_DIFF_LINES),
         )
         changed.append(h("tr", None, h("td", {"colspan": "5"}, fold)))
     head = h(

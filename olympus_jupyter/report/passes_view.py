@@ -54,8 +54,10 @@ from olympus_jupyter.report.line_diff import id_diff, line_ids
 __all__ = [
     "passes_json",
     "cap_passes",
+    "module_lines",
     "module_texts",
-    "step_diff",
+    "delta_opcodes",
+    "step_change",
     "journey_json",
     "op_journeys_json",
     "MAX_OP_JOURNEY_CHARS",
@@ -394,11 +396,11 @@ def journey_json(j, file: int, row_of_step: Sequence[int] | Mapping[int, int]) -
     }
 
 
-def module_texts(data: Mapping[str, Any]) -> list[str | None]:
-    """The module after each dumped step, read back from the deltas (``None`` for
-    the steps left out)."""
+def module_lines(data: Mapping[str, Any]) -> list[list[str] | None]:
+    """The lines of the module after each dumped step, read back from the deltas
+    (``None`` for the steps left out)."""
     previous = data["before"].split("\n")
-    out: list[str | None] = []
+    out: list[list[str] | None] = []
     for delta in data["deltas"]:
         if delta is None:
             out.append(None)
@@ -409,21 +411,60 @@ def module_texts(data: Mapping[str, Any]) -> list[str | None]:
                 lines.append(item)
             else:
                 lines.extend(previous[item[0] : item[1]])
-        out.append("\n".join(lines))
+        out.append(lines)
         previous = lines
     return out
 
 
-def step_diff(
-    data: Mapping[str, Any], texts: Sequence[str | None], step: int
-) -> tuple[str, str] | None:
-    """The module before and after dumped step ``step`` (``texts``:
-    :func:`module_texts`), or None where it was left out."""
-    after = texts[step]
-    before = data["before"] if step == 0 else texts[step - 1]
+def module_texts(data: Mapping[str, Any]) -> list[str | None]:
+    """The module after each dumped step, read back from the deltas (``None`` for
+    the steps left out)."""
+    return [None if lines is None else "\n".join(lines) for lines in module_lines(data)]
+
+
+def delta_opcodes(delta: Sequence, before: int) -> list[tuple[str, int, int, int, int]]:
+    """The alignment a delta holds (of a module of ``before`` lines), as
+    :class:`~olympus_jupyter.report.line_diff.LineDiff`'s opcodes: each kept range
+    is equal, and what lies between two (lines gone, lines come) is one change.
+
+    >>> delta_opcodes([[0, 2], "x", [3, 4], "y"], 5)
+    [('equal', 0, 2, 0, 2), ('replace', 2, 3, 2, 3), ('equal', 3, 4, 3, 4), ('replace', 4, 5, 4, 5)]
+    >>> delta_opcodes([[0, 1], "new", [1, 2]], 2)
+    [('equal', 0, 1, 0, 1), ('insert', 1, 1, 1, 2), ('equal', 1, 2, 2, 3)]
+    """
+    out: list[tuple[str, int, int, int, int]] = []
+    i = j = 0  # lines of the module before and after, read so far
+    come = 0  # lines come since the last kept range
+
+    def change(i2: int) -> None:
+        if i2 > i or come:
+            tag = "replace" if i2 > i and come else "delete" if i2 > i else "insert"
+            out.append((tag, i, i2, j - come, j))
+
+    for item in delta:
+        if isinstance(item, str):
+            come += 1
+            j += 1
+            continue
+        start, stop = item
+        change(start)
+        out.append(("equal", start, stop, j, j + stop - start))
+        i, j, come = stop, j + stop - start, 0
+    change(before)
+    return out
+
+
+def step_change(
+    data: Mapping[str, Any], lines: Sequence[list[str] | None], step: int
+) -> tuple[list[str], list[str], list[tuple[str, int, int, int, int]]] | None:
+    """The lines of the module before and after dumped step ``step`` (``lines``:
+    :func:`module_lines`) and how they align (the step's delta, as
+    :func:`delta_opcodes`), or None where either was left out."""
+    after = lines[step]
+    before = data["before"].split("\n") if step == 0 else lines[step - 1]
     if after is None or before is None:
         return None
-    return before, after
+    return before, after, delta_opcodes(data["deltas"][step], len(before))
 
 
 def _where(carriers: Sequence[Mapping[str, Any]]) -> str:
