@@ -298,3 +298,54 @@ def test_an_untrusted_notebook_shows_the_static_html_and_runs_nothing(
     )
     assert not pwned(page)
     page.screenshot(path=str(artifacts_dir() / "standalone-lab-untrusted.png"))
+
+
+# -- nbconvert's HTML export of an executed notebook ----------------------------------
+
+
+def test_an_nbconvert_html_export_is_the_live_view_offline(page, notebooks_dir, tmp_path):
+    """``jupyter nbconvert --to html`` of an executed notebook, opened from disk with
+    every request but the file refused: the report's output is the live view, linked
+    both ways, and nothing from the report's data runs."""
+    notebook = write_notebook(notebooks_dir / "nbconvert-export.ipynb", [SETUP, MODEL, SHOW])
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "html",
+            "--output-dir",
+            str(tmp_path),
+            str(notebook),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=deadline(120),
+    )
+    assert proc.returncode == 0, proc.stderr
+    exported = tmp_path / "nbconvert-export.html"
+    root, requests, url = open_offline(page, exported, LIVE)
+    # nbconvert's own template asks a CDN for require.js and MathJax: refused here,
+    # as offline. The report asks for nothing.
+    refused = [r for r in requests if not r.startswith("file:")]
+    assert all(r.startswith("https://cdnjs.cloudflare.com/") for r in refused), refused
+    log = page.console_log
+    failed = [e for e in log.errors if e.startswith("Failed to load resource")]
+    assert len(failed) <= len(refused), log.errors
+    log.errors[:] = [e for e in log.errors if e not in failed]  # the template's, not ours
+    assert page.locator(LIVE).count() == 1
+    assert not pwned(page)
+    line = assert_linked_both_ways(
+        root,
+        "y = jnp.sin(x)",
+        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
+        ("stablehlo", "stablehlo.tanh"),
+    )
+    assert "jnp.tanh" in line
+    assert (
+        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
+    )
+    page.screenshot(path=str(artifacts_dir() / "nbconvert-export.png"))
+    assert not pwned(page)
