@@ -349,3 +349,49 @@ def test_an_nbconvert_html_export_is_the_live_view_offline(page, notebooks_dir, 
     )
     page.screenshot(path=str(artifacts_dir() / "nbconvert-export.png"))
     assert not pwned(page)
+
+
+# -- Voilà, serving a notebook as an app ----------------------------------------------
+
+
+def test_voila_serves_a_report_as_the_live_view(page, lab, notebooks_dir):
+    """A notebook with a report, rendered by Voilà (the Jupyter server's extension,
+    ``/voila/render/NB``: Voilà runs the notebook and shows its outputs with
+    JupyterLab's output renderers of its own release, so this extension's JSON
+    renderer is not loaded there): the ``text/html`` output is the live view, linked
+    both ways, and nothing from the report's data runs."""
+    name = write_notebook(
+        notebooks_dir / "voila-app.ipynb", [SETUP, MODEL, SHOW], execute=False
+    ).name
+    failed: list[str] = []
+    page.on("requestfailed", lambda r: failed.append(r.url))
+    page.goto(lab.page_url(f"voila/render/{name}"))
+    root = page.locator(LIVE)
+    root.wait_for(timeout=ms(120))
+    assert page.locator(".olympus-report").count() == 1  # one report, shown once
+    assert not pwned(page)
+    line = assert_linked_both_ways(
+        root,
+        "y = jnp.sin(x)",
+        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
+        ("stablehlo", "stablehlo.tanh"),
+    )
+    assert "jnp.tanh" in line
+    assert (
+        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
+    )
+    page.screenshot(path=str(artifacts_dir() / "voila-app.png"))
+    assert not pwned(page)
+    # Voilà's own page asks CDNs for fonts and MathJax (refused where there is no
+    # network), and Voilà 0.5 tries the JupyterLab extension against the JupyterLab
+    # 4.2 packages it ships, where it cannot load (it needs 4.5: "Shared module ...
+    # doesn't exist in shared scope"): those are the console's errors, and the
+    # report's output shows live without the extension.
+    assert all(not url.startswith(lab.url) for url in failed), failed
+    log = page.console_log
+    log.errors[:] = [
+        e
+        for e in log.errors
+        if not (e.startswith("Failed to load resource") and failed)
+        and not re.search(r"Shared module \S+ doesn't exist in shared scope", e)
+    ]
