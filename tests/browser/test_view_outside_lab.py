@@ -60,6 +60,31 @@ def assert_linked_both_ways(root, source_line: str, ops, back: tuple[str, str]):
     return active.inner_text()
 
 
+def assert_model_linked(root):
+    """``model``'s report (or the notebook's ``f``, the same lines) is linked both ways
+    in ``root``: its sine line lights its ops in every stage, its tanh op leads back
+    to its line."""
+    line = assert_linked_both_ways(
+        root,
+        "y = jnp.sin(x)",
+        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
+        ("stablehlo", "stablehlo.tanh"),
+    )
+    assert "jnp.tanh" in line
+
+
+def assert_notebook_report_live(page, root, picture: str):
+    """The report of the notebook ``[SETUP, MODEL, SHOW]`` (below) is live in ``root``:
+    linked both ways in every stage, its hostile name shown as text, nothing of its
+    data run; the page drawn into ``picture`` (in the tests' artifacts)."""
+    assert_model_linked(root)
+    assert (
+        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
+    )
+    page.screenshot(path=str(artifacts_dir() / picture))
+    assert not pwned(page)
+
+
 # -- the page report.save() writes ----------------------------------------------------
 
 
@@ -98,13 +123,7 @@ def test_a_saved_page_is_the_live_view_linked_both_ways(page, saved_pages):
     assert page.locator(".olympus-report[data-olympus-live]").count() == 1
     assert not page.locator(".olympus-report > details.stage").first.is_visible()
     assert page.evaluate("() => document.scripts.length") == 0
-    line = assert_linked_both_ways(
-        root,
-        "y = jnp.sin(x)",
-        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
-        ("stablehlo", "stablehlo.tanh"),
-    )
-    assert "jnp.tanh" in line
+    assert_model_linked(root)
     page.keyboard.press("Escape")
     assert root.locator(".cm-line.olympus-linked").count() == 0
     page.screenshot(path=str(artifacts_dir() / "standalone-saved-page.png"))
@@ -255,18 +274,7 @@ def test_the_html_output_is_the_live_view_where_the_extension_is_off(
     root.wait_for(timeout=ms(120))
     assert page.locator("[data-olympus-viewer]").count() == 0  # no extension here
     assert not pwned(page)
-    line = assert_linked_both_ways(
-        root,
-        "y = jnp.sin(x)",
-        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
-        ("stablehlo", "stablehlo.tanh"),
-    )
-    assert "jnp.tanh" in line
-    assert (
-        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
-    )
-    page.screenshot(path=str(artifacts_dir() / "standalone-lab-without-extension.png"))
-    assert not pwned(page)
+    assert_notebook_report_live(page, root, "standalone-lab-without-extension.png")
     assert page.locator(".jp-OutputArea script").count() == 0
 
 
@@ -337,18 +345,7 @@ def test_an_nbconvert_html_export_is_the_live_view_offline(page, notebooks_dir, 
     log.errors[:] = [e for e in log.errors if e not in failed]  # the template's, not ours
     assert page.locator(LIVE).count() == 1
     assert not pwned(page)
-    line = assert_linked_both_ways(
-        root,
-        "y = jnp.sin(x)",
-        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
-        ("stablehlo", "stablehlo.tanh"),
-    )
-    assert "jnp.tanh" in line
-    assert (
-        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
-    )
-    page.screenshot(path=str(artifacts_dir() / "nbconvert-export.png"))
-    assert not pwned(page)
+    assert_notebook_report_live(page, root, "nbconvert-export.png")
 
 
 # -- Voilà, serving a notebook as an app ----------------------------------------------
@@ -370,18 +367,7 @@ def test_voila_serves_a_report_as_the_live_view(page, lab, notebooks_dir):
     root.wait_for(timeout=ms(120))
     assert page.locator(".olympus-report").count() == 1  # one report, shown once
     assert not pwned(page)
-    line = assert_linked_both_ways(
-        root,
-        "y = jnp.sin(x)",
-        [("olympuspr", "sin"), ("stablehlo", "stablehlo.sine"), ("compiled", "sine")],
-        ("stablehlo", "stablehlo.tanh"),
-    )
-    assert "jnp.tanh" in line
-    assert (
-        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
-    )
-    page.screenshot(path=str(artifacts_dir() / "voila-app.png"))
-    assert not pwned(page)
+    assert_notebook_report_live(page, root, "voila-app.png")
     # Voilà's own page asks CDNs for fonts and MathJax (refused where there is no
     # network), and Voilà 0.5 tries the JupyterLab extension against the JupyterLab
     # 4.2 packages it ships, where it cannot load (it needs 4.5: "Shared module ...
