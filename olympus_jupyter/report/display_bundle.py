@@ -14,6 +14,13 @@ it already is); the escaping was done when the HTML was built.
 {'text/html': 'str', 'text/plain': 'str'}
 >>> display_bundle({"text/html": "<b>x</b>", "text/plain": "x"}, include={"text/plain"})
 {'text/plain': 'x'}
+
+Forms made plain once (:func:`plain_forms`) are given as they are, the same objects
+at each display:
+
+>>> forms = plain_forms({"text/html": Markup("<b>x</b>")})
+>>> display_bundle(forms)["text/html"] is forms["text/html"]
+True
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-__all__ = ["display_bundle"]
+__all__ = ["display_bundle", "plain_forms"]
 
 
 def display_bundle(
@@ -36,6 +43,16 @@ def display_bundle(
     for mime, form in forms.items():
         if (include is not None and mime not in include) or (exclude and mime in exclude):
             continue
-        made = form() if callable(form) else form
-        out[mime] = str.__str__(made) if isinstance(made, str) else made
+        out[mime] = _plain(form() if callable(form) else form)
     return out
+
+
+def plain_forms(forms: Mapping[str, Any]) -> dict[str, Any]:
+    """``forms`` with each text an exact ``str`` (a made form kept for displaying
+    again: the same objects each time)."""
+    return {mime: _plain(form) for mime, form in forms.items()}
+
+
+def _plain(form: Any) -> Any:
+    """An exact ``str`` of a text (itself where it is one), else ``form``."""
+    return str.__str__(form) if isinstance(form, str) else form

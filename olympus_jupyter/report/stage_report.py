@@ -40,7 +40,7 @@ from olympus_jupyter.report.kinds import MakeContext
 from olympus_jupyter.report import interactive as interactive_view
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import render_html
-from olympus_jupyter.report.display_bundle import display_bundle
+from olympus_jupyter.report.display_bundle import display_bundle, plain_forms
 from olympus_jupyter.report.markup import Markup
 from olympus_jupyter.report import live_reports
 from olympus_jupyter.report.passes_view import journey_json
@@ -197,7 +197,8 @@ class StageReport:
             self.forms()
             if self.full
             else self._memoized(
-                "capped", lambda: capped_forms(self, live=live.offer if live.enabled else None)
+                "capped",
+                lambda: plain_forms(capped_forms(self, live=live.offer if live.enabled else None)),
             )
         )
         held = forms.get(MEDIA_TYPE, {}).get("live")
