@@ -35,6 +35,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 TOKEN = "olympus-test"
+#: JupyterLab extensions the test servers turn off: Voilà's "preview" button, which
+#: comes with voila (installed for the Voilà test, which needs only its server
+#: extension) and reads a notebook's cells while JupyterLab is still filling them
+#: in (once: "Cannot read properties of undefined (reading 'type')" in a test's
+#: console). The JupyterLab the other tests drive is the one they drove before.
+DISABLED_LAB_EXTENSIONS = ("@voila-dashboards/jupyterlab-preview",)
 #: The media type of a report's data (the extension renders it).
 STAGES_MIME = "application/vnd.olympus.stages+json"
 
@@ -63,6 +69,21 @@ def write_notebook(path: pathlib.Path, sources, *, execute=True, kernel="python3
     return path
 
 
+def _config_dir(given: str | None, tmp: pathlib.Path) -> pathlib.Path:
+    """The Jupyter config folder a test server runs with, new in ``tmp``: its
+    JupyterLab page config is that of the folder ``given`` (``JUPYTER_CONFIG_DIR``
+    where a test set one, read only), with :data:`DISABLED_LAB_EXTENSIONS` turned
+    off. Nothing is written anywhere else."""
+    config = tmp / "jupyter-config"
+    page_config = config / "labconfig" / "page_config.json"
+    page_config.parent.mkdir(parents=True, exist_ok=True)
+    source = pathlib.Path(given) / "labconfig" / "page_config.json" if given else None
+    held = json.loads(source.read_text()) if source is not None and source.exists() else {}
+    held.setdefault("disabledExtensions", {}).update(dict.fromkeys(DISABLED_LAB_EXTENSIONS, True))
+    page_config.write_text(json.dumps(held, indent=2))
+    return config
+
+
 class Server:
     """A Jupyter server process serving ``root``."""
 
@@ -80,6 +101,7 @@ class Server:
             d = tmp / name.lower()
             d.mkdir(exist_ok=True)
             env[name] = str(d)
+        env["JUPYTER_CONFIG_DIR"] = str(_config_dir(env.get("JUPYTER_CONFIG_DIR"), tmp))
         here = str(pathlib.Path(__file__).resolve().parent)  # private_kernels.py
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
         # Notebook trust of its own: signing a test notebook never touches the user's
