@@ -347,8 +347,10 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
     >>> found = hlo_instructions(text, SourceTable())
     >>> [(i.label, i.name, h and h.label) for i, h in zip(*found)]
     [('p', 'parameter', 'y'), ('n', 'negate', 'y'), ('x', 'parameter', None), ('y', 'fusion', None)]
-    >>> found.instructions[0] is hlo_instructions(text, SourceTable(), {}).instructions[0]
-    False
+    >>> memo, table = {}, SourceTable()
+    >>> again = hlo_instructions(text, table, memo), hlo_instructions(text, table, memo)
+    >>> again[0].instructions[1] is again[1].instructions[1]  # one record per line read
+    True
     """
     memo = {} if memo is None else memo
     lines = text.split("\n")
