@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import NamedTuple
 
 from olympus.provenance.parts import Computation, Op, Stage
@@ -380,7 +380,7 @@ def hlo_instructions(text: str, table: SourceTable, memo: dict | None = None) ->
         computation_of.append(current)
     module.ops = out  # type: ignore[assignment]  # what _callers reads: names
     caller, via_fusion = _callers(module)
-    fusion = _fusions(module, caller, via_fusion, computation_of)
+    fusion = _fusions(module, caller, via_fusion, computation_of.__getitem__)
     holder = [None if k is None else out[k] for k in fusion]
     return ModuleInstructions(out, [holder[c] for c in computation_of])
 
@@ -583,17 +583,19 @@ def _fusions(
     module: _Module,
     caller: list[int | None],
     via_fusion: list[bool],
-    computation_of: Sequence[int] | None = None,
+    computation_of: Callable[[int], int] | None = None,
 ) -> list[int | None]:
     """Per computation: the ``fusion`` instruction that holds it, directly or
     through the computation its caller is in; else ``None``. ``computation_of``:
-    each instruction's computation, where the module's ops do not say."""
+    the computation of the instruction of an index, where the module's ops do not
+    say (asked only of the callers)."""
     n = len(module.computations)
     fusion: list[int | None] = [None] * n
     resolved = [False] * n
     ops = module.ops
-    if computation_of is None:
-        computation_of = [op.computation for op in ops]  # type: ignore[misc]
+    where: Callable[[int], int | None] = (
+        computation_of if computation_of is not None else (lambda k: ops[k].computation)
+    )
 
     def resolve(ci: int) -> int | None:
         if resolved[ci]:
@@ -601,7 +603,7 @@ def _fusions(
         resolved[ci] = True  # guards against cycles
         k = caller[ci]
         if k is not None:
-            fusion[ci] = k if via_fusion[ci] else resolve(computation_of[k])
+            fusion[ci] = k if via_fusion[ci] else resolve(where(k))  # type: ignore[arg-type]
         return fusion[ci]
 
     for ci in range(n):
