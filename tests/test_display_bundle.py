@@ -41,17 +41,18 @@ def long_program(x):
     return x
 
 
-def forms_of(bundle):
+def assert_plain(bundle):
+    """``bundle`` holds the three forms, each plain all the way down."""
     assert {"text/html", "text/plain"} < set(bundle)  # and the data form
     assert len(bundle) == 3
-    return {mime: not_plain(form, mime) for mime, form in bundle.items()}
+    found = {mime: not_plain(form, mime) for mime, form in bundle.items()}
+    assert found == {mime: [] for mime in found}
 
 
 def test_a_reports_bundle_is_plain_with_the_extra_stages():
     report = inspect(f, np.ones((4, 4), np.float32), passes=True, costs=True, cache=None)
     assert type(report.html()).__name__ == "Markup"  # what the report builds with
-    found = forms_of(report._repr_mimebundle_())
-    assert found == {mime: [] for mime in found}
+    assert_plain(report._repr_mimebundle_())
 
 
 def test_a_capped_bundle_is_plain(monkeypatch):
@@ -60,23 +61,20 @@ def test_a_capped_bundle_is_plain(monkeypatch):
     report = inspect(long_program, jnp.ones((4, 4)), cache=None)
     bundle = report._repr_mimebundle_()
     assert output_cap.output_size(bundle) <= 300_000  # it was cut
-    found = forms_of(bundle)
-    assert found == {mime: [] for mime in found}
+    assert_plain(bundle)
 
 
 @pytest.mark.parametrize("stage", ["traced", "lowered", "compiled"])
 def test_a_stage_objects_bundle_is_plain(stage):
     traced = olympus.jit(f).trace(np.ones(3, np.float32))
     obj = {"traced": traced, "lowered": traced.lower(), "compiled": traced.lower().compile()}
-    found = forms_of(obj[stage]._repr_mimebundle_())
-    assert found == {mime: [] for mime in found}
+    assert_plain(obj[stage]._repr_mimebundle_())
 
 
 def test_a_comparisons_bundle_is_plain_and_keeps_include():
     a = inspect(f, np.ones(3, np.float32), cache=None)
     b = inspect(f, np.ones((2, 3), np.float32), cache=None)
     diff = compare(a, b)
-    found = forms_of(diff._repr_mimebundle_())
-    assert found == {mime: [] for mime in found}
+    assert_plain(diff._repr_mimebundle_())
     assert list(diff._repr_mimebundle_(include={"text/plain"})) == ["text/plain"]
     assert "text/html" not in diff._repr_mimebundle_(exclude={"text/html"})
