@@ -125,15 +125,35 @@ def live_tail(data_text: str) -> Markup:
     v = viewer()
     if v is None:
         return Markup("")
+    loader = _loader(v)
     key = uuid.uuid4().hex[:12]
-    loader = (
-        _LOADER.replace("{key}", key).replace("{version}", v.version).replace("{packed}", v.packed)
-    )
+    # One join: the view is carried packed (hundreds of kB), and each copy of it made
+    # on the way (three replaces, then the f-string) cost a display half a
+    # millisecond (benchmarks/README.md).
     return Markup(
-        f'<script type="application/json" data-olympus-bundle="{key}">'
-        f"{island_json(data_text)}</script>"
-        f'<script data-olympus-loader="{key}">{loader}</script>'
+        "".join(
+            (
+                f'<script type="application/json" data-olympus-bundle="{key}">',
+                island_json(data_text),
+                f'</script><script data-olympus-loader="{key}">',
+                loader[0],
+                key,
+                loader[1],
+                "</script>",
+            )
+        )
     )
+
+
+@functools.lru_cache(maxsize=2)
+def _loader(v: Viewer) -> tuple[str, str]:
+    """The loader with view ``v`` filled in, as the text before its key and after it
+    (made once for a view)."""
+    # Base64 and a hex version hold no braces: the one "{key}" left is the loader's.
+    head, tail = (
+        _LOADER.replace("{version}", v.version).replace("{packed}", v.packed).split("{key}")
+    )
+    return head, tail
 
 
 def tail_size(data_text: str) -> int:
