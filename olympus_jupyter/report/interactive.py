@@ -62,6 +62,10 @@ class Viewer:
     #: Bytes of the script itself.
     size: int
 
+    def code(self) -> str:
+        """The script itself (read again: the packed form is what a page carries)."""
+        return zlib.decompress(base64.b64decode(self.packed)).decode("utf-8")
+
 
 @functools.cache
 def viewer() -> Viewer | None:
