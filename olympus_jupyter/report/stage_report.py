@@ -42,7 +42,7 @@ from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, c
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.display_bundle import display_bundle, plain_forms
 from olympus_jupyter.report.markup import Markup
-from olympus_jupyter.report import live_reports
+from olympus_jupyter.report import live_reports, widget_view
 from olympus_jupyter.report.passes_view import journey_json
 from olympus_jupyter.report.output_cap import MAX_PAGE_BYTES, capped_forms, capped_page
 from olympus_jupyter.report.shared_dumps import SharedDumps
@@ -205,6 +205,12 @@ class StageReport:
         if held:  # shown again: the most recent
             live.hold(held["report"], self)
         return display_bundle(forms, include, exclude)
+
+    def _display_(self) -> Any:
+        """What marimo shows (its display protocol, asked before any other): the
+        interactive view as an anywidget, as marimo runs no script of an HTML output
+        (:mod:`.widget_view`). IPython never asks for it."""
+        return widget_view.display_object(self)
 
     def __repr__(self) -> str:
         return self.text()
