@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import socket
 import subprocess
 import sys
@@ -174,6 +175,67 @@ class Server:
         except Exception:  # noqa: BLE001 - make sure it ends
             self.proc.kill()
             self.proc.wait()
+        self.log.close()
+
+
+class MarimoApp:
+    """``marimo run APP --headless`` on loopback: the marimo notebook ``app`` served as
+    an app, its cells run by marimo's own kernel. marimo's configuration, cache and
+    state go to folders in ``tmp`` (XDG_*): nothing is written to the user's home."""
+
+    def __init__(self, app: pathlib.Path, tmp: pathlib.Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        env = dict(os.environ)
+        for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+            d = tmp / name.lower()
+            d.mkdir(exist_ok=True)
+            env[name] = str(d)
+        self.log = open(tmp / "marimo-server.log", "w")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "marimo",
+                "run",
+                str(app),
+                "--headless",
+                "--no-token",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
+            cwd=app.parent,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # stopped with its kernel (a process of its own)
+        )
+        end = time.time() + deadline(90)
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"marimo exited: see {self.log.name}")
+            try:
+                with urllib.request.urlopen(self.url, timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"marimo did not start in {deadline(90):.0f} s")
+
+    def stop(self):
+        """Ends the server and its kernel (its process group), kindly first."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:  # all gone
+                break
+            try:
+                self.proc.wait(timeout=20)
+                break
+            except subprocess.TimeoutExpired:
+                continue
         self.log.close()
 
 

@@ -16,6 +16,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import textwrap
 from unittest import mock
 
 import pytest
@@ -24,7 +25,15 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
-from labserver import Server, artifacts_dir, open_offline, run_all_cells, set_layout, write_notebook
+from labserver import (
+    MarimoApp,
+    Server,
+    artifacts_dir,
+    open_offline,
+    run_all_cells,
+    set_layout,
+    write_notebook,
+)
 from deadlines import deadline, ms
 
 pytestmark = pytest.mark.skipif(
@@ -381,3 +390,59 @@ def test_voila_serves_a_report_as_the_live_view(page, lab, notebooks_dir):
         if not (e.startswith("Failed to load resource") and failed)
         and not re.search(r"Shared module \S+ doesn't exist in shared scope", e)
     ]
+
+
+# -- marimo, serving a notebook as an app ---------------------------------------------
+
+#: A marimo notebook: the model of the notebooks above in one cell, its report the
+#: output of the next (marimo shows a cell's last expression).
+MARIMO_APP = """\
+import marimo
+
+app = marimo.App(width="full")
+
+
+@app.cell
+def _():
+    import olympus.numpy as jnp
+    import olympus_jupyter
+
+{model}
+    return f, olympus_jupyter, x
+
+
+@app.cell
+def _(f, olympus_jupyter, x):
+    olympus_jupyter.inspect(f, x)
+    return
+"""
+
+
+@pytest.fixture(scope="module")
+def marimo_app(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("marimo")
+    app = tmp / "olympus_app.py"
+    app.write_text(MARIMO_APP.format(model=textwrap.indent(MODEL, "    ")))
+    server = MarimoApp(app, tmp)
+    yield server
+    server.stop()
+
+
+def test_marimo_shows_a_report_as_the_live_view(page, marimo_app):
+    """A marimo notebook served as an app (``marimo run --headless``), a report its
+    cell's output: marimo runs no script of an HTML output, and asks the report
+    for what to show (``_display_``): the anywidget of the same view, linked both
+    ways, nothing of the report's data run; the compiled HLO's source tables, which
+    list marimo's own files, folded shut until opened."""
+    page.goto(marimo_app.url)
+    root = page.locator(LIVE)
+    root.wait_for(timeout=ms(120))
+    assert root.count() == 1
+    assert not pwned(page)
+    assert_notebook_report_live(page, root, "marimo-app.png")
+    compiled = root.locator('[data-stage-panel="compiled"] .cm-content')
+    shut = compiled.inner_text()
+    assert "FileNames" in shut and "marimo" not in shut, shut[:2000]
+    root.locator('[data-stage-panel="compiled"] .cm-foldPlaceholder').first.click()
+    opened = compiled.inner_text()
+    assert re.search(r"marimo[/\\]_runtime", opened), opened[:2000]
