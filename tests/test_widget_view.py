@@ -54,8 +54,9 @@ def test_the_widget_module_runs_the_built_view_once_per_page_then_mounts_it(repo
     assert module == widget_view.widget_module(v)
     assert v.code() in module  # the view itself, as the HTML form's loader unpacks it
     assert f"const VERSION = {json.dumps(v.version)};" in module
-    assert "export default" in module and "api.mount(el, data)" in module
-    assert 'JSON.parse(model.get("data"))' in module  # read as JSON, never as markup
+    assert "export default" in module and "api.mount(host, data)" in module
+    assert "JSON.parse(text)" in module  # read as JSON, never as markup
+    assert 'showReport(el, model.get("data"))' in module
     assert "innerHTML" not in module.replace(v.code(), "")
 
 

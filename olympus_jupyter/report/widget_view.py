@@ -57,11 +57,12 @@ class StaticReport:
         return "text/html", self.html
 
 
-# The module anywidget imports: the view's script (run once per page and version, as
-# the HTML form's loader runs it, sharing its table of versions), then a view for
-# each widget on the page.
-_MODULE_HEAD = "const VERSION = {version};\n"
-_MODULE_VIEW = """
+# The modules anywidget imports start with the view's script (run once per page and
+# version, as the HTML form's loader runs it, sharing its table of versions) and a
+# function that shows a report's data (JSON text) in an element; then each widget's
+# own ``render``.
+_PRELUDE_HEAD = "const VERSION = {version};\n"
+_PRELUDE = """
 function olympusViewer() {
   const w = globalThis;
   const made = w.__olympusViewers || (w.__olympusViewers = {});
@@ -72,41 +73,59 @@ function olympusViewer() {
   return made[VERSION];
 }
 
+// Shows the report whose data is the JSON text `text` in `host` (emptied first),
+// read with JSON.parse: never as markup. What fails is said in the element, as text.
+async function showReport(host, text) {
+  const say = (message) => {
+    const p = host.ownerDocument.createElement("p");
+    p.textContent = message;
+    host.replaceChildren(p);
+  };
+  host.replaceChildren();
+  for (const name of [...host.getAttributeNames()]) {
+    if (name.startsWith("data-olympus")) host.removeAttribute(name);
+  }
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    say(`Olympus: this report's data does not read (${err}).`);
+    return;
+  }
+  try {
+    const api = await olympusViewer();
+    api.mount(host, data);
+  } catch (err) {
+    say(`Olympus: no interactive view here (${err}); report.html() has the static report.`);
+  }
+}
+"""
+
+#: The report widget's ``render``: the report, shown again when its data changes.
+REPORT_RENDER = """
 export default {
   async render({ model, el }) {
-    const say = (text) => {
-      const p = el.ownerDocument.createElement("p");
-      p.textContent = text;
-      el.replaceChildren(p);
-    };
-    let data;
-    try {
-      data = JSON.parse(model.get("data"));
-    } catch (err) {
-      say(`Olympus: this report's data does not read (${err}).`);
-      return;
-    }
-    try {
-      const api = await olympusViewer();
-      api.mount(el, data);
-    } catch (err) {
-      say(`Olympus: no interactive view here (${err}); report.html() has the static report.`);
-    }
+    const show = () => showReport(el, model.get("data"));
+    model.on("change:data", show);
+    await show();
+    return () => model.off("change:data", show);
   },
 };
 """
 
 
-@functools.lru_cache(maxsize=2)
-def widget_module(v: Viewer) -> str:
-    """The ES module of the widget for view ``v``: its script as a function, run
-    once per page, then the widget's ``render``."""
+@functools.lru_cache(maxsize=4)
+def widget_module(v: Viewer, render: str = REPORT_RENDER) -> str:
+    """The ES module of a widget for view ``v``: its script as a function, run once
+    per page, ``showReport(element, json_text)``, then ``render`` (the widget's
+    ``export default``; the report widget's by default)."""
     return (
-        _MODULE_HEAD.format(version=json.dumps(v.version))
+        _PRELUDE_HEAD.format(version=json.dumps(v.version))
         + "function runViewer() {\n"
         + v.code()
         + "\n}\n"
-        + _MODULE_VIEW
+        + _PRELUDE
+        + render
     )
 
 
