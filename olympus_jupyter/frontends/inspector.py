@@ -387,6 +387,14 @@ class Inspector(W.VBox):
         self.controls = {name: getattr(self, c.attribute) for name, c in form.items()}
         self.refresh()
 
+    def _display_(self):
+        """What marimo shows (its display protocol: it shows no ipywidget): the same
+        controls and report as an anywidget (:mod:`.inspector_widget`). IPython never
+        asks for it."""
+        from olympus_jupyter.frontends.inspector_widget import display_object
+
+        return display_object(self)
+
     # -- arguments ----------------------------------------------------------------------
 
     def _flatten(self, args, kwargs):
