@@ -25,6 +25,8 @@ import olympus.numpy as jnp
 import olympus_jupyter
 from olympus_jupyter.report import interactive
 
+from playwright.sync_api import expect
+
 from labserver import (
     MarimoApp,
     Server,
@@ -40,6 +42,9 @@ pytestmark = pytest.mark.skipif(
     interactive.viewer() is None,
     reason="the view is not built (jlpm build:standalone; the package build makes it)",
 )
+
+#: The name MODEL (below) gives its function.
+HOSTILE_NAME = "f</script><script>window.__pwned=1</script>"
 
 #: Markup that would end the data's script element and run its own.
 BREAKOUT = "</script><script>window.__pwned=1</script><!--<script>"
@@ -87,9 +92,7 @@ def assert_notebook_report_live(page, root, picture: str):
     linked both ways in every stage, its hostile name shown as text, nothing of its
     data run; the page drawn into ``picture`` (in the tests' artifacts)."""
     assert_model_linked(root)
-    assert (
-        "f</script><script>window.__pwned=1</script>" in root.locator(".olympus-name").inner_text()
-    )
+    assert HOSTILE_NAME in root.locator(".olympus-name").inner_text()
     page.screenshot(path=str(artifacts_dir() / picture))
     assert not pwned(page)
 
@@ -418,12 +421,31 @@ def _(f, olympus_jupyter, x):
 """
 
 
-@pytest.fixture(scope="module")
-def marimo_app(tmp_path_factory):
+#: The same model in an Inspector, bound to a name (marimo keeps a widget's page
+#: connected while a name holds it).
+MARIMO_INSPECTOR_APP = MARIMO_APP.replace(
+    "    olympus_jupyter.inspect(f, x)\n    return\n",
+    "    inspector = olympus_jupyter.Inspector(f, x)\n    inspector\n    return (inspector,)\n",
+)
+
+
+def serve_marimo(tmp_path_factory, source: str):
     tmp = tmp_path_factory.mktemp("marimo")
     app = tmp / "olympus_app.py"
-    app.write_text(MARIMO_APP.format(model=textwrap.indent(MODEL, "    ")))
-    server = MarimoApp(app, tmp)
+    app.write_text(source.format(model=textwrap.indent(MODEL, "    ")))
+    return MarimoApp(app, tmp)
+
+
+@pytest.fixture(scope="module")
+def marimo_app(tmp_path_factory):
+    server = serve_marimo(tmp_path_factory, MARIMO_APP)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def marimo_inspector_app(tmp_path_factory):
+    server = serve_marimo(tmp_path_factory, MARIMO_INSPECTOR_APP)
     yield server
     server.stop()
 
@@ -446,3 +468,38 @@ def test_marimo_shows_a_report_as_the_live_view(page, marimo_app):
     root.locator('[data-stage-panel="compiled"] .cm-foldPlaceholder').first.click()
     opened = compiled.inner_text()
     assert re.search(r"marimo[/\\]_runtime", opened), opened[:2000]
+
+
+def test_the_inspector_works_in_marimo(page, marimo_inspector_app):
+    """marimo shows no ipywidget; the Inspector's ``_display_`` is its controls and
+    report as an anywidget, the Inspector itself still the model: an edited shape
+    re-stages and says why, a stage unticked changes the view alone, Compare diffs
+    the two specializations, a bad value is refused beside its box, and nothing of
+    the program's names runs."""
+    page.goto(marimo_inspector_app.url)
+    report = page.locator(f".olympus-inspector-report {LIVE}")
+    report.wait_for(timeout=ms(120))
+    status, why = page.locator(".olympus-inspector-status"), page.locator(".olympus-inspector-why")
+    expect(status).to_contain_text("✓ trace")
+    assert HOSTILE_NAME in report.locator(".olympus-name").inner_text()
+    arg = page.locator('input[data-olympus-control="arg0"]')
+    assert arg.input_value() == "f32[4,4]"
+    arg.fill("f32[8,8]")
+    arg.press("Enter")
+    expect(why).to_contain_text("shape (4, 4) → (8, 8)")
+    set_layout(report, "side-by-side")
+    expect(report.locator('[data-stage-panel="olympuspr"] .cm-content')).to_contain_text("f32[8,8]")
+    assert report.locator('[data-stage-panel="memory"]').count() == 1
+    page.locator('input[data-olympus-control="stages:memory"]').uncheck()
+    expect(why).to_contain_text("No new stages: only the display changed.")
+    expect(report.locator('[data-stage-panel="memory"]')).to_have_count(0)
+    page.locator('button[data-olympus-control="compare-button"]').click()
+    comparison = page.locator(".olympus-inspector-comparison")
+    expect(comparison).to_contain_text("f32[4,4]")
+    expect(comparison).to_contain_text("f32[8,8]")
+    arg.fill("f32[4,x]")
+    arg.press("Enter")
+    expect(page.locator(".olympus-inspector-error")).to_contain_text("whole numbers")
+    expect(status).to_contain_text("Not re-staged")
+    assert not pwned(page)
+    page.screenshot(path=str(artifacts_dir() / "marimo-inspector.png"))
