@@ -147,6 +147,25 @@ def test_the_static_html_reads_line_by_line_with_no_style_sheet(report):
     )
 
 
+def test_the_source_tables_are_shut_in_the_static_html_as_in_the_view(report):
+    """An HLO text's FileNames ... StackFrames list every file on the traced call
+    stacks: in a notebook, the kernel's and the frontend's own (ipykernel, marimo's
+    runtime). The display's static HTML folds them shut under their first line, as
+    the view does (and the styled HTML of report.html())."""
+    for static in (report.html(highlight=False, unstyled=True), report.html()):
+        shut = re.findall(
+            r'<details class="ol-fold"><summary>(.*?)</summary>(.*?)</details>', static, re.S
+        )
+        tables = [
+            body for summary, body in shut if Page(summary).text.strip().endswith("FileNames")
+        ]
+        assert tables, "no FileNames folded shut"
+        body = Page(tables[0]).text
+        assert "StackFrames" in body and "test_standalone_view.py" in body
+        outside = re.sub(r'<details class="ol-fold">.*?</details>', "", static, flags=re.S)
+        assert "StackFrames" not in outside
+
+
 def test_report_data_cannot_end_the_island_or_run(hostile_report):
     form = hostile_report.form("text/html")
     static = hostile_report.html(highlight=False, unstyled=True)

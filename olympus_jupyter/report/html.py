@@ -346,21 +346,57 @@ def code_block(
 
 
 def pre_block(
-    uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineMark], limit: int
+    uid: str,
+    stage: str,
+    lines: Sequence[str],
+    marks: dict[int, LineMark],
+    limit: int,
+    shut: Sequence[Fold] = (),
 ) -> Pieces:
     """Lines as one numbered ``<pre>``, each op's first line naming (and linking to)
     its source line after two spaces: HTML that reads the same with no style sheet
     (GitHub drops a report's ``<style>``, as JupyterLab's sanitizer does in an
     untrusted notebook), for the display's fallback (``render_html(unstyled=True)``).
     Only the lines that start an op are elements, to link to; the other lines are
-    text, and nothing folds (each stage's section does).
+    text. The regions ``shut`` (not nested: an HLO text's source tables,
+    :func:`table_fold`) are each a ``<details>``, shut, its first line the summary,
+    between the ``<pre>`` blocks of the lines around it; nothing else folds (each
+    stage's section does).
 
     >>> mark = LineMark(0, "f.py:3", "#ol1-source-0-3")
     >>> print(concat(pre_block("ol1", "stablehlo", ["a {", "b", "}"], {2: mark}, 10)))
     <pre class="ol-pre">1  a {
     2  <span class="ol-op ol-src0" id="ol1-stablehlo-L2">b</span>  <a class="ol-a" href="#ol1-source-0-3">f.py:3</a>
     3  }</pre>
+    >>> print(concat(pre_block("ol1", "hlo", ["m", "FileNames", "1 a.py", "x"], {}, 10,
+    ...                        [Fold(2, 3, open=False)])))
+    <pre class="ol-pre">1  m</pre><details class="ol-fold"><summary>2  FileNames</summary><pre class="ol-pre">3  1 a.py</pre></details><pre class="ol-pre">4  x</pre>
     """
+    rows = _pre_rows(uid, stage, lines, marks, limit)
+    pieces: list[Markup] = []
+    at = 0  # rows before this one are placed
+    for fold in sorted(shut, key=lambda f: f.start):
+        first, last = fold.start - 1, min(fold.end, len(rows))
+        if first < at or first >= last:  # nested, or past what is shown
+            continue
+        if first > at:
+            pieces.append(_pre(rows[at:first]))
+        pieces.append(_shut(rows[first], rows[first + 1 : last]))
+        at = last
+    if at < len(rows) or not pieces:
+        pieces.append(_pre(rows[at:]))
+    return pieces
+
+
+def _shut(summary: str, rows: Sequence[str]) -> Markup:
+    """Rows of :func:`pre_block` folded shut under ``summary`` (its first row)."""
+    return Markup(f'<details class="ol-fold"><summary>{summary}</summary>{_pre(rows)}</details>')
+
+
+def _pre_rows(
+    uid: str, stage: str, lines: Sequence[str], marks: dict[int, LineMark], limit: int
+) -> list[str]:
+    """The rows of :func:`pre_block`, each escaped where it was made."""
     shown = min(len(lines), limit)
     width = len(str(shown))
     ids = anchor_id(uid, stage) + "-L"  # an id made by anchor_id, then digits, is one too
@@ -379,7 +415,7 @@ def pre_block(
         if parts is None:
             parts = made[id(mark)] = _mark_html(mark, "ol-op")
         append(_pre_line(head, parts[0], f"{ids}{number}", line, parts[1]))
-    return [_pre(out)]
+    return out
 
 
 def _pre_line(head: str, cls: str, line_id: str, code: str, tail: str) -> str:
@@ -532,7 +568,7 @@ def text_stage_section(
         lines = text.rstrip("\n").split("\n")
         highlighted = as_html("\n".join(lines[:limit]), spec.language)  # type: ignore[arg-type]
         body = (
-            pre_block(uid, key, highlighted, {}, limit)
+            pre_block(uid, key, highlighted, {}, limit, table_fold(lines))
             if unstyled
             else code_block(uid, key, highlighted, {}, brace_folds(lines), limit)
         )
@@ -550,7 +586,7 @@ def text_stage_section(
     highlighted = as_html("\n".join(lines[:limit]), spec.language)  # type: ignore[arg-type]
     marks = stage_marks(model, stage, key, uid, callers, colors, report.debug_info)
     body = (
-        pre_block(uid, key, highlighted, marks, limit)
+        pre_block(uid, key, highlighted, marks, limit, table_fold(lines))
         if unstyled
         else code_block(uid, key, highlighted, marks, stage_folds(stage, len(lines)), limit)
     )
