@@ -179,9 +179,19 @@ def test_the_static_page_shows_where_scripts_do_not_run(browser, saved_pages):
 
 #: How frontends put an HTML output in the page and run its scripts: JupyterLab and
 #: Notebook 7 (innerHTML, then each script replaced by a copy in place), VS Code
-#: (a parsed fragment, whose scripts run when inserted), the classic notebook
-#: (jQuery: innerHTML, then each JavaScript script's text run in a copy in <head>).
+#: (its renderer is sent the output in a message, and inserts it as a parsed
+#: fragment, whose scripts run when inserted), the classic notebook (jQuery:
+#: innerHTML, then each JavaScript script's text run in a copy in <head>). Colab's
+#: frame of its own for each output: test_colab_s_frame_per_output_shows_the_view_in_each.
 INSERT = {
+    "vscode-message": """(html) => new Promise((done) => {
+        window.addEventListener('message', (event) => {
+          const out = document.createElement('div');
+          document.body.appendChild(out);
+          out.appendChild(document.createRange().createContextualFragment(event.data.html));
+          done();
+        }, { once: true });
+        window.postMessage({ type: 'output', mime: 'text/html', html }, '*'); })""",
     "copy-in-place": """(html) => { const out = document.createElement('div');
         document.body.appendChild(out); out.innerHTML = html;
         for (const old of [...out.querySelectorAll('script')]) {
@@ -227,6 +237,36 @@ def test_every_way_of_running_an_outputs_scripts_shows_the_view(page, how):
     assert roots.nth(0).locator(".cm-line.olympus-linked").count() == 0
     assert BREAKOUT in roots.nth(2).locator(".olympus-name").inner_text()
     assert not pwned(page)
+
+
+def test_colab_s_frame_per_output_shows_the_view_in_each(page):
+    """Colab renders each output in a frame of its own (a document of its own, its
+    scripts run): each report's output brings the view with it, and is live and
+    linked on its own."""
+    report = olympus_jupyter.inspect(model, jnp.ones((4, 4)), cache=None)
+    other = olympus_jupyter.inspect(hostile, jnp.ones(3), cache=None)
+    page.set_content("<!DOCTYPE html><html><head></head><body></body></html>")
+    for html in (report.form("text/html"), other.form("text/html")):
+        page.evaluate(
+            """(html) => { const frame = document.createElement('iframe');
+            frame.setAttribute('sandbox', 'allow-scripts');
+            frame.style.width = '1350px'; frame.style.height = '900px';
+            frame.srcdoc = '<!DOCTYPE html><html><body>' + html + '</body></html>';
+            document.body.appendChild(frame); }""",
+            html,
+        )
+    frames = page.frame_locator("iframe")
+    first, second = frames.nth(0).locator(LIVE), frames.nth(1).locator(LIVE)
+    first.wait_for()
+    second.wait_for()
+    line = assert_linked_both_ways(
+        first, "y = jnp.sin(x)", [("stablehlo", "stablehlo.sine")], ("stablehlo", "stablehlo.tanh")
+    )
+    assert "jnp.tanh" in line
+    assert second.locator(".cm-line.olympus-linked").count() == 0  # each frame on its own
+    assert BREAKOUT in second.locator(".olympus-name").inner_text()
+    for frame in page.frames:
+        assert frame.evaluate("() => window.__pwned === undefined")
 
 
 # -- a notebook in JupyterLab with the extension disabled -----------------------------
