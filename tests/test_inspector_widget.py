@@ -39,6 +39,7 @@ def test_the_form_lists_every_control_by_the_id_an_edit_names():
     assert rows["stages"]["value"] == ["olympuspr"]
     assert ["tpu", "tpu"] in rows["platforms"]["options"] and rows["platforms"]["value"] == []
     assert rows["dialect"]["kind"] == "choice" and rows["debug_info"]["value"] is True
+    assert rows["debug_info"]["label"] == "debug info"  # the option table's label
     assert rows["compare"]["disabled"] is True  # nothing earlier to compare with
     assert set(rows) == {
         "arg0",
@@ -48,7 +49,7 @@ def test_the_form_lists_every_control_by_the_id_an_edit_names():
         "dialect",
         "debug_info",
         "compiler_options",
-        "pass_filter",
+        "passes",
         "compare",
     }
 
@@ -76,7 +77,7 @@ def test_a_bad_value_is_shown_beside_its_box_and_nothing_restaged():
     inspector = make()
     iw.apply_edit(inspector, {"id": "compiler_options", "value": "no equals sign"})
     # The options' error, after both of their boxes (as the Inspector shows it).
-    assert "no equals sign" in by_id(inspector)["pass_filter"]["error"]
+    assert "no equals sign" in by_id(inspector)["passes"]["error"]
 
 
 def test_compare_gives_the_diffs_text():
@@ -95,6 +96,7 @@ def test_compare_gives_the_diffs_text():
         ({"id": "arg9", "value": "f32[2]"}, "no argument 'arg9'"),
         ({"id": "arg0", "value": 3}, "arg0 takes text"),
         ({"id": "stages", "value": "olympuspr"}, "takes a list of names"),
+        ({"id": "dialect", "value": None}, "dialect takes text"),
         ({"id": "debug_info", "value": "yes"}, "takes true or false"),
         ({"id": "compare", "value": 7}, "no earlier specialization numbered 7"),
     ],

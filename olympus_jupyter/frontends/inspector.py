@@ -46,9 +46,9 @@ from olympus_jupyter.frontends.options import (
     OptionError,
     ReportOptions,
     check_option,
+    form_options,
     option,
     option_keywords,
-    options,
 )
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.progress import Progress
@@ -194,11 +194,6 @@ class Choices(W.HBox):
             self.value = tuple(n for n, box in zip(self.names, self.boxes) if box.value)
 
 
-def _controlled():
-    """The options the Inspector's form shows, each by its :class:`Control` (the table's)."""
-    return tuple(row for row in options("inspector") if row.control is not None)
-
-
 class InputError(ValueError):
     """A control holds text that cannot be used: shown next to it."""
 
@@ -274,7 +269,7 @@ class Inspector(W.VBox):
 
         platforms = options.platforms or ()
         choices = KNOWN_PLATFORMS + tuple(p for p in platforms if p not in KNOWN_PLATFORMS)
-        form = {row.name: row.control for row in _controlled()}
+        form = form_options()
         self.platforms = Choices(
             [(p, p) for p in choices],
             platforms,

@@ -32,8 +32,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import ipywidgets as W
 import traitlets
 
+from olympus_jupyter.frontends.options import form_options
 from olympus_jupyter.report.data import MEDIA_TYPE, compact_json
 from olympus_jupyter.report.interactive import viewer
 from olympus_jupyter.report.widget_view import StaticReport, widget_module
@@ -81,73 +83,60 @@ def html_text(fragment: str) -> str:
     return "".join(reader.parts).strip()
 
 
-def _choices(row) -> dict[str, Any]:
-    labels = [box.description for box in row.boxes]
-    return {"options": [list(p) for p in zip(labels, row.names)], "value": list(row.value)}
+def _is_choices(widget) -> bool:
+    """Whether ``widget`` is the Inspector's row of checkboxes
+    (:class:`~olympus_jupyter.frontends.inspector.Choices`: ``names`` and ``boxes``;
+    not imported here, as the Inspector imports this module)."""
+    return hasattr(widget, "names") and hasattr(widget, "boxes")
+
+
+def _control(ident: str, widget, label: str, title: str = "") -> dict[str, Any]:
+    """One control of the form, by the kind of the Inspector's widget behind it."""
+    row: dict[str, Any] = {"id": ident, "label": label, "title": title}
+    if _is_choices(widget):
+        labels = [box.description for box in widget.boxes]
+        options = [list(p) for p in zip(labels, widget.names)]
+        return {**row, "kind": "choices", "options": options, "value": list(widget.value)}
+    if isinstance(widget, W.Checkbox):
+        return {**row, "kind": "checkbox", "value": bool(widget.value)}
+    if isinstance(widget, W.Text):
+        return {
+            **row,
+            "kind": "text",
+            "value": widget.value,
+            "placeholder": widget.placeholder,
+            "disabled": bool(widget.disabled),
+            "error": "",
+        }
+    # A widget of options to pick one of (ToggleButtons, Dropdown).
+    options = [[str(k), v] for k, v in widget.options]
+    return {**row, "kind": "choice", "options": options, "value": widget.value}
 
 
 def form_of(inspector) -> list[dict[str, Any]]:
-    """The Inspector's controls, in its order, as the page draws them: each an
-    ``id`` (what :func:`apply_edit` takes), a ``kind`` (``text``, ``checkbox``,
-    ``choices``, ``choice``), a label, its value, and an error where it has one."""
+    """The Inspector's controls, as the page draws them: the arguments, then each
+    option the option table gives a control (by its name), the lowered dialect
+    shown, and "compare with…". Each has an ``id`` (what :func:`apply_edit`
+    takes), a ``kind`` (``text``, ``checkbox``, ``choices``, ``choice``,
+    ``compare``), a label, its value, and an error where it shows one."""
     rows: list[dict[str, Any]] = []
     for k, (editor, error) in enumerate(zip(inspector.editors, inspector.editor_errors)):
-        rows.append(
-            {
-                "id": f"arg{k}",
-                "kind": "text",
-                "group": "arguments",
-                "label": editor.description,
-                "value": editor.value,
-                "disabled": bool(editor.disabled),
-                "title": editor.tooltip or "",
-                "error": html_text(error.value),
-            }
-        )
-    for name, row in (("platforms", inspector.platforms), ("stages", inspector.stages)):
-        rows.append({"id": name, "kind": "choices", "label": name, **_choices(row)})
+        row = _control(f"arg{k}", editor, editor.description, editor.tooltip or "")
+        rows.append({**row, "error": html_text(error.value)})
+    texts = []
+    for name, control in form_options().items():
+        rows.append(_control(name, inspector.controls[name], control.label, control.tooltip))
+        if rows[-1]["kind"] == "text":
+            texts.append(rows[-1])
+    if texts:  # the options' error, after their boxes (as the Inspector shows it)
+        texts[-1]["error"] = html_text(inspector.options_error.value)
     dialect = inspector.dialect
-    rows.append(
-        {
-            "id": "dialect",
-            "kind": "choice",
-            "label": dialect.description,
-            "options": [[label, value] for label, value in dialect.options],
-            "value": dialect.value,
-        }
-    )
-    rows.append(
-        {
-            "id": "debug_info",
-            "kind": "checkbox",
-            "label": inspector.debug_info.description,
-            "value": bool(inspector.debug_info.value),
-        }
-    )
-    for name, text in (
-        ("compiler_options", inspector.compiler_options),
-        ("pass_filter", inspector.pass_filter),
-    ):
-        rows.append(
-            {
-                "id": name,
-                "kind": "text",
-                "label": text.description,
-                "value": text.value,
-                "placeholder": text.placeholder,
-                "title": text.tooltip or "",
-                "error": "",
-            }
-        )
-    rows[-1]["error"] = html_text(inspector.options_error.value)
+    rows.append(_control("dialect", dialect, dialect.description, dialect.tooltip or ""))
     compare = inspector.compare_with
     rows.append(
         {
-            "id": "compare",
+            **_control("compare", compare, compare.description, compare.tooltip or ""),
             "kind": "compare",
-            "label": compare.description,
-            "options": [[label, number] for label, number in compare.options],
-            "value": compare.value,
             "disabled": bool(compare.disabled),
         }
     )
@@ -168,34 +157,13 @@ def widget_state(inspector, comparison: str = "") -> dict[str, str]:
 
 
 def apply_edit(inspector, edit: Mapping[str, Any]) -> str:
-    """Sets the Inspector's control ``edit["id"]`` to ``edit["value"]``, as a hand on
-    that control in JupyterLab would (its observers re-stage); returns the
-    comparison's text where the edit asked for one, else ``""``."""
+    """Sets the Inspector's control ``edit["id"]`` (an id of :func:`form_of`) to
+    ``edit["value"]``, as a hand on that control in JupyterLab would (its observers
+    re-stage); returns the comparison's text where the edit asked for one, else
+    ``""``."""
     ident, value = edit.get("id"), edit.get("value")
     if not isinstance(ident, str):
         raise EditError(f"an edit names its control by id, got {ident!r}")
-    if ident.startswith("arg") and ident[3:].isdigit():
-        k = int(ident[3:])
-        if k >= len(inspector.editors) or inspector.editors[k].disabled:
-            raise EditError(f"no argument {ident!r} to edit")
-        inspector.editors[k].value = _text(ident, value)
-        return ""
-    if ident in ("platforms", "stages"):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise EditError(f"{ident} takes a list of names, got {value!r}")
-        getattr(inspector, ident).value = tuple(value)
-        return ""
-    if ident == "dialect":
-        inspector.dialect.value = _text(ident, value)
-        return ""
-    if ident == "debug_info":
-        if not isinstance(value, bool):
-            raise EditError(f"debug_info takes true or false, got {value!r}")
-        inspector.debug_info.value = value
-        return ""
-    if ident in ("compiler_options", "pass_filter"):
-        getattr(inspector, ident).value = _text(ident, value)
-        return ""
     if ident == "compare":
         numbers = [number for _, number in inspector.compare_with.options]
         if value not in numbers:
@@ -203,7 +171,28 @@ def apply_edit(inspector, edit: Mapping[str, Any]) -> str:
         inspector.compare_with.value = value
         diff = inspector.show_comparison()
         return diff.text() if diff is not None else "Nothing to compare with yet."
-    raise EditError(f"the Inspector has no control {ident!r}")
+    if ident.startswith("arg") and ident[3:].isdigit():
+        k = int(ident[3:])
+        if k >= len(inspector.editors) or inspector.editors[k].disabled:
+            raise EditError(f"no argument {ident!r} to edit")
+        widget = inspector.editors[k]
+    elif ident == "dialect":
+        widget = inspector.dialect
+    elif ident in inspector.controls:
+        widget = inspector.controls[ident]
+    else:
+        raise EditError(f"the Inspector has no control {ident!r}")
+    if _is_choices(widget):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise EditError(f"{ident} takes a list of names, got {value!r}")
+        widget.value = tuple(value)
+    elif isinstance(widget, W.Checkbox):
+        if not isinstance(value, bool):
+            raise EditError(f"{ident} takes true or false, got {value!r}")
+        widget.value = value
+    else:
+        widget.value = _text(ident, value)
+    return ""
 
 
 def _text(ident: str, value: Any) -> str:

@@ -62,6 +62,7 @@ __all__ = [
     "check_cache",
     "parse_compiler_option",
     "key_options",
+    "form_options",
     "option_keywords",
     "argparse_type",
     "add_arguments",
@@ -187,6 +188,17 @@ class ReportOptions:
     @property
     def needs_compile(self) -> bool:
         return any(s in self.stages for s in stage_registry.made_by("compile"))
+
+
+def form_options() -> dict[str, Control]:
+    """The options the Inspector's form shows (in JupyterLab, and as the page's form
+    in marimo): each :class:`Control` the table gives, by its option's name, in the
+    table's order.
+
+    >>> list(form_options())
+    ['platforms', 'stages', 'debug_info', 'compiler_options', 'passes']
+    """
+    return {row.name: row.control for row in options("inspector") if row.control is not None}
 
 
 def key_options(report_options: ReportOptions) -> dict[str, Any]:
