@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import html.parser
-import importlib.util
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -36,9 +35,13 @@ import ipywidgets as W
 import traitlets
 
 from olympus_jupyter.frontends.options import form_options
-from olympus_jupyter.report.data import MEDIA_TYPE, compact_json
 from olympus_jupyter.report.interactive import viewer
-from olympus_jupyter.report.widget_view import StaticReport, widget_module
+from olympus_jupyter.report.widget_view import (
+    StaticReport,
+    anywidget_base,
+    display_data_text,
+    widget_module,
+)
 
 __all__ = [
     "EditError",
@@ -146,7 +149,7 @@ def form_of(inspector) -> list[dict[str, Any]]:
 def widget_state(inspector, comparison: str = "") -> dict[str, str]:
     """What the widget shows of ``inspector`` now, as its traits hold it (text)."""
     report = inspector.report
-    data = "" if report is None else compact_json(report._repr_mimebundle_()[MEDIA_TYPE])
+    data = "" if report is None else display_data_text(report)
     return {
         "form": json.dumps(form_of(inspector)),
         "report": data,
@@ -369,12 +372,12 @@ def _inspector_render() -> str:
 
 @functools.cache
 def _widget_class() -> type | None:
-    """The widget's class, where anywidget is installed (imported when first asked)."""
-    if importlib.util.find_spec("anywidget") is None:
+    """The widget's class, where anywidget is installed."""
+    base = anywidget_base()
+    if base is None:
         return None
-    import anywidget
 
-    class InspectorWidget(anywidget.AnyWidget):
+    class InspectorWidget(base):  # type: ignore[valid-type, misc]  # anywidget.AnyWidget
         """The Inspector's controls and report, as an anywidget (see the module)."""
 
         form = traitlets.Unicode("[]").tag(sync=True)

@@ -35,7 +35,14 @@ from typing import Any
 
 from olympus_jupyter.report.interactive import Viewer, viewer
 
-__all__ = ["StaticReport", "display_object", "report_widget", "widget_module"]
+__all__ = [
+    "StaticReport",
+    "anywidget_base",
+    "display_data_text",
+    "display_object",
+    "report_widget",
+    "widget_module",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,15 +137,35 @@ def widget_module(v: Viewer, render: str = REPORT_RENDER) -> str:
 
 
 @functools.cache
-def _widget_class() -> type | None:
-    """The widget's class, made where anywidget is installed (imported only when a
-    frontend asks for one: importing it costs a notebook's start)."""
+def anywidget_base() -> type | None:
+    """anywidget's ``AnyWidget``, where it is installed, else ``None`` (imported only
+    when a frontend asks for a widget: importing it costs a notebook's start)."""
     if importlib.util.find_spec("anywidget") is None:
         return None
     import anywidget
+
+    return anywidget.AnyWidget
+
+
+def display_data_text(report) -> str:
+    """The data form of ``report``'s display (cut to the output cap, as a notebook
+    keeps it) as compact JSON text: what a widget shows. Made once per report."""
+    from olympus_jupyter.report.data import MEDIA_TYPE, compact_json
+
+    return report._memoized(
+        "display-data-text", lambda: compact_json(report._repr_mimebundle_()[MEDIA_TYPE])
+    )
+
+
+@functools.cache
+def _widget_class() -> type | None:
+    """The report widget's class, made where anywidget is installed."""
+    base = anywidget_base()
+    if base is None:
+        return None
     import traitlets
 
-    class ReportWidget(anywidget.AnyWidget):
+    class ReportWidget(base):  # type: ignore[valid-type, misc]  # anywidget.AnyWidget
         """An Olympus report's interactive view, as an anywidget."""
 
         #: The report's data (the ``application/vnd.olympus.stages+json`` form), as
@@ -162,11 +189,6 @@ def display_object(report) -> Any:
     (:func:`report_widget`) where the view was built and anywidget is installed,
     else its static HTML."""
     v = viewer()
-    forms = report._repr_mimebundle_()  # the data as a notebook keeps it, cut to the cap
-    if v is not None:
-        from olympus_jupyter.report.data import MEDIA_TYPE, compact_json
-
-        widget = report_widget(compact_json(forms[MEDIA_TYPE]), v)
-        if widget is not None:
-            return widget
+    if v is not None and _widget_class() is not None:
+        return report_widget(display_data_text(report), v)
     return StaticReport(report.html())
