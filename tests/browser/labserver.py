@@ -85,6 +85,35 @@ def _config_dir(given: str | None, tmp: pathlib.Path) -> pathlib.Path:
     return config
 
 
+def own_dirs(tmp: pathlib.Path, *names: str) -> dict[str, str]:
+    """This process's environment, with each of the variables ``names`` set to a
+    folder of its own in ``tmp``: what a test server writes goes there, never to
+    the user's home."""
+    env = dict(os.environ)
+    for name in names:
+        d = tmp / name.lower()
+        d.mkdir(exist_ok=True)
+        env[name] = str(d)
+    return env
+
+
+def wait_serving(server, url: str, what: str) -> None:
+    """Waits (up to ``deadline(90)``) for ``url`` to answer, from ``server`` (its
+    ``proc``, ``log`` and ``stop()``), started just before; a server that exits, or
+    does not answer in time, is an error (and is not left running)."""
+    end = time.time() + deadline(90)
+    while time.time() < end:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"{what} exited: see {server.log.name}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    server.stop()
+    raise RuntimeError(f"{what} did not start in {deadline(90):.0f} s")
+
+
 class Server:
     """A Jupyter server process serving ``root``."""
 
@@ -92,16 +121,13 @@ class Server:
         self.port = free_port()
         self.root = root
         self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ)
-        for name in (
+        env = own_dirs(
+            tmp,
             "JUPYTERLAB_SETTINGS_DIR",
             "JUPYTERLAB_WORKSPACES_DIR",
             "JUPYTER_RUNTIME_DIR",
             "IPYTHONDIR",
-        ):
-            d = tmp / name.lower()
-            d.mkdir(exist_ok=True)
-            env[name] = str(d)
+        )
         env["JUPYTER_CONFIG_DIR"] = str(_config_dir(env.get("JUPYTER_CONFIG_DIR"), tmp))
         here = str(pathlib.Path(__file__).resolve().parent)  # private_kernels.py
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
@@ -138,20 +164,7 @@ class Server:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        self._wait()
-
-    def _wait(self):
-        end = time.time() + deadline(90)
-        while time.time() < end:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"jupyter server exited: see {self.log.name}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/api/status?token={TOKEN}", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()  # not left running behind the failure
-        raise RuntimeError(f"jupyter server did not start in {deadline(90):.0f} s")
+        wait_serving(self, f"{self.url}/api/status?token={TOKEN}", "jupyter server")
 
     def page_url(self, path: str) -> str:
         return f"{self.url}/{path}{'&' if '?' in path else '?'}token={TOKEN}"
@@ -186,11 +199,7 @@ class MarimoApp:
     def __init__(self, app: pathlib.Path, tmp: pathlib.Path):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        env = dict(os.environ)
-        for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
-            d = tmp / name.lower()
-            d.mkdir(exist_ok=True)
-            env[name] = str(d)
+        env = own_dirs(tmp, "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
         self.log = open(tmp / "marimo-server.log", "w")
         self.proc = subprocess.Popen(
             [
@@ -212,17 +221,7 @@ class MarimoApp:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # stopped with its kernel (a process of its own)
         )
-        end = time.time() + deadline(90)
-        while time.time() < end:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"marimo exited: see {self.log.name}")
-            try:
-                with urllib.request.urlopen(self.url, timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"marimo did not start in {deadline(90):.0f} s")
+        wait_serving(self, self.url, "marimo")
 
     def stop(self):
         """Ends the server and its kernel (its process group), kindly first."""
