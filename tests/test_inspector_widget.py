@@ -12,12 +12,9 @@ import pytest
 import olympus.numpy as jnp
 from olympus_jupyter.frontends import inspector_widget as iw
 from olympus_jupyter.frontends.inspector import Inspector
-from olympus_jupyter.report import interactive, widget_view
+from olympus_jupyter.report import widget_view
 
-needs_view = pytest.mark.skipif(
-    interactive.viewer() is None,
-    reason="the view is not built (jlpm build:standalone; the package build makes it)",
-)
+from built_view import needs_view
 
 
 def f(x, scale):

@@ -22,10 +22,9 @@ from olympus_jupyter.report import interactive
 from olympus_jupyter.report.data import MEDIA_TYPE
 from olympus_jupyter.report.output_cap import capped_forms, output_size
 
-pytestmark = pytest.mark.skipif(
-    interactive.viewer() is None,
-    reason="the view is not built (jlpm build:standalone; the package build makes it)",
-)
+from built_view import needs_view
+
+pytestmark = needs_view
 
 #: Text that would end a script element, open a comment in one, or start a new one.
 BREAKOUT = "</script><script>window.__pwned=1</script><!--<script>"

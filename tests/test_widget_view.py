@@ -13,13 +13,10 @@ from olympus_jupyter import inspect
 from olympus_jupyter.report import interactive, widget_view
 from olympus_jupyter.report.data import MEDIA_TYPE
 
+from built_view import needs_view
+
 #: A name that would end a script element, were it ever put in markup.
 HOSTILE = "f</script><script>window.__pwned=1</script>"
-
-needs_view = pytest.mark.skipif(
-    interactive.viewer() is None,
-    reason="the view is not built (jlpm build:standalone; the package build makes it)",
-)
 
 
 def f(x):

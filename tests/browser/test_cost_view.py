@@ -16,8 +16,9 @@ import pytest
 
 import olympus.numpy as jnp
 import olympus_jupyter
-from olympus_jupyter.report import interactive
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
+
+from built_view import needs_view
 
 from labserver import (
     STAGES_MIME,
@@ -248,9 +249,7 @@ def test_the_heatmap_and_the_costs_tab_in_jupyterlab(page, lab, costs_nb):
     page.screenshot(path=str(artifacts_dir() / "costs-panel.png"))
 
 
-@pytest.mark.skipif(
-    interactive.viewer() is None, reason="the view is not built (jlpm build:standalone)"
-)
+@needs_view
 def test_a_saved_page_shows_the_heatmap_and_the_costs(page, saved_page):
     path, data = saved_page
     root, requests, url = open_offline(page, path, LIVE)

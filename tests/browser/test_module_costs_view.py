@@ -20,14 +20,13 @@ import optax  # type: ignore[import-untyped]
 import pytest
 
 import olympus_jupyter
-from olympus_jupyter.report import interactive
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
+
+from built_view import needs_view
 
 from labserver import open_notebook, open_offline, saved_outputs_notebook, set_layout
 
-pytestmark = pytest.mark.skipif(
-    interactive.viewer() is None, reason="the view is not built (jlpm build:standalone)"
-)
+pytestmark = needs_view
 
 LIVE = "[data-olympus-live][data-olympus-rendered]"
 #: Markup without a slash: a module path's part and a file's name can hold it.

@@ -10,8 +10,9 @@ from playwright.sync_api import expect
 
 import olympus.numpy as jnp
 import olympus_jupyter
-from olympus_jupyter.report import interactive
 from olympus_jupyter.report.cost_names import format_flops
+
+from built_view import needs_view
 
 from labserver import open_offline, set_layout
 
@@ -42,9 +43,7 @@ def _op_line(stage_text: str, needle: str) -> str:
     return next(line for line in stage_text.split("\n") if needle in line).strip()
 
 
-@pytest.mark.skipif(
-    interactive.viewer() is None, reason="the view is not built (jlpm build:standalone)"
-)
+@needs_view
 def test_picking_an_op_shows_its_journey_and_cost(page, saved):
     path, report = saved
     dot = next(op for op in report.provenance.stages["olympuspr"].ops if op.name == "dot_general")

@@ -10,7 +10,8 @@ import pytest
 
 import olympus.numpy as jnp
 import olympus_jupyter
-from olympus_jupyter.report import interactive
+
+from built_view import needs_view
 
 from labserver import (
     artifacts_dir,
@@ -178,9 +179,7 @@ def test_the_pass_list_is_keyboard_reachable(page, lab, passes_nb):
     diff.locator(".cm-mergeView").wait_for()
 
 
-@pytest.mark.skipif(
-    interactive.viewer() is None, reason="the view is not built (jlpm build:standalone)"
-)
+@needs_view
 def test_a_saved_page_shows_the_passes(page, saved_page):
     path, data = saved_page
     root, requests, url = open_offline(page, path, LIVE)

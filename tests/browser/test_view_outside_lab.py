@@ -23,7 +23,8 @@ import pytest
 
 import olympus.numpy as jnp
 import olympus_jupyter
-from olympus_jupyter.report import interactive
+
+from built_view import needs_view
 
 from playwright.sync_api import expect
 
@@ -38,10 +39,7 @@ from labserver import (
 )
 from deadlines import deadline, ms
 
-pytestmark = pytest.mark.skipif(
-    interactive.viewer() is None,
-    reason="the view is not built (jlpm build:standalone; the package build makes it)",
-)
+pytestmark = needs_view
 
 #: The name MODEL (below) gives its function.
 HOSTILE_NAME = "f</script><script>window.__pwned=1</script>"
