@@ -1,0 +1,255 @@
+"""Targets: the devices of hardware this machine does not have, to compile for.
+
+A :class:`Target` holds compile-only devices that JAX describes without the
+hardware: a TPU slice from libtpu (``'v5e:4x4'``, with ``num_slices`` for a
+multi-slice job). A program whose arguments are placed on a mesh of them
+(:func:`olympus.placement.place`) traces, lowers and compiles for that hardware on
+this machine: its HLO, ``memory_analysis()``, ``cost_analysis()`` and XLA's
+dumps are the TPU compiler's. Nothing runs: the devices have no memory.
+
+Names are libtpu's: ``'<generation>:<AxB[xC]>'`` with a generation of
+:func:`olympus.chips.tpu_generations` (``v2`` ... ``v6e``, ``tpu7x``) and an
+optional ``_twisted``. The descriptions come from ``jax.experimental.topologies``
+and need libtpu (``pip install "jax[tpu]"``); each is made once per process.
+
+libtpu takes a lock file that a second process loading it fails on, and prints
+warnings when it finds no TPU. For Olympus's own load (on a machine whose JAX
+does not run on TPU) the variables libtpu reads then are set for the call alone,
+each only if the user has not set it, and put back after: the user's
+environment is left as it was.
+
+>>> t = target("v5e:2x2")  # doctest: +SKIP
+>>> t.describe()  # doctest: +SKIP
+'TPU v5e (TPU v5 lite), 4 chips, compiled here without one'
+>>> parse_target("v5e-16")
+Traceback (most recent call last):
+olympus.hardware.TargetError: target 'v5e-16' is not a target name; name a TPU slice as libtpu does, '<generation>:<topology>' such as 'v5e:4x4' or 'v5p:2x2x2' (generations: v2, v3, v4, v5e, v5p, v6e, tpu7x).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import importlib.util
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import jax
+
+from olympus import chips as _chips
+
+__all__ = ["Target", "TargetError", "parse_target", "target", "libtpu_installed"]
+
+
+class TargetError(ValueError):
+    """A target that cannot be had: a name that is not one, or what it needs missing."""
+
+
+_NAME = re.compile(r"^(?P<gen>[a-z0-9]+):(?P<shape>[0-9]+(?:x[0-9]+){1,2})(?P<twist>_twisted)?$")
+
+
+def parse_target(name: str) -> tuple[str, str, str]:
+    """``(platform, generation, topology name)`` of a target name, or a
+    :class:`TargetError` saying what a name looks like.
+
+    >>> parse_target(" V5E:4x4 ")
+    ('tpu', 'v5e', 'v5e:4x4')
+    """
+    if not isinstance(name, str):
+        raise TargetError(
+            f"target must be a name such as 'v5e:4x4' (a str); got {name!r} "
+            f"({type(name).__name__})."
+        )
+    text = name.strip().lower()
+    match = _NAME.match(text)
+    generations = _chips.tpu_generations()
+    if match is None or match["gen"] not in generations:
+        why = (
+            f": {match['gen']!r} is not a TPU generation libtpu describes"
+            if match is not None
+            else " is not a target name"
+        )
+        raise TargetError(
+            f"target {name!r}{why}; name a TPU slice as libtpu does, "
+            f"'<generation>:<topology>' such as 'v5e:4x4' or 'v5p:2x2x2' "
+            f"(generations: {', '.join(generations)})."
+        )
+    return "tpu", match["gen"], text
+
+
+def libtpu_installed() -> bool:
+    """Whether libtpu (``pip install "jax[tpu]"``) is installed here.
+
+    >>> isinstance(libtpu_installed(), bool)
+    True
+    """
+    return importlib.util.find_spec("libtpu") is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """Compile-only devices of a hardware target, and what Olympus knows of them.
+
+    ``name`` is the canonical name (``'v5e:4x4'``), ``platform`` JAX's
+    (``'tpu'``), ``devices`` the devices of every slice, ``topology`` JAX's
+    description (for :func:`jax.experimental.topologies.make_mesh`), ``chip`` the
+    figures of :mod:`olympus.chips` (None for a generation without them).
+    """
+
+    name: str
+    platform: str
+    num_slices: int
+    devices: tuple[Any, ...] = dataclasses.field(repr=False)
+    topology: Any = dataclasses.field(repr=False, compare=False)
+    chip: _chips.Chip | None = None
+
+    @property
+    def device_kind(self) -> str:
+        """JAX's name of the devices (``'TPU v5 lite'``)."""
+        return self.devices[0].device_kind
+
+    @property
+    def devices_per_chip(self) -> int:
+        """How many devices JAX shows a chip as (two cores on v2, v3, v4, TPU7x)."""
+        cores = {getattr(d, "core_on_chip", 0) for d in self.devices}
+        return max(1, len(cores))
+
+    @property
+    def chips(self) -> int:
+        """The chips of all slices."""
+        return len(self.devices) // self.devices_per_chip
+
+    def per_device(self) -> dict[str, float | None]:
+        """Memory, peak FLOP/s, bandwidth (each device's share) and clock, from
+        :mod:`olympus.chips`; every figure None for a chip without them."""
+        if self.chip is None:
+            return dict.fromkeys(("hbm_bytes", "peak_flops", "hbm_bandwidth", "clock_hz"))
+        return self.chip.per_device(self.devices_per_chip)
+
+    def describe(self) -> str:
+        """The target in words, as every report's header names it."""
+        title = self.chip.title if self.chip is not None else self.device_kind
+        kind = f" ({self.device_kind})" if self.device_kind != title else ""
+        slices = f" in {self.num_slices} slices" if self.num_slices > 1 else ""
+        return f"{title}{kind}, {self.chips} chips{slices}, compiled here without one"
+
+    def mesh(self, axes: Mapping[str, int] | None = None) -> jax.sharding.Mesh:
+        """A mesh of the target's devices with these axes (name -> size, in
+        order), laid onto the torus by JAX; one axis ``'devices'`` by default.
+
+        A product of sizes other than the number of devices, or a shape the
+        torus cannot take, is a :class:`TargetError` naming both.
+        """
+        from jax.experimental import topologies
+
+        axes = dict(axes or {"devices": len(self.devices)})
+        sizes = tuple(axes.values())
+        total = 1
+        for size in sizes:
+            total *= size
+        if total != len(self.devices):
+            raise TargetError(
+                f"mesh {_axes_text(axes)} has {total} devices; {self.name}"
+                f"{'' if self.num_slices == 1 else f' in {self.num_slices} slices'} has "
+                f"{len(self.devices)}. Give axis sizes whose product is {len(self.devices)}."
+            )
+        try:
+            return topologies.make_mesh(self.topology, sizes, tuple(axes))
+        except Exception as e:  # noqa: BLE001 - JAX's refusal, explained
+            raise TargetError(
+                f"mesh {_axes_text(axes)} cannot be laid onto {self.name}'s devices: {e}"
+            ) from None
+
+    def as_json(self) -> dict[str, Any]:
+        """What a report keeps of the target (plain data)."""
+        return {
+            "name": self.name,
+            "platform": self.platform,
+            "device_kind": self.device_kind,
+            "title": self.describe(),
+            "devices": len(self.devices),
+            "chips": self.chips,
+            "num_slices": self.num_slices,
+            "compile_only": True,
+            **self.per_device(),
+        }
+
+
+def _axes_text(axes: Mapping[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in axes.items())
+
+
+def target(name: str | Target, *, num_slices: int = 1) -> Target:
+    """The :class:`Target` of a name (``'v5e:4x4'``); a Target is returned as it is.
+
+    Raises :class:`TargetError` for a name that is not one, a topology libtpu
+    refuses (with its reason), or libtpu missing (with the command to install it).
+    """
+    if isinstance(name, Target):
+        return name
+    platform, generation, canonical = parse_target(name)
+    if isinstance(num_slices, bool) or not isinstance(num_slices, int) or num_slices < 1:
+        raise TargetError(f"num_slices must be a whole number of slices, 1 or more; got {num_slices!r}.")
+    return _tpu_target(canonical, generation, num_slices)
+
+
+@functools.lru_cache(maxsize=32)
+def _tpu_target(name: str, generation: str, num_slices: int) -> Target:
+    """One description per name in a process: JAX keys compiled programs on the
+    devices, which must then be the same objects."""
+    if not libtpu_installed():
+        raise TargetError(
+            f"target {name!r} needs libtpu to describe TPU devices: "
+            f'pip install "jax[tpu]=={jax.__version__}" (it compiles for TPU on this '
+            f"machine; no TPU is needed)."
+        )
+    from jax.experimental import topologies
+
+    try:
+        with _libtpu_environment(generation):
+            topology = topologies.get_topology_desc(
+                platform="tpu", topology_name=name, num_slices=num_slices
+            )
+    except Exception as e:  # noqa: BLE001 - libtpu's refusal, with its reason
+        raise TargetError(f"libtpu cannot describe target {name!r}: {_first_line(e)}") from None
+    devices = tuple(topology.devices)
+    return Target(
+        name=name,
+        platform="tpu",
+        num_slices=num_slices,
+        devices=devices,
+        topology=topology,
+        chip=_chips.chip("tpu", generation) or _chips.chip_of("tpu", devices[0].device_kind),
+    )
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+@contextlib.contextmanager
+def _libtpu_environment(generation: str) -> Iterator[None]:
+    """What libtpu reads when it loads, set for the load alone where unset: it
+    then loads beside another process using it (``ALLOW_MULTIPLE_LIBTPU_LOAD``)
+    without looking for TPU hosts this machine does not have."""
+    if jax.default_backend() == "tpu":  # a real TPU host: libtpu is loaded, as set up
+        yield
+        return
+    wanted = {
+        "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
+        "TPU_ACCELERATOR_TYPE": f"{'v5litepod' if generation == 'v5e' else generation}-8",
+        "TPU_WORKER_HOSTNAMES": "localhost",
+        "TPU_SKIP_MDS_QUERY": "1",
+    }
+    added = [k for k in wanted if k not in os.environ]
+    for k in added:
+        os.environ[k] = wanted[k]
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
