@@ -12,13 +12,15 @@ device).
 ('v5e', 16)
 >>> chip_of("tpu", "TPU v9") is None
 True
+>>> chip("cuda", "h100").hbm_bytes // 2**30, chip_of("cuda", "NVIDIA H100 80GB HBM3").name
+(79, 'h100')
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["Chip", "TPU_CHIPS", "chip", "chip_of", "tpu_generations"]
+__all__ = ["Chip", "TPU_CHIPS", "GPU_CHIPS", "chip", "chip_of", "tpu_generations"]
 
 GiB = 2**30
 
@@ -75,6 +77,97 @@ TPU_CHIPS: tuple[Chip, ...] = (
 )
 
 
+def _tensor_flops(clock_ghz: float, ops_per_clock: int, cores: int) -> float:
+    """Dense FLOP/s of a GPU's tensor cores as its target description gives them
+    (``matrix_unit_description``: a rate per element type): ``cores`` SMs of 4
+    tensor cores, each ``ops_per_clock`` multiply-adds (2 flops) a cycle at
+    ``clock_ghz``. For the H100 SXM's bf16, 989 TFLOP/s: NVIDIA's figure."""
+    return 2 * clock_ghz * 1e9 * 4 * ops_per_clock * cores
+
+
+#: The GPUs a CUDA target names (:func:`olympus.gpu_targets.gpu_kinds`), per GPU.
+#: Memory, clock and bandwidth are those of the target descriptions the compiler
+#: reads (``olympus/gpu_specs/``: ``device_memory_size``, ``clock_rate_ghz``,
+#: ``memory_bandwidth``), so the report's figures are the compiler's; the dense
+#: bf16 FLOP/s are the description's tensor-core rate for bf16 where it has one
+#: (:func:`_tensor_flops`, within 1-4% of NVIDIA's datasheets: H100 SXM 989T, PCIe
+#: 756T, B200 2.25P, GB200 2.5P), NVIDIA's A100 datasheet (312T) otherwise.
+GPU_CHIPS: tuple[Chip, ...] = (
+    Chip(
+        "cuda",
+        "a100",
+        ("NVIDIA A100-SXM4-80GB",),
+        "NVIDIA A100 SXM4 80GB",
+        85100068864,
+        1.41e9,
+        312e12,
+        2039.04e9,
+    ),
+    Chip(
+        "cuda",
+        "a100_40gb",
+        ("NVIDIA A100-SXM4-40GB",),
+        "NVIDIA A100 SXM4 40GB",
+        42331013120,
+        1.41e9,
+        312e12,
+        1555.2e9,
+    ),
+    Chip(
+        "cuda",
+        "b200",
+        ("NVIDIA B200",),
+        "NVIDIA B200",
+        191514411008,
+        1.965e9,
+        _tensor_flops(1.8353101, 1024, 148),
+        7672.32e9,
+    ),
+    Chip(
+        "cuda",
+        "gb200",
+        ("NVIDIA GB200",),
+        "NVIDIA GB200",
+        197897748480,
+        2.062e9,
+        _tensor_flops(1.9259081, 1024, 152),
+        7928.064e9,
+    ),
+    Chip(
+        "cuda",
+        "h100",
+        ("NVIDIA H100 80GB HBM3",),
+        "NVIDIA H100 SXM 80GB",
+        84942979072,
+        1.98e9,
+        _tensor_flops(1.8295201, 512, 132),
+        3352.32e9,
+    ),
+    Chip(
+        "cuda",
+        "h100_pcie",
+        ("NVIDIA H100 PCIe",),
+        "NVIDIA H100 PCIe",
+        84942979072,
+        1.755e9,
+        _tensor_flops(1.62162, 512, 114),
+        2039.04e9,
+    ),
+    Chip(
+        "cuda",
+        "h200",
+        ("NVIDIA H200 141GB HBM3e",),
+        "NVIDIA H200 SXM 141GB",
+        151397597184,
+        1.98e9,
+        _tensor_flops(1.8295201, 512, 132),
+        4800e9,
+    ),
+)
+
+_ALL_CHIPS = TPU_CHIPS + GPU_CHIPS
+
+
 def tpu_generations() -> tuple[str, ...]:
     """The TPU generations a target may name, oldest first.
 
@@ -85,11 +178,14 @@ def tpu_generations() -> tuple[str, ...]:
 
 
 def chip(platform: str, name: str) -> Chip | None:
-    """The chip Olympus knows by this target name (``'v5e'``), or None."""
-    return next((c for c in TPU_CHIPS if c.platform == platform and c.name == name), None)
+    """The chip Olympus knows by this target name (``'v5e'`` on ``'tpu'``,
+    ``'h100'`` on ``'cuda'``), or None."""
+    return next((c for c in _ALL_CHIPS if c.platform == platform and c.name == name), None)
 
 
 def chip_of(platform: str, device_kind: str) -> Chip | None:
     """The chip whose devices JAX calls ``device_kind``, or None if Olympus has no
-    figures for it."""
-    return next((c for c in TPU_CHIPS if c.platform == platform and device_kind in c.kinds), None)
+    figures for it. GPUs are found on ``'cuda'`` or on ``'gpu'`` (what the
+    devices' own ``platform`` says)."""
+    platform = "cuda" if platform == "gpu" else platform
+    return next((c for c in _ALL_CHIPS if c.platform == platform and device_kind in c.kinds), None)
