@@ -420,6 +420,8 @@ SNIPPETS = {
         'source_target_pairs={{0,1},{1,0}}, frontend_attributes={_xla_stream="1"}\n'
         "  %cv = f32[1,4,8,4]{3,2,1,0} convolution(%a, %b), window={size=3x3 stride=1x2 "
         "pad=1_1x0_1 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01, feature_group_count=1\n"
+        "  %c1 = bf16[8,16,128]{2,1,0:T(8,128)(2,1)} convolution(%h, %k), window={size=1}, "
+        "dim_labels=0bf_io0->0bf\n"
         "  %cond = (f32[]) conditional(%p, %a, %b), branch_computations={%b0, %b1}\n"
         "  %s = f32[1,4]{1,0} slice(%cv), slice={[0:1], [0:4:2]}\n"
         "  %n = f32[] constant(nan), sharding={devices=[2,2]<=[2,2]T(1,0) "
@@ -436,6 +438,10 @@ SNIPPETS = {
         "    h:f32<host>[3] = device_put[devices=(None,) srcs=(None,) copy_semantics="
         "(<CopySemantics.ALIAS: 1>,)] d\n"
         "    i:f8_e4m3fn[] = convert_element_type[new_dtype=float8_e4m3fn weak_type=False] 0.5:f32[]\n"
+        "    j:f32[] = pallas_call[olympuspr={ lambda ; k:Ref<default>{f32[8]}. let\n"
+        "        l:f32[8] <- k[...]\n"
+        "        m:f32[8], k[...] <- k[...], l\n"
+        "      in () }] d\n"
         "  in (a, d, g, h) }\n",
     ],
 }

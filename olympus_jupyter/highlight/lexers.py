@@ -129,10 +129,10 @@ class OlympusprLexer(RegexLexer):
     _prim = r"[a-zA-Z_][\w.]*(?:-[\w.]+)*"
     #: A value's type after ``:``: ``f32[3,4]``, ``key<fry>[]``,
     #: ``f32<host>[8@x]{V:x}`` (memory space, sharded dims, varying axes),
-    #: ``Ref{f32[3]}``, ``Tok``.
+    #: ``Ref{f32[3]}``, ``Ref<default>{f32[8,128]}`` (a Pallas kernel's), ``Tok``.
     _type = (
         r"(?:[a-zA-Z_]\w*(?:<\w+>)?\[[^\]\n]*\](?:\{[^{}\n]*\})?"
-        r"|[A-Z]\w*\{[^{}\n]*\}|Tok\b)"
+        r"|[A-Z]\w*(?:<\w+>)?\{[^{}\n]*\}|Tok\b)"
     )
     #: NumPy dtype names, as parameters print them (``new_dtype=float32``).
     _dtype = r"(?:bool|u?int\d+|float\d+|bfloat16|complex\d+|float0|float\d+_e\w+)"
@@ -197,7 +197,8 @@ class OlympusprLexer(RegexLexer):
             (r"\bin(?=\s*\()", Keyword),
             (r"(?<=\} )in\b", Keyword),
             (r"[a-zA-Z_]\w*", Name.Variable),
-            (r"[=*+\-]", Operator),
+            # `<-` reads or swaps a Ref (a Pallas kernel's): `g:f32[8] <- e[...]`.
+            (r"<-|[=*+\-]", Operator),
         ],
         # `[name=f olympuspr={ lambda ... } axes=(0,)]`: parameters, whose values
         # are Python reprs (ints, tuples, dtypes, enums, nested programs).
@@ -541,6 +542,9 @@ class HLOLexer(RegexLexer):
             (r"\bk[A-Z]\w*", Name.Constant),
             (r"[A-Z][A-Z0-9_]+\b", Name.Constant),  # LT, TOTALORDER, API_VERSION_...
             (_name, Name),
+            # Dimension labels that start with a spatial dimension (TPU's 1-D
+            # convolutions): `dim_labels=0bf_io0->0bf`.
+            (r"\d+[a-zA-Z_]\w*", Name),
         ],
         "operands": [
             # The closing parenthesis, with the punctuation after it (the same
