@@ -4,10 +4,10 @@ For a program sharded over several devices, XLA propagates shardings and then
 rewrites the program into the program each device runs, inserting the
 collectives (all-gather, all-reduce, ...) the shardings cost. This module
 compiles the program once more with XLA's per-pass dumps of that compile only
-(:func:`olympus.passes.pass_pipeline`, filtered to the ``spmd-partitioning``
-pass), never through the user's ``XLA_FLAGS``, and reads the module XLA wrote
-after that pass. A program for one device is not
-partitioned: the stage says so.
+(:func:`olympus.passes.pass_pipeline`, filtered to the partitioner's pass, by
+the name each platform gives it: :data:`PASSES`), never through the user's
+``XLA_FLAGS``, and reads the module XLA wrote after that pass. A program for one
+device is not partitioned: the stage says so.
 
 >>> compiled = olympus.jit(lambda x: x * 2).trace(1.0).lower().compile()
 >>> partitioned_hlo_text(compiled) is None   # one device: nothing to partition
@@ -20,10 +20,19 @@ from olympus.errors import StageUnavailable
 from olympus.passes import pass_pipeline
 from olympus.provenance.hlo import hlo_stage
 
-__all__ = ["partitioned_hlo_text", "read_partitioned_hlo", "PASS"]
+__all__ = ["partitioned_hlo_text", "read_partitioned_hlo", "PASSES", "PASS_RE"]
 
-#: XLA's pass whose result this stage shows.
-PASS = "spmd-partitioning"
+#: XLA's SPMD partitioner, as each platform's compiler names its pass; a compile
+#: runs one of them, and this stage shows the module after it.
+PASSES = {
+    "cpu": "spmd-partitioning",
+    "cuda": "spmd-partitioning",
+    "rocm": "spmd-partitioning",
+    "tpu": "tpu-spmd-partitioning",
+}
+
+#: The dump filter (XLA's ``xla_dump_hlo_pass_re``) that keeps every platform's.
+PASS_RE = "^(?:" + "|".join(sorted(set(PASSES.values()))) + ")$"
 
 
 def partitioned_hlo_text(compiled) -> str | None:
@@ -36,10 +45,9 @@ def partitioned_hlo_text(compiled) -> str | None:
     lowered = getattr(compiled, "lowered", None)
     if lowered is None:
         raise StageUnavailable("it needs the Lowered stage the program was compiled from")
-    pipeline = pass_pipeline(
-        lowered, pass_re=f"^{PASS}$", compiler_options=compiled.compiler_options
-    )
-    after = [step for step in pipeline.changed() if step.after == PASS]
+    pipeline = pass_pipeline(lowered, pass_re=PASS_RE, compiler_options=compiled.compiler_options)
+    names = set(PASSES.values())
+    after = [step for step in pipeline.changed() if step.after in names]
     return after[-1].text if after else None
 
 

@@ -113,3 +113,12 @@ def test_a_pallas_kernel_for_tpu_highlights_without_errors(mesh):
     assert r.failure is None, r.failure
     assert "Ref<" in r.stage_text("olympuspr") and "tpu_custom_call" in r.stage_text("compiled")
     assert not stage_errors(r)
+
+
+def test_the_partitioned_stage_is_the_program_tpus_partitioner_made(report):
+    # TPU's compiler names its SPMD partitioner `tpu-spmd-partitioning`.
+    assert "partitioned" not in report.unavailable, report.unavailable
+    text = report.stage_text("partitioned")
+    # Each device's share of the arguments, and the collectives the shardings cost.
+    assert "bf16[2,128,64]" in text and "bf16[4,16,128]" in text
+    assert "all-reduce(" in text
