@@ -2,7 +2,8 @@
 
 A :class:`Target` holds compile-only devices that JAX describes without the
 hardware: a TPU slice from libtpu (``'v5e:4x4'``, with ``num_slices`` for a
-multi-slice job). A program whose arguments are placed on a mesh of them
+multi-slice job), or GPUs from XLA's target descriptions (``'h100:8'``, see
+:mod:`olympus.gpu_targets`). A program whose arguments are placed on a mesh of them
 (:func:`olympus.placement.place`) traces, lowers and compiles for that hardware on
 this machine: its HLO, ``memory_analysis()``, ``cost_analysis()`` and XLA's
 dumps are the TPU compiler's. Nothing runs: the devices have no memory.
@@ -49,14 +50,17 @@ class TargetError(ValueError):
 
 
 _NAME = re.compile(r"^(?P<gen>[a-z0-9]+):(?P<shape>[0-9]+(?:x[0-9]+){1,2})(?P<twist>_twisted)?$")
+_GPU_NAME = re.compile(r"^(?P<kind>[a-z0-9_]+):(?:(?P<hosts>[0-9]+)x)?(?P<count>[0-9]+)$")
 
 
 def parse_target(name: str) -> tuple[str, str, str]:
-    """``(platform, generation, topology name)`` of a target name, or a
-    :class:`TargetError` saying what a name looks like.
+    """``(platform, generation or GPU kind, canonical name)`` of a target name, or
+    a :class:`TargetError` saying what a name looks like. TPU slices are named as
+    libtpu names them (``'v5e:4x4'``); GPUs by kind and count (``'h100:8'``, or
+    ``'h100:2x8'`` for two hosts of eight, see :mod:`olympus.gpu_targets`).
 
-    >>> parse_target(" V5E:4x4 ")
-    ('tpu', 'v5e', 'v5e:4x4')
+    >>> parse_target(" V5E:4x4 "), parse_target("H100:8")
+    (('tpu', 'v5e', 'v5e:4x4'), ('cuda', 'h100', 'h100:8'))
     """
     if not isinstance(name, str):
         raise TargetError(
@@ -64,6 +68,11 @@ def parse_target(name: str) -> tuple[str, str, str]:
             f"({type(name).__name__})."
         )
     text = name.strip().lower()
+    from olympus.gpu_targets import gpu_kinds
+
+    gpu = _GPU_NAME.match(text)
+    if gpu is not None and gpu["kind"] in gpu_kinds():
+        return "cuda", gpu["kind"], text
     match = _NAME.match(text)
     generations = _chips.tpu_generations()
     if match is None or match["gen"] not in generations:
@@ -75,7 +84,8 @@ def parse_target(name: str) -> tuple[str, str, str]:
         raise TargetError(
             f"target {name!r}{why}; name a TPU slice as libtpu does, "
             f"'<generation>:<topology>' such as 'v5e:4x4' or 'v5p:2x2x2' "
-            f"(generations: {', '.join(generations)})."
+            f"(generations: {', '.join(generations)}), or GPUs as '<kind>:<count>' "
+            f"such as 'h100:8' (kinds: {', '.join(gpu_kinds())})."
         )
     return "tpu", match["gen"], text
 
@@ -134,7 +144,8 @@ class Target:
         title = self.chip.title if self.chip is not None else self.device_kind
         kind = f" ({self.device_kind})" if self.device_kind != title else ""
         slices = f" in {self.num_slices} slices" if self.num_slices > 1 else ""
-        return f"{title}{kind}, {self.chips} chips{slices}, compiled here without one"
+        unit = "GPUs" if self.platform in ("cuda", "rocm") else "chips"
+        return f"{title}{kind}, {self.chips} {unit}{slices}, compiled here without one"
 
     def mesh(self, axes: Mapping[str, int] | None = None) -> jax.sharding.Mesh:
         """A mesh of the target's devices with these axes (name -> size, in
@@ -192,7 +203,21 @@ def target(name: str | Target, *, num_slices: int = 1) -> Target:
         return name
     platform, generation, canonical = parse_target(name)
     if isinstance(num_slices, bool) or not isinstance(num_slices, int) or num_slices < 1:
-        raise TargetError(f"num_slices must be a whole number of slices, 1 or more; got {num_slices!r}.")
+        raise TargetError(
+            f"num_slices must be a whole number of slices, 1 or more; got {num_slices!r}."
+        )
+    if platform == "cuda":
+        if num_slices != 1:
+            raise TargetError(
+                f"num_slices is for TPU slices; for GPUs on several hosts name them "
+                f"'<kind>:<hosts>x<per host>', e.g. '{generation}:2x8'."
+            )
+        from olympus.gpu_targets import gpu_target
+
+        match = _GPU_NAME.match(canonical)
+        assert match is not None  # parse_target matched it
+        hosts = int(match["hosts"] or 1)
+        return gpu_target(generation, hosts * int(match["count"]), hosts=hosts)
     return _tpu_target(canonical, generation, num_slices)
 
 
@@ -222,7 +247,8 @@ def _tpu_target(name: str, generation: str, num_slices: int) -> Target:
         num_slices=num_slices,
         devices=devices,
         topology=topology,
-        chip=_chips.chip("tpu", generation) or _chips.chip_of("tpu", devices[0].device_kind),
+        chip=_chips.chip("tpu", generation)
+        or _chips.chip_of("tpu", str(getattr(devices[0], "device_kind", ""))),
     )
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "relabel_lowered",
     "lowering_name",
     "lowering_platforms",
+    "lowering_device_platform",
     "lowered_hlo_bytecode",
     "hlo_module_from_bytecode",
     "hlo_cost_analysis",
@@ -276,6 +277,25 @@ def lowering_platforms(jax_lowered) -> tuple[str, ...] | None:
     """
     found = getattr(jax_lowered._lowering, "_platforms", None)
     return tuple(found) if found else None
+
+
+def lowering_device_platform(jax_lowered) -> str | None:
+    """The platform of the devices a lowering is placed on (its arguments' shardings
+    name them): ``'tpu'`` for a program placed on compile-only TPU devices
+    (:mod:`olympus.hardware`), this machine's for an ordinary one; None if unknown.
+
+    Internal: the private ``compile_args['backend']`` (the client that compiles it).
+    Public: none (``jax.stages.Lowered`` names no devices).
+    """
+    args = getattr(getattr(jax_lowered, "_lowering", None), "compile_args", None) or {}
+    backend = args.get("backend") if isinstance(args, dict) else None
+    platform = getattr(backend, "platform", None)
+    if not isinstance(platform, str):
+        return None
+    if platform == "gpu":  # a compile-only GPU client: JAX has no 'gpu' backend to ask
+        version = str(getattr(backend, "platform_version", "")).lower()
+        return "rocm" if "rocm" in version else "cuda"
+    return canonicalize_platform(platform)
 
 
 def lowered_hlo_bytecode(jax_lowered) -> tuple[bytes, bool]:

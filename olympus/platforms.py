@@ -164,8 +164,13 @@ def unknown_platforms_note(platforms: Sequence[str] | None) -> str | None:
     )
 
 
-def check_compilable(lowered_for: tuple[str, ...], fun_name: str) -> str:
-    """Returns the local platform, or raises if ``lowered_for`` does not include it.
+def check_compilable(
+    lowered_for: tuple[str, ...], fun_name: str, placed_on: str | None = None
+) -> str:
+    """Returns the platform the lowering compiles for: the local platform, or
+    ``placed_on``, the platform of the devices its arguments are placed on where
+    it was lowered for those alone (compile-only devices of a target, see
+    :mod:`olympus.hardware`, whose compiler is at hand). Raises if neither.
 
     >>> here = local_platform()
     >>> check_compilable((here, 'my_plugin'), 'f') == here
@@ -175,6 +180,8 @@ def check_compilable(lowered_for: tuple[str, ...], fun_name: str) -> str:
     olympus.platforms.PlatformError: Cannot compile 'f' here: it was lowered for 'my_plugin', but this process would run it on ...
     """
     here = local_platform()
+    if placed_on is not None and placed_on != here and tuple(lowered_for) == (placed_on,):
+        return placed_on
     if here not in lowered_for:
         raise PlatformError(
             f"Cannot compile '{fun_name}' here: it was lowered for "

@@ -347,7 +347,10 @@ class Traced:
         return Lowered(
             jl,
             traced=self,
-            platforms=requested or (_platforms.local_platform(),),
+            # Unrequested: where the arguments are placed (a target's devices too).
+            platforms=requested
+            or jax_compat.lowering_platforms(jl)
+            or (_platforms.local_platform(),),
             explicit_platforms=requested is not None,
         )
 
@@ -514,9 +517,17 @@ class Lowered(_Signature):
         """The compiler's cost estimate before optimization (a dict), or ``None``."""
         return jax_compat.hlo_cost_analysis(self._jax, self._hlo())
 
+    @property
+    def device_platform(self) -> str | None:
+        """The platform of the devices the program is placed on, as its arguments'
+        shardings say: this machine's, or a target's (``'tpu'`` for arguments on
+        :func:`olympus.hardware.target` devices); None if JAX does not say."""
+        return jax_compat.lowering_device_platform(self._jax)
+
     @boundary
     def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
-        """Compiles for this machine's devices.
+        """Compiles for this machine's devices, or for the compile-only devices of a
+        target its arguments are placed on (:mod:`olympus.hardware`).
 
         A lowering for several platforms that include this one compiles the code
         for this platform. A lowering that does not include it is refused with a
@@ -525,7 +536,7 @@ class Lowered(_Signature):
         unknown compiler option raises JAX's ``JaxRuntimeError``), with a note
         naming the options given.
         """
-        here = _platforms.check_compilable(self.platforms, self.fun_name)
+        here = _platforms.check_compilable(self.platforms, self.fun_name, self.device_platform)
         _check_compiler_options(compiler_options)
         jax_lowered = self._jax
         if self._explicit_platforms and self.platforms != (here,):
