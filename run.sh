@@ -6,7 +6,9 @@
 #   ./run.sh --test [ARGS]     install the test tools, run the checks (ruff's lint and
 #                              format, mypy, Prettier and ESLint; OLYMPUS_CHECKS=0 skips them)
 #                              and the test suite (ARGS go to pytest),
-#                              then run it again against the oldest and the newest JAX that
+#                              then the tests that compile for TPU and GPU targets (in
+#                              .venvs/targets-<JAX>, with libtpu and JAX's CUDA plugin),
+#                              then all again against the oldest and the newest JAX that
 #                              Olympus supports (OLYMPUS_JAX_ENDS=0 skips that part); then,
 #                              when CI=true or OLYMPUS_BENCH=1 (OLYMPUS_BENCH=0: never), the
 #                              benchmarks in short mode, every budget checked (a budget over
@@ -153,7 +155,24 @@ test_against_jax() {
     # The JupyterLab build is the main environment's business: skip it here.
     (export HATCH_BUILD_NO_HOOKS=true; install "$dir/bin/python" test "jax==$version" "jaxlib==$version")
     say "tests against JAX $version ($("$dir/bin/python" --version 2>&1))"
-    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider --ignore=tests/browser "$@"
+    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider --ignore=tests/browser -m "not targets" "$@"
+}
+
+# test_targets VERSION MIN_PYTHON [PYTEST ARGS]: the tests that compile for TPU and GPU
+# targets (marked `targets`), in an environment of their own with JAX VERSION, libtpu and
+# JAX's CUDA plugin at the versions that match it (the targets extra).
+test_targets() {
+    local version=$1 min_python=$2; shift 2
+    local python dir=".venvs/targets-$version"
+    if ! python=$(python_at_least "$min_python"); then
+        echo "run.sh: JAX $version needs Python >= $min_python, and none was found." >&2
+        [ "${CI:-}" = true ] && exit 1
+        return 0
+    fi
+    make_venv "$dir" "$python"
+    (export HATCH_BUILD_NO_HOOKS=true; install "$dir/bin/python" targets "jax==$version" "jaxlib==$version")
+    say "tests for TPU and GPU targets, JAX $version (libtpu, CUDA plugin)"
+    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider --ignore=tests/browser -m targets "$@"
 }
 
 case "${1:-}" in
@@ -168,10 +187,14 @@ case "${1:-}" in
             [ ${#check_failures[@]} = 0 ] || failed+=("checks (${check_failures[*]})")
         fi
         say "tests ($("$python" -c 'import jax, sys; print(f"JAX {jax.__version__}, Python {sys.version.split()[0]}")'))"
-        "$python" -m pytest -q -n 2 "$@" || failed+=("JAX $("$python" -c 'import jax; print(jax.__version__)')")
+        jax_here=$("$python" -c 'import jax; print(jax.__version__)')
+        "$python" -m pytest -q -n 2 -m "not targets" "$@" || failed+=("JAX $jax_here")
+        test_targets "$jax_here" 3.11 "$@" || failed+=("targets, JAX $jax_here")
         if [ "${OLYMPUS_JAX_ENDS:-1}" != 0 ]; then
             test_against_jax "$JAX_OLDEST" "$JAX_OLDEST_PYTHON" "$@" || failed+=("JAX $JAX_OLDEST")
             test_against_jax "$JAX_NEWEST" "$JAX_NEWEST_PYTHON" "$@" || failed+=("JAX $JAX_NEWEST")
+            test_targets "$JAX_OLDEST" "$JAX_OLDEST_PYTHON" "$@" || failed+=("targets, JAX $JAX_OLDEST")
+            test_targets "$JAX_NEWEST" "$JAX_NEWEST_PYTHON" "$@" || failed+=("targets, JAX $JAX_NEWEST")
         fi
         # The benchmarks after the tests, never beside them (timings need the cores).
         if [ "${OLYMPUS_BENCH:-}" = 1 ] || { [ "${CI:-}" = true ] && [ "${OLYMPUS_BENCH:-}" != 0 ]; }; then

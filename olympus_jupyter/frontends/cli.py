@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="report on MODULE:FUNCTION for argument specs")
-    rep.add_argument("target", metavar="MODULE:FUNCTION")
+    rep.add_argument("function", metavar="MODULE:FUNCTION")
     rep.add_argument(
         "--arg",
         action="append",
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
         if args.command == "demo":
             fun, fargs = demo_function()
         else:
-            fun = load_function(args.target)
+            fun = load_function(args.function)
             try:
                 fargs = tuple(parse_spec(s) for s in args.arg)
             except SpecError as e:

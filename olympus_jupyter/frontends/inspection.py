@@ -183,9 +183,14 @@ def _is_exported(target) -> bool:
 
 
 def inspect(
-    target: Any,
+    fn_or_stage: Any,
+    /,
     *args: Any,
     platform: str | Sequence[str] | None = None,
+    target: str | None = None,
+    num_slices: int = 1,
+    mesh: Mapping[str, int] | str | None = None,
+    shardings: Any = None,
     static_argnums: int | Sequence[int] | None = None,
     static_argnames: str | Sequence[str] | None = None,
     stages: str | Sequence[str] | None = None,
@@ -200,7 +205,7 @@ def inspect(
     progress: bool | Callable[[str], None] | Progress | Silent | None = None,
     **kwargs: Any,
 ) -> StageReport:
-    """Stages ``target`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
+    """Stages ``fn_or_stage`` for ``args``/``kwargs`` and returns its :class:`StageReport`.
 
     The options are the table's (:mod:`olympus_jupyter.report.option_table`: those
     named here, and any a stage kind registered since, taken by keyword too); the
@@ -252,6 +257,7 @@ def inspect(
         progress = check_option("progress", progress)
     stages = options.stages
     symbolic: tuple[str, ...] = ()
+    target = fn_or_stage
     if _is_exported(target):
         if args or kwargs:
             raise StagingError(
@@ -279,6 +285,10 @@ def inspect(
             static_argnums=options.static_argnums,
             static_argnames=options.static_argnames,
             platforms=options.platforms,
+            hardware=options.target,
+            num_slices=options.num_slices,
+            mesh=options.mesh,
+            shardings=options.shardings,
             compiler_options=dict(options.compiler_options),
             lower=any(s in stages for s in stage_registry.made_by("lower")),
             compile=options.needs_compile and not symbolic,

@@ -103,6 +103,13 @@ class ReportOptions:
     # The built-in options, for readers and type checkers (tests/test_option_table.py
     # checks them against the table); an option registered later is an attribute too.
     platforms: tuple[str, ...] | None
+    #: The hardware compiled for (a target name such as ``'v5e:4x4'``), or None:
+    #: this machine's (:mod:`olympus.hardware`); with its slices, the mesh
+    #: (``(axis, size)`` pairs) and the arguments' shardings (:mod:`olympus.placement`).
+    target: str | None
+    num_slices: int
+    mesh: tuple[tuple[str, int], ...] | None
+    shardings: Any
     static_argnums: tuple[int, ...] | None
     static_argnames: tuple[str, ...] | None
     stages: tuple[str, ...]

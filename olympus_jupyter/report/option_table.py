@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from olympus import hardware as _hardware
+from olympus import placement as _placement
 from olympus import platforms as _platforms
 from olympus import stage_registry
 from olympus.platforms import KNOWN_PLATFORMS
@@ -304,6 +306,50 @@ def _focus_value(value, text: bool) -> tuple[str, ...] | None:
     return names
 
 
+def _target_value(value, text: bool) -> str | None:
+    if value is None or (text and not value.strip()):
+        return None
+    if isinstance(value, _hardware.Target):
+        return value.name
+    try:
+        _hardware.parse_target(value)
+    except _hardware.TargetError as e:
+        raise Rejected(str(e), complete=True, type_error=not isinstance(value, str)) from None
+    return value.strip().lower()
+
+
+def _slices_value(value, text: bool) -> int:
+    if value is None:
+        return 1
+    if text and isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise Rejected(type_error=not isinstance(value, numbers.Integral))
+    return int(value)
+
+
+def _mesh_value(value, text: bool) -> tuple[tuple[str, int], ...] | None:
+    try:
+        axes = _placement.parse_mesh(value)
+    except _placement.PlacementError as e:
+        raise Rejected(str(e), complete=True) from None
+    return tuple(axes.items()) if axes is not None else None
+
+
+def _shardings_value(value, text: bool):
+    if value is None or (text and not value.strip()):
+        return None
+    if isinstance(value, str):
+        try:
+            return _placement.Shardings.of(_placement.parse_shardings(value))
+        except _placement.PlacementError as e:
+            raise Rejected(str(e), complete=True) from None
+    try:
+        return _placement.Shardings.of(value)
+    except _placement.PlacementError as e:
+        raise Rejected(str(e), complete=True, type_error=True) from None
+
+
 def _stages_value(value, text: bool) -> tuple[str, ...]:
     if value is None:
         return stage_registry.default_names()
@@ -518,6 +564,57 @@ _BUILT_IN = (
         control=Control(
             "platforms", "platforms", "the platforms to lower for; none ticked: this machine's"
         ),
+    ),
+    Option(
+        "target",
+        _target_value,
+        flags=("--target",),
+        frontends=REPORT | {"inspect", "cli report"},
+        metavar="NAME",
+        in_key=True,
+        accepts="a TPU slice named as libtpu names it, such as 'v5e:4x4' or 'v5p:2x2x2', "
+        "or None for this machine's devices",
+        accepts_text="a TPU slice such as v5e:4x4 or v5p:2x2x2",
+        help="compile for this hardware without having it (a TPU slice, e.g. v5e:4x4; "
+        "needs libtpu): the arguments are placed on a mesh of its devices, and the "
+        "report says whether the program fits in their memory",
+    ),
+    Option(
+        "num_slices",
+        _slices_value,
+        default=1,
+        flags=("--num-slices",),
+        frontends=REPORT | {"inspect", "cli report"},
+        metavar="N",
+        in_key=True,
+        accepts="a whole number of slices, 1 or more (with target=)",
+        accepts_text="a whole number of slices, e.g. 2",
+        help="with --target: that many slices of it (a multi-slice job)",
+    ),
+    Option(
+        "mesh",
+        _mesh_value,
+        flags=("--mesh",),
+        frontends=REPORT | {"inspect", "cli report"},
+        metavar="AXIS=N[,AXIS=N]",
+        in_key=True,
+        accepts="mesh axes such as {'data': 4, 'model': 4} or 'data=4,model=4' (with "
+        "target=), or None: one axis over every device",
+        accepts_text="mesh axes, e.g. data=4,model=4",
+        help="with --target: the mesh of its devices the arguments are sharded over",
+    ),
+    Option(
+        "shardings",
+        _shardings_value,
+        flags=("--shardings",),
+        frontends=REPORT | {"inspect", "cli report"},
+        metavar="SPEC[;SPEC]",
+        in_key=True,
+        accepts="a PartitionSpec (or NamedSharding, or None) per positional argument, "
+        "in a tuple, each one spec or a pytree of them for the argument's leaves "
+        "(with target=), or None: each argument's own sharding, else replicated",
+        accepts_text="mesh axes per dimension, arguments apart by ';', e.g. 'data,None; None,model'",
+        help="with --target: how each argument is sharded over the mesh",
     ),
     Option(
         "static_argnums",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
+import math
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,8 @@ from typing import Any
 import jax
 
 import olympus
+from olympus import hardware as _hardware
+from olympus import placement as _placement
 from olympus import platforms as _platforms
 from olympus import stage_registry
 from olympus.dumps import DumpedCompile, DumpNeeds, compile_dumped, merge_needs
@@ -96,6 +99,11 @@ class StagedRun:
     unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
     platforms: tuple[str, ...] = ()
     fun: Any = None
+    #: The hardware compiled for (an :class:`olympus.hardware.Target`), or None:
+    #: this machine's devices.
+    target: Any = None
+    #: The mesh the arguments were placed on (axis name -> size), or None.
+    mesh: Mapping[str, int] | None = None
     #: What XLA dumped of the compile itself (``StageRequest.dumps``): the pass
     #: pipeline and the peak's texts the report's stages read, with no compile more.
     dumped: DumpedCompile | None = None
@@ -269,6 +277,8 @@ def next_step(
                 lowering_platforms=request.platforms
             ),
         )
+        if run.lowered is not None:  # where the arguments are placed: a target's too
+            run.platforms = run.lowered.platforms
         return run.lowered is not None
     assert run.lowered is not None  # advance() compiles only what lowered
     reason = compile_unavailable(run.lowered)
@@ -323,6 +333,10 @@ def run_stages(
     beside_compile=None,
     read_peak: bool = False,
     dumps: DumpNeeds | None = None,
+    hardware: Any = None,
+    num_slices: int = 1,
+    mesh: Mapping[str, int] | Sequence[tuple[str, int]] | None = None,
+    shardings: Any = None,
 ) -> StagedRun:
     """Traces, lowers and compiles ``target`` for ``args``, timing each step.
 
@@ -338,7 +352,11 @@ def run_stages(
     at the peak from XLA's dumps of that compile (``StagedRun.peak``); ``dumps``
     (:class:`~olympus.dumps.DumpNeeds`) is what the report's stages need of XLA's
     dumps, read from that compile too (``StagedRun.dumped``): the per-pass modules
-    and the peak, with no compile more.
+    and the peak, with no compile more. ``hardware`` (a target name such as
+    ``'v5e:4x4'``, with ``num_slices``) compiles for that hardware without it: the
+    arguments are placed on ``mesh`` (axis name -> size) of its devices, sharded
+    as ``shardings`` says (:func:`olympus.placement.place`); ``mesh`` or
+    ``shardings`` without it place them on this machine's devices.
     """
     try:
         timeout = check_timeout(timeout)
@@ -362,6 +380,16 @@ def run_stages(
     )
 
     given = targets.stage_of(target)
+    placing = hardware is not None or mesh is not None or shardings is not None or num_slices != 1
+    if given is not None and placing:
+        raise StagingError(
+            f"Got {given.described}: it is already placed on its devices, so target=, "
+            f"mesh= and shardings= cannot apply. Pass the function with its arguments."
+        )
+    placed = None
+    if placing:
+        placed = _placement_of(request, hardware, num_slices, mesh, shardings)
+        request = dataclasses.replace(request, args=placed.args, kwargs=placed.kwargs)
     if given is not None:
         if request.args or request.kwargs:
             raise StagingError(
@@ -379,7 +407,60 @@ def run_stages(
         fun=wrapped.fun,
         platforms=requested or (_platforms.local_platform(),),
     )
+    if placed is not None:
+        run.target, run.mesh = placed.target, placed.axes
+        if placed.target is not None:
+            run.platforms = (placed.target.platform,)
     return _advance_within(run, request, timeout, progress, beside_compile)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Placed:
+    """A request's arguments placed on a mesh of a target's devices (or of this
+    machine's, ``target`` None)."""
+
+    target: Any
+    axes: dict[str, int]
+    args: tuple
+    kwargs: dict
+
+
+def _placement_of(request: StageRequest, hardware, num_slices, mesh, shardings) -> _Placed:
+    """The request's arguments on the target, mesh and shardings asked for; a
+    :class:`StagingError` says what is wrong with them."""
+    try:
+        axes = _placement.parse_mesh(dict(mesh) if mesh is not None else None)
+        if hardware is None:
+            if num_slices != 1:
+                raise StagingError("num_slices= needs target=: the slices of which hardware?")
+            target, made = None, _local_mesh(axes)
+        else:
+            target = _hardware.target(hardware, num_slices=num_slices)
+            if request.platforms and tuple(request.platforms) != (target.platform,):
+                raise StagingError(
+                    f"platform={','.join(request.platforms)} and target={target.name!r} "
+                    f"disagree: a target is compiled for its own platform "
+                    f"({target.platform!r}). Drop platform=."
+                )
+            made = target.mesh(axes)
+        args, kwargs = _placement.place(request.args, request.kwargs, made, shardings)
+    except (_hardware.TargetError, _placement.PlacementError) as e:
+        raise StagingError(str(e)) from None
+    return _Placed(target, _placement.mesh_axes(made), args, kwargs)
+
+
+def _local_mesh(axes: dict[str, int] | None) -> jax.sharding.Mesh:
+    """A mesh of this machine's devices with these axes (one over all by default)."""
+    devices = jax.devices()
+    axes = axes or {"devices": len(devices)}
+    size = math.prod(axes.values())
+    if size != len(devices):
+        raise StagingError(
+            f"mesh {','.join(f'{k}={v}' for k, v in axes.items())} has {size} devices; "
+            f"this machine has {len(devices)}. Give sizes whose product is "
+            f"{len(devices)}, or target= a hardware with {size} devices."
+        )
+    return jax.make_mesh(tuple(axes.values()), tuple(axes))
 
 
 def _advance_within(
@@ -413,8 +494,11 @@ def timed_out(run_or_report) -> bool:
 def compile_unavailable(lowered: Lowered) -> str | None:
     """Why ``lowered`` cannot be compiled on this machine, or None if it can."""
     here = _platforms.local_platform()
-    if here in lowered.platforms:
+    try:
+        _platforms.check_compilable(lowered.platforms, lowered.fun_name, lowered.device_platform)
         return None
+    except _platforms.PlatformError:
+        pass
     return (
         f"lowered for {', '.join(lowered.platforms)}; this machine compiles for "
         f"{here}, so the compiled stages cannot exist here"
