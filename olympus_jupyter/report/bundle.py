@@ -25,6 +25,8 @@ them read as well.
 
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -112,6 +114,7 @@ def to_json(report) -> dict[str, Any]:
             else {}
         ),
         **({"notes": group_notes(report.notes, MAX_NOTES)} if report.notes else {}),
+        **({"target": copy.deepcopy(dict(report.target))} if report.target else {}),
     }
     if out["provenance"] is not None:  # its stages' notes, within the schema's limit
         for stage in out["provenance"]["stages"].values():
@@ -185,6 +188,7 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
         unavailable={rename(k): v for k, v in data["unavailable"].items()},
         debug_info=data["debug_info"],
         notes=tuple(data.get("notes", ())),
+        target=data.get("target"),
         stage_data=stage_data,
         **fields,
     )

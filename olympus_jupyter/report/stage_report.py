@@ -38,6 +38,7 @@ from olympus_jupyter.report import bundle, cells, costs_view, kinds
 from olympus_jupyter.report.builtin_kinds import costs_data
 from olympus_jupyter.report.kinds import MakeContext
 from olympus_jupyter.report import interactive as interactive_view
+from olympus_jupyter.report.device_memory import device_memory, memory_words
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.display_bundle import display_bundle, plain_forms
@@ -83,6 +84,10 @@ class StageReport:
     #: live at the peak, the collectives (the ``costs`` stage, :mod:`.costs_view`),
     #: or None.
     costs: Mapping[str, Any] | None = None
+    #: The hardware compiled for without having it, and whether the program fits
+    #: in its devices' memory (:mod:`.device_memory`), as plain data; None: this
+    #: machine's devices.
+    target: Mapping[str, Any] | None = None
     #: The data of the stages of registered kinds (:mod:`.kinds`), by stage name.
     stage_data: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: What the kernel that made the report keeps beside the bundle's data, by
@@ -440,6 +445,18 @@ class StageReport:
         data, _files = self._costs()
         return costs_view.module_rows(data, self.provenance, depth)
 
+    def device_memory(self) -> dict[str, Any] | None:
+        """Will it fit? For a report made for a target (``target='v5e:4x4'``): the
+        device kind, its memory (``capacity_bytes``, from Olympus's table of chips:
+        compile-only devices report none), the program's peak per device
+        (``peak_bytes``; ``peak_source`` names what measured it: the live-range
+        peak with ``costs=True``, else ``memory_analysis()``), the headroom and
+        ``fits``. A program XLA refused for lack of memory is still a report:
+        ``fits`` is False, with ``required_bytes`` and ``available_bytes`` from
+        XLA's error. None for a report of this machine's devices."""
+        memory = (self.target or {}).get("memory")
+        return dict(memory) if memory is not None else None
+
     def peak_buffers(self) -> list[dict[str, Any]]:
         """The buffers live at the compiled program's memory peak, biggest first: the
         instruction that defines each (``label``), ``size``, ``kind`` (argument,
@@ -723,6 +740,7 @@ def build_report(
     if provenance is not None:  # as XLA names them, before cells are relabelled
         context.live["files"] = tuple(f.path for f in provenance.files)
     provenance, failure = _as_cells(provenance, failures.failure)
+    target = _target_data(run, analyses, fields.get("costs"), failure)
     return StageReport(
         name=run.name,
         platforms=tuple(run.platforms),
@@ -737,8 +755,24 @@ def build_report(
         full=full,
         stage_data=stage_data,
         live=dict(context.live),
+        target=target,
         **fields,
     )
+
+
+def _target_data(run: StagedRun, analyses: Analyses, costs, failure) -> dict[str, Any] | None:
+    """What the report keeps of the target a run was compiled for: its devices, the
+    mesh, and whether the program fits in their memory."""
+    if run.target is None:
+        return None
+    data = run.target.as_json()
+    if run.mesh:
+        data["mesh"] = dict(run.mesh)
+    message = failure.message if failure is not None and failure.stage == "compile" else None
+    answer = device_memory(data, analyses.memory, costs, message)
+    if answer is not None:
+        data["memory"] = {**answer, "words": memory_words(answer)}
+    return data
 
 
 def _row_of_step(passes: Mapping[str, Any]) -> dict[int, int]:
