@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from olympus.argument_names import readable, unescape
 
@@ -259,11 +259,15 @@ def _parameter_of(bits: int, split: Sequence[list[str]]) -> str | None:
     return "/".join(common) if ending == bits else None
 
 
-def served_parameters(compiled_lines: Sequence[str], names: Sequence[str] | None):
+def served_parameters(
+    compiled_lines: Sequence[str], names: Sequence[str] | None, also: Collection[str] = ()
+):
     """For each collective of the entry computation of an optimized HLO module (its
     text split in lines), by label, the parameters it serves (:func:`parameter_of`
     of each element of its result that reaches the outputs exactly), named over the
     program's output ``names`` (:func:`output_names`); ``{}`` without names.
+    ``also``: the labels of other instructions to read so (the ``recv-done`` of a
+    collective across TPU slices, whose data is its element 0).
 
     An asynchronous collective (``all-reduce-start``) is read at its ``-done``."""
     if not names:
@@ -274,7 +278,7 @@ def served_parameters(compiled_lines: Sequence[str], names: Sequence[str] | None
     split = [name.split("/") for name in names]
     out: dict[str, tuple[str, ...]] = {}
     for label, opcode, _, _, _, _ in _parse(compiled_lines):
-        if not _COLLECTIVE.match(opcode) or opcode.endswith("-done"):
+        if label not in also and (not _COLLECTIVE.match(opcode) or opcode.endswith("-done")):
             continue
         value = reached.get(label)  # a -start's: what its -done gives
         if value is None:

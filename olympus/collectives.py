@@ -12,9 +12,12 @@ compiled program of a provenance model (the optimized HLO), each with:
   the compiler inserted it (``inserted``);
 - its replica groups as XLA prints them, and how many devices each group holds;
 - the bytes of its result on each device, and an estimate of the bytes each device
-  sends (:func:`moved_bytes`: what a ring algorithm sends);
-- the source lines that made it (the line whose op needed it) and the shardings of
-  that line's ops in the lowered program, which say why;
+  sends (:func:`moved_bytes`: what a ring algorithm sends). Only data counts: an
+  asynchronous start's result holds its operands, its results and, on TPU, the
+  ``u32[]`` semaphores of its synchronization (:func:`data_bytes`);
+- the source lines that made it (the line whose op needed it; where XLA kept none
+  on it, the nearest instructions after it that have one, else before it) and the
+  shardings of that line's ops in the lowered program, which say why;
 - the arguments whose values it moves, by their pytree names
   (:mod:`olympus.argument_names`: ``params/Dense_0/kernel`` where XLA labels the
   parameter ``param.136``): those its operands are, or are made from through
@@ -27,6 +30,14 @@ compiled program of a provenance model (the optimized HLO), each with:
   state (``block_0/Mlp_0/up/kernel``), one per element of a combined collective;
   none where that cannot be told exactly.
 
+A collective across the slices of a multi-slice TPU job is no collective
+instruction but a ``send`` and a ``recv`` for the multi-slice runtime
+(:mod:`olympus.cross_slice`). Each pair is one :class:`Collective` of opcode
+``"all-reduce (cross-slice)"`` (``all-gather``, ``all-to-all``, ``reduce-scatter``,
+``collective-permute`` for ``ONE_TO_ONE``), its result the data the ``recv``
+receives, its groups the target, a group being one device of each slice, its line
+that of what it sends, what it serves read where its data is received.
+
 >>> model = olympus.provenance.build(olympus.jit(lambda x: x * 2), 1.0)
 >>> collectives(model)   # one device: nothing to communicate
 []
@@ -37,11 +48,21 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from typing import Any
 
 from olympus.argument_names import entry_parameters, unescape
 from olympus.collective_parameters import output_names, served_parameters
+from olympus.cross_slice import CROSS_SLICE, transfer
 
-__all__ = ["Collective", "collectives", "shape_bytes", "group_size", "moved_bytes"]
+__all__ = [
+    "Collective",
+    "collectives",
+    "shape_bytes",
+    "tuple_elements",
+    "data_bytes",
+    "group_size",
+    "moved_bytes",
+]
 
 #: Bytes of one element of each HLO element type.
 _ELEMENT_BYTES = {
@@ -94,6 +115,59 @@ def shape_bytes(types: str) -> int:
     return total
 
 
+def tuple_elements(types: str) -> list[str] | None:
+    """The elements of an HLO tuple type, as printed (layouts kept); ``None`` for a
+    type that is not a tuple.
+
+    >>> tuple_elements("(f32[1,128]{1,0:T(1,128)S(1)}, u32[]{:S(2)})")
+    ['f32[1,128]{1,0:T(1,128)S(1)}', 'u32[]{:S(2)}']
+    >>> tuple_elements("f32[4]{0}") is None
+    True
+    """
+    text = types.strip()
+    if not text.startswith("("):
+        return None
+    out, depth, start = [], 0, 1
+    for k, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:  # the tuple's closing parenthesis
+                out.append(text[start:k])
+                break
+        elif ch == "," and depth == 1:
+            out.append(text[start:k])
+            start = k + 1
+    return [re.sub(r"/\*.*?\*/", "", e).strip() for e in out if e.strip()]
+
+
+def data_bytes(opcode: str, result_types: str) -> int:
+    """The bytes of data a collective instruction gives on one device, from its
+    result type (``opcode`` as printed, ``all-gather-start``): the whole result of
+    a synchronous one and of an ``all-reduce-start`` (typed as its result); the
+    results (tuple element 1) of another asynchronous start, whose result holds
+    its operands, its results and its synchronization (``u32[]`` semaphores on
+    TPU); the data (element 0) of a ``send`` or ``recv``, whose result adds a
+    context and a token.
+
+    >>> data_bytes("collective-permute-start",
+    ...            "(f32[1,128]{1,0}, f32[1,128]{1,0}, u32[]{:S(2)}, u32[]{:S(2)})")
+    512
+    >>> data_bytes("all-gather-start", "(f32[8]{0}, f32[32]{0})")
+    128
+    >>> data_bytes("recv", "(f32[1,1,128]{2,1,0}, u32[], token[])")
+    512
+    """
+    parts = tuple_elements(result_types)
+    if parts is not None and len(parts) >= 2:
+        if opcode in ("send", "recv"):
+            return shape_bytes(parts[0])
+        if opcode.endswith("-start") and opcode != "all-reduce-start":
+            return shape_bytes(parts[1])
+    return shape_bytes(result_types)
+
+
 def group_size(replica_groups: str | None) -> int | None:
     """How many devices one replica group holds, from XLA's printed form: explicit
     groups ``{{0,1},{2,3}}``, an iota list ``[2,4]<=[8]`` or a mesh with the axes
@@ -103,11 +177,21 @@ def group_size(replica_groups: str | None) -> int | None:
     (4, 4)
     >>> group_size("mesh['axis_0'=1,'axis_1'=8] {'axis_1'}")
     8
+
+    The target of a collective across TPU slices (``_xla_megascale_target``) is
+    explicit groups, or slices by devices, ``"{1,2}x{0:3}"``: slices 1 and 2, each
+    with its devices 0 to 3, a group being one device of each slice:
+
+    >>> group_size("{{100000,200003},{200000,100003}}"), group_size('"{1,2}x{0:3}"')
+    (2, 2)
     """
-    if not replica_groups:
+    if not replica_groups or "->" in replica_groups:  # pairs, not groups
         return None
     text = replica_groups.strip()
     m = re.match(r"\{\{([^}]*)\}", text)
+    if m:
+        return len([x for x in m.group(1).split(",") if x.strip()])
+    m = re.match(r'"?\{([0-9,]+)\}x\{', text)
     if m:
         return len([x for x in m.group(1).split(",") if x.strip()])
     m = re.match(r"\[([0-9,]+)\]<=", text)
@@ -342,15 +426,45 @@ def _users_lines(model, stage, lines: list[str], op, users) -> tuple[tuple[str, 
     return ()
 
 
+def _operand_lines(model, stage, lines: list[str], op, scopes) -> tuple[tuple[str, int], ...]:
+    """The lines of the nearest instructions upstream of ``op`` that have one (the
+    instructions of its computation whose results it takes, theirs, ...): where
+    nothing after a collective has a line, the line that made what it moves.
+    ``scopes``: each computation's instructions by label, filled on first use."""
+    if not scopes:
+        for o in stage.ops:
+            if o.label:
+                scopes.setdefault(o.computation, {})[o.label] = o
+    scope = scopes.get(op.computation, {})
+    seen, todo = {op.label}, _operands(_instruction_text(lines, op), op.name)
+    for _ in range(64):
+        found: list[tuple[str, int]] = []
+        level = [scope[t] for t in dict.fromkeys(todo) if t in scope and t not in seen]
+        seen.update(o.label for o in level)
+        for o in level:
+            found.extend(model.lines_for_op(o.id, frames="user"))
+        if found or not level:
+            return tuple(dict.fromkeys(found))
+        todo = [t for o in level for t in _operands(_instruction_text(lines, o), o.name)]
+    return ()
+
+
+def _result_types(text: str, opcode: str) -> str:
+    head = text.split(" = ", 1)[1] if " = " in text else text
+    return head.split(f" {opcode}(", 1)[0]
+
+
 def collectives(model) -> list[Collective]:
     """Every collective of the compiled program of ``model`` (a provenance model
     with its ``compiled`` stage), in program order; the ``-done`` half of an
-    asynchronous pair is left out (its ``-start`` stands for both)."""
+    asynchronous pair is left out (its ``-start`` stands for both), and so is the
+    ``recv`` of a collective across slices (its ``send`` stands for both)."""
     if "compiled" not in model.stages:
         return []
     stage = model.stages["compiled"]
     lowered = model.stages.get("stablehlo")
     users: dict[str, list[int]] = {}  # filled when a collective has no line
+    scopes: dict = {}  # likewise
     texts = stage.text.split("\n")
     parameters = entry_parameters(stage.text)
     by_label = {p.label: p.name for p in parameters.values() if p.name}
@@ -358,26 +472,48 @@ def collectives(model) -> list[Collective]:
     entries = {k for k, c in enumerate(stage.computations) if c.entry}
     entry = {op.label: op.index for op in stage.ops if op.label and op.computation in entries}
     lowered_texts = lowered.text.split("\n") if lowered is not None else []
-    served = served_parameters(texts, output_names(lowered.text) if lowered is not None else None)
+    found = model.collectives()
+    # A cross-slice collective's halves, by their rendezvous: its send stands for
+    # both; what it serves is read at the recv-done that gives its data.
+    halves: dict[tuple[str, str | None], Any] = {}
+    done: dict[str, str] = {}  # recv -> its recv-done
+    for op in found:
+        if op.name in ("send", "recv"):
+            halves.setdefault((op.name, transfer(_instruction_text(texts, op)).rendezvous), op)
+        elif op.name == "recv-done" and op.label:
+            for label in _operands(_instruction_text(texts, op), op.name)[:1]:
+                done[label] = op.label
+    served = served_parameters(
+        texts, output_names(lowered.text) if lowered is not None else None, also=done.values()
+    )
     out = []
-    for op in model.collectives():
+    for op in found:
         m = _BASE.search(op.name)
         if m and m.group(1) != "start":
             continue
         opcode = _BASE.sub("", op.name)
         text = _instruction_text(texts, op)
-        head = text.split(" = ", 1)[1] if " = " in text else text
-        result_types = head.split(f" {op.name}(", 1)[0]
-        result = shape_bytes(result_types)
-        if m:  # an async start's result is (operands, results, ...): take the results
-            parts = [shape_bytes(t) for t in re.findall(r"[a-z0-9]+\[[0-9,]*\]", result_types)]
-            result = parts[len(parts) // 2] if len(parts) >= 2 else result
+        result = data_bytes(op.name, _result_types(text, op.name))
         groups = _GROUPS.search(text)
         replica_groups = groups.group(1) if groups else None
+        receiver = None
+        if op.name in ("send", "recv"):  # a collective across slices
+            opcode, rendezvous, replica_groups = transfer(text)
+            if op.name == "recv" and ("send", rendezvous) in halves:
+                continue
+            receiver = halves.get(("recv", rendezvous), op) if rendezvous else op
+            received = _instruction_text(texts, receiver)
+            result = data_bytes("recv", _result_types(received, receiver.name))
         devices = group_size(replica_groups)
-        lines = tuple(model.lines_for_op(op.id, frames="user")) or _users_lines(
-            model, stage, texts, op, users
-        )
+        lines = tuple(model.lines_for_op(op.id, frames="user"))
+        if not lines and receiver is not None:  # what it sends was made, then needed
+            lines = _operand_lines(model, stage, texts, op, scopes) or _users_lines(
+                model, stage, texts, receiver, users
+            )
+        elif not lines:  # what needs it, else what made what it moves
+            lines = _users_lines(model, stage, texts, op, users) or _operand_lines(
+                model, stage, texts, op, scopes
+            )
         shardings: tuple[str, ...] = ()
         if lowered is not None and lines:
             shardings = _line_shardings(model, lowered, lowered_texts, lines[0], by_number)
@@ -390,7 +526,7 @@ def collectives(model) -> list[Collective]:
         out.append(
             Collective(
                 op.label or op.name,
-                opcode,
+                opcode if receiver is None else opcode + CROSS_SLICE,
                 op.collective or "inserted",
                 replica_groups,
                 devices,
@@ -400,7 +536,10 @@ def collectives(model) -> list[Collective]:
                 unescape(name.group(1)) if name else op.name_stack,
                 shardings,
                 moved,
-                served.get(op.label or "", ()),
+                served.get(
+                    (op.label or "") if receiver is None else done.get(receiver.label or "", ""),
+                    (),
+                ),
             )
         )
     return out

@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from olympus import cross_slice
 from olympus.provenance.parts import Computation, Op, Stage
 from olympus.provenance.sources import SourceTable
 
@@ -265,7 +266,7 @@ def hlo_stage(text: str, table: SourceTable, *, name: str = "hlo") -> Stage:
     caller, via_fusion = _callers(module)
     fusion = _fusions(module, caller, via_fusion)
     _set_parents(module.ops, caller, fusion)
-    collectives = _mark_collectives(module.ops)
+    collectives = _mark_collectives(module.ops, lines)
     computations = tuple(
         Computation(
             name=c.name,
@@ -620,15 +621,21 @@ def _set_parents(ops: list[Op], caller: list[int | None], fusion: list[int | Non
         op.fusion = fusion[ci]
 
 
-def _mark_collectives(ops: list[Op]) -> tuple[int, ...]:
+def _mark_collectives(ops: list[Op], lines: list[str]) -> tuple[int, ...]:
     """Sets the collective kind of the collective ops; returns their indices.
 
     A collective is ``"requested"`` when its op name ends in a primitive with which
     the program asks for one (``psum``...), else ``"inserted"`` (by the partitioner).
+    The ``send``/``recv`` (and their ``-done``) of a collective across TPU slices
+    (:mod:`olympus.cross_slice`; ``lines``: the module's text) are collectives too.
     """
     collectives = []
     for op in ops:
-        if op.name in COLLECTIVE_OPCODES:
+        if op.name in COLLECTIVE_OPCODES or (
+            op.name in cross_slice.OPCODES
+            and op.lines is not None
+            and cross_slice.is_cross_slice(" ".join(lines[op.lines[0] - 1 : op.lines[1]]))
+        ):
             last = op.name_stack.rsplit("/", 1)[-1]
             op.collective = "requested" if last in _REQUESTED else "inserted"
             collectives.append(op.index)

@@ -1,0 +1,91 @@
+"""The figures Olympus gives on TPU executables, compiled here without a TPU
+(``olympus.hardware.target``): what each collective moves counts its data, not the
+semaphores of its synchronization; a multi-slice collective (a ``send`` and a
+``recv`` over the data-center network) is a collective. Each program is small: it
+compiles in a second or two."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import olympus
+import olympus_jupyter
+from olympus import hardware
+from olympus.collectives import collectives
+
+pytestmark = pytest.mark.skipif(
+    not hardware.libtpu_installed(), reason='needs libtpu (pip install "jax[tpu]")'
+)
+
+
+def _spec(mesh, shape, spec, dtype=jnp.float32):
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, spec))
+
+
+def _collectives(f, *args):
+    compiled = olympus.jit(f).trace(*args).lower().compile()
+    return compiled.as_text(), collectives(olympus.provenance.build(compiled))
+
+
+def roll(x):
+    return jnp.roll(x, 1, axis=0) * 2
+
+
+def total(x):
+    return jnp.sum(x, axis=0)
+
+
+def small_step(w, x):
+    grads = jax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2))(w, x)
+    return w - 0.1 * grads
+
+
+def test_a_collective_permute_counts_its_data_not_its_semaphores():
+    """A roll along a sharded axis sends each device's last row to its neighbour: a
+    ``collective-permute-start`` whose result ends in two ``u32[]`` semaphores. Its
+    bytes are the row's, 128 f32 (512 B), not a semaphore's 4 B."""
+    mesh = hardware.target("v5e:2x2").mesh({"data": 2, "model": 2})
+    text, found = _collectives(roll, _spec(mesh, (256, 128), P("data", None)))
+    assert re.search(r"collective-permute-start\(", text) and "u32[]{:S(2)}" in text, text
+    (permute,) = [c for c in found if c.opcode == "collective-permute"]
+    assert permute.result_bytes == 128 * 4 and permute.moved_bytes == 128 * 4, permute
+    assert permute.lines[0][1] == roll.__code__.co_firstlineno + 1
+    assert "512 B per device" in permute.describe()
+
+
+def test_a_multi_slice_all_reduce_is_a_cross_slice_collective_with_its_bytes_and_line():
+    """Summing over a batch sharded across two slices: XLA's TPU compiler reduces
+    within each slice (an ``all-reduce``), then across the slices with a ``send``
+    and a ``recv`` for the multi-slice runtime. That pair is one collective, its
+    bytes the 128 f32 of the sum, its group one device of each slice, its line the
+    sum's."""
+    mesh = hardware.target("v5e:2x2", num_slices=2).mesh({"data": 8})
+    text, found = _collectives(total, _spec(mesh, (256, 128), P("data", None)))
+    assert '_xla_megascale_transfer_type="ALL_REDUCE"' in text and " send(" in text, text
+    (cross,) = [c for c in found if c.opcode == "all-reduce (cross-slice)"]
+    assert cross.result_bytes == 128 * 4, cross
+    assert cross.group_size == 2 and cross.moved_bytes == 128 * 4, cross
+    assert cross.lines and cross.lines[0][1] == total.__code__.co_firstlineno + 1, cross
+    assert cross.parameters == ("result",), cross  # its data is what the program returns
+    # Its recv and the -done halves are not collectives of their own.
+    assert [c.opcode for c in found].count("all-reduce (cross-slice)") == 1
+    assert not any(c.opcode.startswith(("send", "recv")) for c in found), found
+
+
+def test_a_train_step_across_slices_reports_its_cross_slice_gradient_sum():
+    """A data-parallel train step over two slices: the gradient is summed within
+    each slice (a reduce-scatter over the model axis) and across the slices; the
+    report's collectives (data form) say so, each with a line of the step."""
+    mesh = hardware.target("v5e:2x2", num_slices=2).mesh({"data": 4, "model": 2})
+    args = (_spec(mesh, (128, 256), P(None, "model")), _spec(mesh, (64, 128), P("data", None)))
+    report = olympus_jupyter.inspect(small_step, *args, costs=True, cache=False)
+    assert report.failure is None, report.failure
+    rows = report.collectives()
+    cross = [c for c in rows if c["opcode"].endswith("(cross-slice)")]
+    assert cross and all(c["lines"] for c in rows), rows
+    # The gradient of w's 128 x 128 f32 shard, scattered over a slice's 2 data devices.
+    assert cross[0]["result_bytes"] == 128 * 128 * 4 // 2, cross
+    assert "(cross-slice)" in report.text()
