@@ -516,6 +516,14 @@ export interface IReport {
       /** What the lowered and compiled figures are ('' for older bundles). */
       note: string;
       columns: { lowered: string; compiled: string };
+      /**
+       * The figures that are no figures (negative: XLA's -1s for what it cannot
+       * cost; not finite), by table and key: what each is, to show beside it.
+       */
+      marks: {
+        lowered: { [metric: string]: string };
+        compiled: { [metric: string]: string };
+      };
     };
     memory: { [key: string]: number } | null;
   };
@@ -944,7 +952,10 @@ function v1StageTable(stages: unknown): IStageInfo[] {
 /** The names the bundle gives the cost figures (`analyses.cost`): text only. */
 function readCostNames(
   cost: Record<string, unknown>
-): Pick<IReport['analyses']['cost'], 'names' | 'legend' | 'note' | 'columns'> {
+): Pick<
+  IReport['analyses']['cost'],
+  'names' | 'legend' | 'note' | 'columns' | 'marks'
+> {
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   const names = new Map<string, ICostName>();
   if (isObject(cost.names)) {
@@ -982,6 +993,18 @@ function readCostNames(
     ordered.forEach((v, k) => names.set(k, v));
   }
   const columns = isObject(cost.columns) ? cost.columns : {};
+  const marks = isObject(cost.marks) ? cost.marks : {};
+  const notes = (v: unknown) => {
+    const out: { [metric: string]: string } = {};
+    if (isObject(v)) {
+      for (const [key, note] of Object.entries(v)) {
+        if (typeof note === 'string') {
+          out[key] = note;
+        }
+      }
+    }
+    return out;
+  };
   return {
     names,
     legend,
@@ -989,7 +1012,8 @@ function readCostNames(
     columns: {
       lowered: text(columns.lowered),
       compiled: text(columns.compiled)
-    }
+    },
+    marks: { lowered: notes(marks.lowered), compiled: notes(marks.compiled) }
   };
 }
 

@@ -64,6 +64,21 @@ function table(
 }
 
 /**
+ * The notes of the cost figures that are no figures (the bundle's
+ * `analyses.cost.marks`), in table order, lowered before compiled: note 1 first.
+ */
+function costMarks(
+  report: IReport
+): { key: string; column: 'lowered' | 'compiled'; note: string }[] {
+  const { marks } = report.analyses.cost;
+  return costKeys(report).flatMap(key =>
+    (['lowered', 'compiled'] as const)
+      .filter(column => typeof marks[column][key] === 'string')
+      .map(column => ({ key, column, note: marks[column][key] }))
+  );
+}
+
+/**
  * Cost estimates before (lowered) and after (compiled) optimization, with the
  * change: each figure named for people with its unit, XLA's key beside it (small),
  * and what it counts on hover.
@@ -71,8 +86,28 @@ function table(
 export function costTable(report: IReport): HTMLTableElement {
   const before = report.analyses.cost.lowered ?? {};
   const after = report.analyses.cost.compiled ?? {};
+  const notes = costMarks(report);
+  // A figure that is no figure, as it came, with the number of its note (below).
+  const figure = (
+    k: string,
+    column: 'lowered' | 'compiled',
+    value: number | undefined,
+    unit: string
+  ) => {
+    const at = notes.findIndex(n => n.key === k && n.column === column);
+    return at < 0
+      ? h('td', null, formatCost(value, unit))
+      : h(
+          'td',
+          { 'data-olympus-mark': String(at + 1) },
+          formatCost(value, unit),
+          ' ',
+          h('sup', { title: notes[at].note }, `note ${at + 1}`)
+        );
+  };
   const rows = costKeys(report).map(k => {
     const name = costName(report, k);
+    const marked = notes.some(n => n.key === k);
     return h(
       'tr',
       { 'data-key': k },
@@ -84,9 +119,9 @@ export function costTable(report: IReport): HTMLTableElement {
           ? h('small', { class: 'olympus-meta' }, ' ', h('code', null, k))
           : null
       ),
-      h('td', null, formatCost(before[k], name.unit)),
-      h('td', null, formatCost(after[k], name.unit)),
-      h('td', null, change(before[k], after[k]))
+      figure(k, 'lowered', before[k], name.unit),
+      figure(k, 'compiled', after[k], name.unit),
+      h('td', null, marked ? '' : change(before[k], after[k]))
     );
   });
   return table(
@@ -110,6 +145,14 @@ export function costLegendBox(report: IReport): HTMLElement {
   return h(
     'div',
     { class: 'olympus-notes', 'data-olympus-legend': 'cost' },
+    ...costMarks(report).map((m, k) =>
+      h(
+        'p',
+        { 'data-olympus-mark-note': String(k + 1) },
+        h('b', null, `note ${k + 1}`),
+        `: ${costName(report, m.key).label} (${m.column}) is ${m.note}`
+      )
+    ),
     report.analyses.cost.note ? h('p', null, report.analyses.cost.note) : null,
     ...report.analyses.cost.legend.map(([label, text]) =>
       h('p', null, h('b', null, label), ': ', text)

@@ -1,9 +1,11 @@
 """The figures Olympus gives on TPU executables, compiled here without a TPU
 (``olympus.hardware.target``): what each collective moves counts its data, not the
 semaphores of its synchronization; a multi-slice collective (a ``send`` and a
-``recv`` over the data-center network) is a collective. Each program is small: it
-compiles in a second or two."""
+``recv`` over the data-center network) is a collective; a cost figure that is no
+figure (XLA's -1s for what it cannot cost, added in) is shown with a note saying
+so in every form. Each program is small: it compiles in a second or two."""
 
+import functools
 import re
 
 import jax
@@ -15,6 +17,7 @@ import olympus
 import olympus_jupyter
 from olympus import hardware
 from olympus.collectives import collectives
+from olympus_jupyter.report.validate import check_bundle
 
 pytestmark = pytest.mark.skipif(
     not hardware.libtpu_installed(), reason='needs libtpu (pip install "jax[tpu]")'
@@ -36,6 +39,20 @@ def roll(x):
 
 def total(x):
     return jnp.sum(x, axis=0)
+
+
+def layer(h, w):
+    return jax.nn.gelu(h @ w) + h, None
+
+
+def loss(ws, x):
+    h, _ = jax.lax.scan(layer, x, ws)
+    return jnp.mean(h**2)
+
+
+def train_step(ws, x):
+    value, grads = jax.value_and_grad(loss)(ws, x)
+    return ws - 0.1 * grads, value
 
 
 def small_step(w, x):
@@ -89,3 +106,50 @@ def test_a_train_step_across_slices_reports_its_cross_slice_gradient_sum():
     # The gradient of w's 128 x 128 f32 shard, scattered over a slice's 2 data devices.
     assert cross[0]["result_bytes"] == 128 * 128 * 4 // 2, cross
     assert "(cross-slice)" in report.text()
+
+
+@functools.lru_cache(maxsize=None)
+def _negative_report(num_slices: int):
+    mesh = hardware.target("v5e:2x2", num_slices=num_slices).mesh(
+        {"data": 2 * num_slices, "model": 2}
+    )
+    ws = _spec(mesh, (4, 512, 512), P(None, None, "model"), jnp.bfloat16)
+    x = _spec(mesh, (256, 512), P("data", None), jnp.bfloat16)
+    report = olympus_jupyter.inspect(train_step, ws, x, cache=False)
+    assert report.failure is None, report.failure
+    return report
+
+
+@pytest.mark.parametrize(
+    "num_slices, key, words",
+    [(2, "optimal_seconds", "not a time"), (1, "bytes accessed9{}", "not a size")],
+)
+def test_a_negative_cost_figure_is_kept_and_marked_in_every_form(num_slices, key, words):
+    """On TPU XLA counts -1 for what it cannot cost (custom calls of its own) and
+    adds it in: a multi-slice train step's optimal time comes out at about -2 s, a
+    custom call's operand 9 at -1 B. The data keeps the figure and marks it; the
+    text and HTML show it with a note saying what it is, never bare."""
+    report = _negative_report(num_slices)
+    raw = report.analyses.cost_compiled
+    assert raw[key] < 0, raw  # what XLA gives, kept
+
+    data = report.to_json()
+    check_bundle(data)
+    assert data["analyses"]["cost"]["compiled"][key] == raw[key]
+    marks = data["analyses"]["cost"]["marks"]["compiled"]
+    assert set(marks) == {k for k, v in raw.items() if v < 0}, marks
+    assert marks[key].startswith(words), marks
+
+    page = str(report.html())
+    row = page[page.index(f'data-key="{key}"') :]
+    row = row[: row.index("</tr>")]
+    assert 'class="ol-mark"' in row and words in row, row
+    assert re.search(r"note \d+</b>: [^<]* is " + words, page)
+
+    text = report.text()
+    for line in text.splitlines():  # every figure the text shows that is negative
+        if re.search(r"  -\d", line) and "[" in line:
+            assert "(note " in line, line
+    if f"[{key}]" in text:
+        (line,) = [t for t in text.splitlines() if t.rstrip().endswith(f"[{key}]")]
+        assert "(note " in line and re.search(r"note \d+: .* is " + words, text), text

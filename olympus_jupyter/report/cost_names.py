@@ -38,6 +38,18 @@ of it); ``optimal_seconds`` the time at the device's peak rates.
 >>> sorted(["bytes accessed10{}", "utilization0{}", "bytes accessed2{}", "flops"],
 ...        key=sort_key)
 ['flops', 'bytes accessed2{}', 'bytes accessed10{}', 'utilization0{}']
+
+A figure that is no figure (:func:`mark`) is shown as it came, with a note saying
+what it is: XLA's TPU cost model counts -1 for what it cannot cost (its own custom
+calls: ``AsyncCollectiveDone``, ``ZeroCrop``, ``SliceId``...) and adds those in,
+so a total can be negative (``optimal_seconds`` -2 on a multi-slice train step,
+``bytes accessed9{}`` -1 where operand 9 is only a custom call's). The data keeps
+the raw value; the bundle carries the notes (``analyses.cost.marks``).
+
+>>> mark("bytes accessed9{}", -1.0).split(":")[0]
+'not a size'
+>>> mark("flops", 2.0) is None
+True
 """
 
 from __future__ import annotations
@@ -59,6 +71,8 @@ from olympus_jupyter.report.view_tables import (
 __all__ = [
     "CostName",
     "describe",
+    "mark",
+    "marks_json",
     "sort_key",
     "legend",
     "names_json",
@@ -166,7 +180,9 @@ _FIXED = {
         "seconds",
         "A lower bound on the running time: for each instruction, the slowest of its flops, "
         "transcendentals and bytes at the device's peak rates. Absent or zero where XLA has no "
-        "rates for the device (CPU)." + _PER_INSTRUCTION,
+        "rates for the device (CPU). On TPU, XLA counts -1 s for each instruction it has no "
+        "time for (custom calls of its own), so the total can be off by whole seconds, and is "
+        "negative where those outweigh the rest." + _PER_INSTRUCTION,
     ),
     "utilization": _Family(
         "utilization of results",
@@ -287,6 +303,55 @@ def _describe(key: str) -> CostName:
     return CostName(key, label, family.unit, explanation, legend_label)
 
 
+#: What a negative figure is not, by unit.
+_NOT_A = {"seconds": "a time", "bytes": "a size", "flops": "a count", "ops": "a count"}
+
+
+def mark(key: str, value: Any) -> str | None:
+    """What a figure of the cost analysis that is no figure is, in words, to show
+    beside it; ``None`` for an ordinary figure. A negative one is the -1s XLA
+    counts for what it cannot cost, added to the rest; one that is not a finite
+    number is no estimate at all.
+
+    >>> print(mark("optimal_seconds", -1.9999741))
+    not a time: XLA counts -1 for each instruction it cannot cost (on TPU, custom calls of its own such as AsyncCollectiveDone, ZeroCrop or SliceId) and adds those in, so this total is mostly those -1s; what the rest adds up to is not known from it.
+    >>> mark("flops", float("nan"))
+    'not a number: XLA gave nan, no estimate.'
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return f"not a number: XLA gave {value!r}, no estimate."
+    if not math.isfinite(v):
+        return f"not a number: XLA gave {v}, no estimate."
+    if v >= 0:
+        return None
+    what = _NOT_A.get(describe(key).unit, "a figure")
+    return (
+        f"not {what}: XLA counts -1 for each instruction it cannot cost (on TPU, custom "
+        f"calls of its own such as AsyncCollectiveDone, ZeroCrop or SliceId) and adds "
+        f"those in, so this total is mostly those -1s; what the rest adds up to is not "
+        f"known from it."
+    )
+
+
+def marks_json(**tables: Mapping[str, Any] | None) -> dict[str, dict[str, str]]:
+    """The notes of the figures that are no figures (:func:`mark`), per table and
+    key, as the bundle carries them (``analyses.cost.marks``); tables without any
+    are left out.
+
+    >>> marks_json(lowered={"flops": 2.0}, compiled={"bytes accessed9{}": -1.0})["compiled"]
+    ... # doctest: +ELLIPSIS
+    {'bytes accessed9{}': 'not a size: ...'}
+    """
+    out: dict[str, dict[str, str]] = {}
+    for table, figures in tables.items():
+        found = {k: m for k, v in (figures or {}).items() if (m := mark(k, v)) is not None}
+        if found:
+            out[table] = found
+    return out
+
+
 def sort_key(key: str):
     """Orders keys for a table: ``flops``, ``transcendentals``, ``bytes accessed``,
     ``optimal_seconds``, bytes written, bytes read per operand (by number), then
@@ -318,18 +383,27 @@ def names_json(*tables: Mapping[str, float] | None) -> dict[str, dict[str, str]]
     return {k: describe(k).to_json() for k in sorted(keys, key=sort_key)}
 
 
-def bundle_json(*tables: Mapping[str, float] | None) -> dict[str, Any]:
+def bundle_json(
+    lowered: Mapping[str, float] | None, compiled: Mapping[str, float] | None
+) -> dict[str, Any]:
     """What the bundle carries for viewers beside the figures (``analyses.cost``):
     the keys' ``names`` and their table ``order``, the ``legend``, the ``note`` on lowered and
-    compiled figures and each column's (``columns``). Viewers show these and name
+    compiled figures and each column's (``columns``), and the ``marks`` of figures
+    that are no figures (:func:`marks_json`, where there are any). Viewers show these and name
     nothing themselves.
 
     >>> sorted(bundle_json({"flops": 2.0}, None))
     ['columns', 'legend', 'names', 'note', 'order']
     >>> bundle_json({"bytes accessed1{}": 8.0}, None)["legend"][0][0]
     'bytes read from operand N'
+
+    A figure that is no figure has its note under ``marks``, by table and key:
+
+    >>> list(bundle_json(None, {"optimal_seconds": -2.0})["marks"]["compiled"])
+    ['optimal_seconds']
     """
-    names = names_json(*tables)
+    names = names_json(lowered, compiled)
+    marks = marks_json(lowered=lowered, compiled=compiled)
     # The order is said apart: a notebook saves JSON objects with their keys sorted.
     return {
         "names": names,
@@ -337,6 +411,7 @@ def bundle_json(*tables: Mapping[str, float] | None) -> dict[str, Any]:
         "legend": [list(entry) for entry in legend(names)],
         "note": STAGES_NOTE,
         "columns": {"lowered": LOWERED_NOTE, "compiled": COMPILED_NOTE},
+        **({"marks": marks} if marks else {}),
     }
 
 

@@ -22,6 +22,7 @@ import dataclasses
 import os
 import uuid
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from olympus import stage_registry
 from olympus.provenance import Provenance, Stage
@@ -626,11 +627,33 @@ def cost_section(report, uid: str) -> Pieces:
     before, after = a.cost_lowered or {}, a.cost_compiled or {}
     keys = sorted(set(before) | set(after), key=cost_names.sort_key)
     rows = []
+    notes: list[Markup] = []  # what each figure that is no figure is (cost_names.mark)
+
+    def figure(name, column: str, table) -> Any:
+        shown = name.format(table.get(name.key))
+        why = cost_names.mark(name.key, table[name.key]) if name.key in table else None
+        if why is None:
+            return shown
+        notes.append(
+            h(
+                "p",
+                None,
+                h("b", None, f"note {len(notes) + 1}"),
+                f": {name.label} ({column}) {shown} is {why}",
+            )
+        )
+        return [shown, " ", h("sup", {"class": "ol-mark", "title": why}, f"note {len(notes)}")]
+
     for k in keys:
         name = cost_names.describe(k)
         b, c = before.get(k), after.get(k)
         change = ""
-        if b not in (None, 0) and c is not None:
+        if (
+            b not in (None, 0)
+            and c is not None
+            and cost_names.mark(k, b) is None
+            and cost_names.mark(k, c) is None
+        ):
             change = f"{(c - b) / b * 100:+.0f}%"
         rows.append(
             _COST_ROW(
@@ -638,8 +661,8 @@ def cost_section(report, uid: str) -> Pieces:
                 title=f"{name.explanation}\nXLA key: {k}",
                 label=name.label,
                 raw=_COST_KEY(key=k) if name.known else None,
-                before=name.format(b),
-                after=name.format(c),
+                before=figure(name, "lowered", before),
+                after=figure(name, "compiled", after),
                 change=change,
             )
         )
@@ -665,7 +688,12 @@ def cost_section(report, uid: str) -> Pieces:
         uid,
         "cost_analysis",
         stage_registry.stage("cost_analysis").title,
-        [table, h("p", {"class": "note"}, cost_names.STAGES_NOTE), legend],
+        [
+            table,
+            h("div", {"class": "note marks"}, notes) if notes else None,
+            h("p", {"class": "note"}, cost_names.STAGES_NOTE),
+            legend,
+        ],
     )
 
 

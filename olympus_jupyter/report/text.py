@@ -89,18 +89,36 @@ def cost_lines(lowered, compiled, limit: int = MAX_COST_LINES) -> list[str]:
     >>> print("\\n".join(cost_lines({"utilization1{}": 2.0}, None)))
       cost, XLA's estimate before optimization (lowered):
         utilization of operand 1  2  [utilization1{}]
+
+    A figure that is no figure (:func:`~.cost_names.mark`) is shown as it came,
+    with a note under the table saying what it is:
+
+    >>> print("\\n".join(cost_lines(None, {"optimal_seconds": -2.0})))  # doctest: +ELLIPSIS
+      cost, XLA's estimate after optimization (compiled):
+        optimal time  -2 s (note 1)  [optimal_seconds]
+        note 1: optimal time (compiled) -2 s is not a time: XLA counts -1 for each instruction ...
     """
-    columns = [t for t in (lowered, compiled) if t is not None]
+    named = [(n, t) for n, t in (("lowered", lowered), ("compiled", compiled)) if t is not None]
+    columns = [t for _, t in named]
     keys = sorted({k for t in columns for k in t}, key=cost_names.sort_key)
     if not keys:
         return []
     rows = []
+    notes: list[str] = []
     for key in keys[:limit]:
         name = cost_names.describe(key)
+        cells = []
+        for column, t in named:
+            cell = _ascii_figure(name.format(t.get(key)))
+            why = cost_names.mark(key, t[key]) if key in t else None
+            if why is not None:
+                notes.append(f"{name.label} ({column}) {cell} is {why}")
+                cell += f" (note {len(notes)})"
+            cells.append(cell)
         rows.append(
             [
                 _printable(name.label),
-                *(_ascii_figure(name.format(t.get(key))) for t in columns),
+                *cells,
                 f"[{_printable(key)}]" if name.known else "",
             ]
         )
@@ -126,6 +144,17 @@ def cost_lines(lowered, compiled, limit: int = MAX_COST_LINES) -> list[str]:
         )
     if len(keys) > limit:
         out.append(f"    ... and {len(keys) - limit} more: report.html() names every figure")
+    for k, note in enumerate(notes, 1):  # wrapped: a note is a sentence or two
+        head = f"    note {k}: "
+        wrapped = textwrap.wrap(
+            _printable(note),
+            MAX_WIDTH,
+            initial_indent=head,
+            subsequent_indent=" " * len(head),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        out.extend(fit_line(line) for line in wrapped)
     return out
 
 
