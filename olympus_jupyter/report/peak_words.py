@@ -4,9 +4,13 @@ Two figures answer "how much memory at the peak": the live-range peak of XLA's
 buffer assignment (what is live at once, temporaries included: the ``costs``
 stage reads it, ``report.costs['peak']['bytes']``) and ``memory_analysis()``'s
 ``peak_memory_in_bytes`` (``report.analyses.memory``), which on XLA:CPU counts the
-argument, output and constant allocations and no temporaries. The report's
-summary shows the live-range peak first, ``memory_analysis()``'s beside it; where
-the live-range peak is not known it says which figure it shows and why.
+argument, output and constant allocations and no temporaries, and on TPU those
+allocations plus the peak of the values in the on-chip vector memory (VMEM), with
+no temporaries in HBM, where the live-range peak adds the values of every memory
+space (HBM, VMEM, SMEM) live at one point: ``report.costs['peak']['difference']``
+says which, with the figures (:meth:`olympus.buffers.PeakMemory.difference`). The
+report's summary shows the live-range peak first, ``memory_analysis()``'s beside
+it; where the live-range peak is not known it says which figure it shows and why.
 
 >>> costs = {"peak": {"bytes": 23_383_244}, "unavailable": {}}
 >>> peak_summary({"peak_memory_in_bytes": 1_258_291}, costs)
