@@ -181,6 +181,7 @@ class Target:
             "platform": self.platform,
             "device_kind": self.device_kind,
             "title": self.describe(),
+            "chip": self.chip.title if self.chip is not None else self.device_kind,
             "devices": len(self.devices),
             "chips": self.chips,
             "num_slices": self.num_slices,

@@ -269,15 +269,26 @@ def dump_parent() -> str | None:
 
 @contextlib.contextmanager
 def dumped_compile(
-    lowered, *, pass_re: str = NO_PASS, compiler_options: Mapping[str, Any] | None = None
+    lowered,
+    *,
+    pass_re: str = NO_PASS,
+    compiler_options: Mapping[str, Any] | None = None,
+    refused: Callable[[str], None] | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """:func:`dumped`, yielding the compiled program too (its analyses are those of
-    the program dumped)."""
+    the program dumped). A compile that fails hands the folder, with what XLA wrote
+    before it gave up, to ``refused`` (where given), then raises."""
     options = dict(compiler_options or {})
     parent = dump_parent() if pass_re == NO_PASS else None
     with tempfile.TemporaryDirectory(prefix="olympus-passes-", dir=parent) as folder:
         options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=pass_re, xla_dump_hlo_as_text=True)
-        yield folder, lowered.compile(options)
+        try:
+            compiled = lowered.compile(options)
+        except Exception:
+            if refused is not None:
+                refused(folder)
+            raise
+        yield folder, compiled
 
 
 def pass_pipeline(

@@ -57,7 +57,8 @@ _AXIS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)\s*$")
 
 
 def parse_mesh(value: Mapping[str, int] | str | None) -> dict[str, int] | None:
-    """Mesh axes as ``{name: size}``, from a mapping or the text ``'data=4,model=2'``.
+    """Mesh axes as ``{name: size}``, from a mapping, ``(name, size)`` pairs or the
+    text ``'data=4,model=2'``.
 
     >>> parse_mesh({"batch": 8})
     {'batch': 8}
@@ -77,6 +78,10 @@ def parse_mesh(value: Mapping[str, int] | str | None) -> dict[str, int] | None:
                 )
             items.append((match[1], int(match[2])))
         value = dict(items)
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 for p in value
+    ):  # (name, size) pairs, as the option table keeps a mesh
+        value = dict(value)
     if not isinstance(value, Mapping) or not value:
         raise PlacementError(
             f"mesh must be axes such as {{'data': 4, 'model': 2}} or 'data=4,model=2'; got {value!r}."

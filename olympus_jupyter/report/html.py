@@ -29,6 +29,7 @@ from olympus.provenance import Provenance, Stage
 from olympus.provenance.sources import charged_frame
 
 from olympus_jupyter.highlight.render import highlight_lines, plain_lines
+from olympus_jupyter.report.device_memory import target_lines
 from olympus_jupyter.report.markup import (
     Markup,
     Slot,
@@ -814,6 +815,7 @@ def header(report, uid: str) -> Markup:
             ", ".join(report.platforms),
             f" · {timings}" if timings else None,
         ),
+        [h("div", {"class": "target"}, line) for line in target_lines(report.target)],
         h("nav", None, nav),
     )
 

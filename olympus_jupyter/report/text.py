@@ -26,6 +26,7 @@ from typing import Any
 from olympus import stage_registry
 
 from olympus_jupyter.report import cost_names, kinds
+from olympus_jupyter.report.device_memory import target_lines
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
 from olympus_jupyter.report.costs_view import module_rows, op_groups
 from olympus_jupyter.report.data_cap import clip_message
@@ -384,6 +385,7 @@ def _library_name(path: str) -> str:
 def render_text(report) -> str:
     """The summary of a :class:`~olympus_jupyter.report.StageReport`."""
     lines = [f"Olympus report: {report.name} for {', '.join(report.platforms)}"]
+    lines.extend(f"  {line}" for line in target_lines(report.target))
     counts = []
     model = report.provenance
     for spec in stage_registry.provenance_stages():
