@@ -47,7 +47,7 @@ def partitioned_hlo_text(compiled) -> str | None:
         raise StageUnavailable("it needs the Lowered stage the program was compiled from")
     pipeline = pass_pipeline(lowered, pass_re=PASS_RE, compiler_options=compiled.compiler_options)
     names = set(PASSES.values())
-    after = [step for step in pipeline.changed() if step.after in names]
+    after = [s for s in pipeline.changed() if s.after in names and s.point is None]
     return after[-1].text if after else None
 
 

@@ -10,10 +10,14 @@ fails. :func:`read_dump` reads such a folder.
 XLA writes the module as it enters each pipeline (``after_pipeline-start``) and
 after each pass that changed it, in the order they ran (a pass that changed
 nothing writes nothing), each to a file named
-``module_N.NAME.STEP.PIPELINE.after_PASS.before_NEXT.txt``. With a pass filter it
-also writes the module just before each pass the filter keeps (named after the
-pass before it), so :meth:`PassPipeline.changed` counts only the passes the
-filter keeps.
+``module_N.NAME.STEP.PIPELINE.after_PASS.before_NEXT.txt``; some passes write it
+at points of their own work too (``module_N.NAME.STEP.PASS.POINT.txt``). With a
+pass filter it also writes the module just before each pass the filter keeps
+(named after the pass before it), so :meth:`PassPipeline.changed` counts only the
+passes the filter keeps. Each platform's compiler runs pipelines of its own, some
+inside a pass of another (TPU's ``tpu-spmd-partitioning`` runs ``spmd-cleanup``):
+:meth:`PassPipeline.credits` puts each change down to the pass that made it, as
+the dumps' names say (:mod:`olympus.dump_names`).
 
 >>> lowered = olympus.jit(lambda x: jnp.tanh(x * 2.0) + 1.0).trace(np.ones(4, np.float32)).lower()
 >>> pipeline = pass_pipeline(lowered)
@@ -34,6 +38,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from olympus.dump_names import PIPELINE_START, enclosing, read_name
 from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.focus import focus_of
 from olympus.provenance.hlo import ModuleInstructions, hlo_instructions
@@ -41,6 +46,7 @@ from olympus.provenance.sources import SourceTable, charged_lines
 
 __all__ = [
     "PassStep",
+    "Credit",
     "PassPipeline",
     "pass_pipeline",
     "dumped",
@@ -60,8 +66,10 @@ __all__ = [
     "origins",
 ]
 
-# module_0006.jit_f.0014.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt
-_STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4})\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt$")
+# module_0006.jit_f.0014.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt,
+# module_0000.jit_f.cl_933746096.0057.copy-insertion.after_removing_unnecessary_copies.txt:
+# the module, and the rest that olympus.dump_names reads.
+_STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4}\..+)\.txt$")
 #: A pass filter no pass matches: the dump holds the module before and after
 #: optimization, and the analyses of the optimized program, but no pass's module.
 NO_PASS = "^$"
@@ -84,18 +92,69 @@ def instruction_count(text: str) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class PassStep:
-    """The module after one pass that changed it (or as a pipeline got it)."""
+    """The module after one pass that changed it (or as a pipeline got it, or as a
+    pass dumped it at a point of its own work: ``point``)."""
 
     index: int  # the order in which XLA ran it (its dump's step number)
-    pipeline: str  # the pipeline the pass runs in, e.g. "simplification"
+    pipeline: str  # the pipeline the pass runs in, e.g. "simplification" ("": none known)
     after: str  # the pass, or "pipeline-start" for the module a pipeline got
-    before: str | None  # the pass that runs next
+    before: str | None  # the pass that runs next (None for a point inside a pass)
     text: str  # the HLO module's text after it
     instructions: int  # how many instructions that text holds
+    #: Where inside the pass ``after`` it dumped this module ("after removing
+    #: unnecessary copies"); None for a module dumped between passes.
+    point: str | None = None
+    #: ``(pipeline, pass)``: the pass of an outer pipeline this step was dumped
+    #: inside, as that pipeline's next dump names it
+    #: (:func:`olympus.dump_names.enclosing`); None where none does.
+    within: tuple[str, str] | None = None
 
     @property
     def is_pipeline_start(self) -> bool:
-        return self.after == "pipeline-start"
+        return self.after == PIPELINE_START
+
+    @property
+    def begins(self) -> bool:
+        """Whether this is the module as a pipeline or a pass began: a pipeline's
+        start, or a point ``before ...`` inside a pass. What changed it ran before."""
+        return self.is_pipeline_start or (self.point or "").startswith("before ")
+
+    @property
+    def credit(self) -> str | None:
+        """The pass this step's change (from the step before) is due to: the pass it
+        was dumped after or inside; for the module as a pipeline or a pass began
+        (:attr:`begins`), the outer pass that ran it (``within``), or None where no
+        dump names one.
+
+        >>> PassStep(16, "spmd-cleanup", "pipeline-start", "dce", "", 0,
+        ...          within=("xla-partitioner", "tpu-spmd-partitioning")).credit
+        'tpu-spmd-partitioning'
+        """
+        if self.begins:
+            return self.within[1] if self.within is not None else None
+        return self.after
+
+    @property
+    def label(self) -> str:
+        """The pass as a pass table names this step: with its point inside the
+        pass where it has one (``copy-insertion (after removing unnecessary
+        copies)``)."""
+        return self.after if self.point is None else f"{self.after} ({self.point})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Credit:
+    """Who a step's change is put down to, as a pass table shows it: ``kind`` is
+    ``start`` (a pipeline's start that changed nothing), ``changed`` (a change due
+    to the pass ``name`` of ``pipeline``), ``unchanged`` (a point inside a pass
+    where nothing changed yet) or ``context`` (the module before a pass the filter
+    keeps: passes outside the filter changed it); ``who`` names the doer in a
+    line's journey."""
+
+    kind: str
+    pipeline: str
+    name: str
+    who: str
 
 
 class ModuleReading:
@@ -167,10 +226,47 @@ class PassPipeline:
         return found
 
     def changed(self) -> tuple[PassStep, ...]:
-        """The steps of passes that changed the module: not a pipeline's start, nor
-        the module as it was before a pass the filter keeps."""
+        """The steps of passes that changed the module: not a pipeline's start (nor
+        a pass's point before its work), nor the module as it was before a pass the
+        filter keeps."""
         keep = re.compile(self.pass_re)
-        return tuple(s for s in self.steps if not s.is_pipeline_start and keep.search(s.after))
+        return tuple(s for s in self.steps if not s.begins and keep.search(s.after))
+
+    def credits(self) -> tuple[Credit, ...]:
+        """Who each step's change is due to (:class:`Credit`, one per step).
+
+        A pipeline's start that changed the module was changed by the outer pass
+        the pipeline runs inside (TPU's ``tpu-spmd-partitioning`` partitions the
+        program, then runs ``spmd-cleanup``), or, where no dump names one, by
+        work outside XLA's pass pipelines (TPU's compiler does some); with a pass
+        filter, by passes outside it.
+
+        >>> steps = (PassStep(0, "p", "pipeline-start", "a", "m0", 1),
+        ...          PassStep(1, "q", "pipeline-start", "b", "m1", 1, within=("p", "a")))
+        >>> [(c.kind, c.pipeline, c.name) for c in PassPipeline("m", "m0", "m1", steps).credits()]
+        [('start', 'p', 'pipeline-start'), ('changed', 'p', 'a')]
+        """
+        keep = re.compile(self.pass_re)
+        out = []
+        previous = self.before
+        for s in self.steps:
+            same, previous = s.text == previous, s.text
+            credit = s.credit
+            if same and (s.begins or s.point is not None):
+                kind = "start" if s.is_pipeline_start else "unchanged"
+                out.append(Credit(kind, s.pipeline, s.label, s.label))
+            elif credit is not None and keep.search(credit):
+                where = s.within[0] if s.begins and s.within is not None else s.pipeline
+                name = credit if s.begins else s.label
+                out.append(Credit("changed", where, name, name))
+            elif credit is None and self.pass_re == ".*":
+                what = s.pipeline if s.is_pipeline_start else s.after
+                who = f"work outside XLA's pass pipelines, before {what}"
+                out.append(Credit("changed", "", who, who))
+            else:
+                outside = f"passes outside the filter, before {s.before or s.after}"
+                out.append(Credit("context", s.pipeline, s.label, outside))
+        return tuple(out)
 
     def previous(self, step: PassStep) -> str:
         """The module's text just before ``step`` (what its diff starts from)."""
@@ -185,8 +281,9 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
     steps_by_module: dict[tuple[str, str], list] = {}
     for name in names:
         m = _STEP_FILE.match(name)
-        if m:
-            steps_by_module.setdefault((m.group(1), m.group(2)), []).append((m, name))
+        dump = read_name(m.group(3)) if m else None
+        if m and dump:
+            steps_by_module.setdefault((m.group(1), m.group(2)), []).append((dump, name))
     if not steps_by_module:  # a filter no pass matched: the module and no steps
         befores = sorted(n for n in names if n.endswith(".before_optimizations.txt"))
         if not befores:
@@ -206,13 +303,17 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
     # A module printed again unchanged is one text (compared by identity after),
     # counted once.
     known: dict[str, tuple[str, int]] = {}
-    for m, name in sorted(found, key=lambda item: int(item[0].group(3))):
+    found.sort(key=lambda item: item[0].step)
+    dumps = [n for n, _ in found]
+    for (n, name), within in zip(found, enclosing(dumps)):
         text = read(name)
         held = known.get(text)
         if held is None:
             held = known[text] = (text, instruction_count(text))
         text, count = held
-        steps.append(PassStep(int(m.group(3)), m.group(4), m.group(5), m.group(6), text, count))
+        # A point inside a pass is of the pipeline the pass runs in.
+        pipeline = n.pipeline if n.pipeline is not None else (within[0] if within else "")
+        steps.append(PassStep(n.step, pipeline, n.after, n.before, text, count, n.point, within))
     prefix = f"module_{number}.{module}."
     before_name = prefix + "before_optimizations.txt"
     before = read(before_name) if before_name in names else steps[0].text
@@ -634,14 +735,10 @@ def journey_index(pipeline: PassPipeline, focus=None) -> JourneyIndex:
         snapshots.append(found)
     # The pass each step's change is put down to: with a filter, the module before a
     # kept pass shows what the passes the filter left out did since the last dump.
-    keep = re.compile(pipeline.pass_re)
-    who = tuple(
-        s.after
-        if s.is_pipeline_start or keep.search(s.after)
-        else f"passes outside the filter, before {s.before or 'the end'}"
-        for s in pipeline.steps
+    credits = pipeline.credits()
+    return JourneyIndex(
+        tuple(c.pipeline for c in credits), tuple(c.who for c in credits), start, tuple(snapshots)
     )
-    return JourneyIndex(tuple(s.pipeline for s in pipeline.steps), who, start, tuple(snapshots))
 
 
 def journeys(

@@ -117,3 +117,57 @@ def test_journeys_of_many_lines_read_each_module_once_and_agree_with_one_at_a_ti
     assert {(here, first + k) for k in (1, 2, 3)} <= set(every)
     for key, j in every.items():
         assert journey(pipeline, *key) == j
+
+
+def test_the_dumps_names_put_each_change_down_to_the_pass_that_made_it(tmp_path):
+    """Dumps named as TPU's compiler names them: its partitioner partitions, then
+    runs `spmd-cleanup`; its layout assignment runs `tpu-tiling-rewriter`, which
+    dumps points of its own work; some work runs outside any pipeline."""
+    from olympus_jupyter.report.passes_view import passes_json
+
+    def module(n):
+        return f"HloModule m\nENTRY %e () -> f32[] {{\n  ROOT %c = f32[] constant({n})\n}}\n"
+
+    dumps = [
+        ("0014.xla-partitioner.after_pipeline-start.before_shardy-xla", 0),
+        ("0016.spmd-cleanup.after_pipeline-start.before_dce", 1),
+        ("0017.spmd-cleanup.after_dce.before_tuple-simplifier", 2),
+        ("0019.xla-partitioner.after_tpu-spmd-partitioning.before_tpu-call-inliner", 2),
+        ("0031.Layout_assignment.after_pipeline-start.before_layout-assignment", 2),
+        ("0032.tpu-tiling-rewriter.before_tiling_rewriter", 3),
+        ("0033.tpu-tiling-rewriter.after_tiling_propagation", 4),
+        ("0034.tpu-tiling-rewriter.after_tiling_conversion_copy_insertion", 4),
+        ("0036.Layout_assignment.after_layout-assignment.before_pipeline-end", 4),
+        ("0072.final_rematerialization.after_pipeline-start.before_remat", 4),
+        ("0073.Pre_memory_space_assignment.after_pipeline-start.before_hoister", 5),
+    ]
+    prefix = "module_0000.jit_step.cl_933746096."
+    (tmp_path / f"{prefix}before_optimizations.txt").write_text(module(0))
+    for rest, n in dumps:
+        (tmp_path / f"{prefix}{rest}.txt").write_text(module(n))
+    pipeline = read_dump(tmp_path)
+    assert [s.index for s in pipeline.steps] == [int(rest[:4]) for rest, _ in dumps]
+    credits = [(c.kind, c.pipeline, c.name) for c in pipeline.credits()]
+    outside = "work outside XLA's pass pipelines, before Pre_memory_space_assignment"
+    assert credits == [
+        ("start", "xla-partitioner", "pipeline-start"),
+        ("changed", "xla-partitioner", "tpu-spmd-partitioning"),
+        ("changed", "spmd-cleanup", "dce"),
+        ("changed", "xla-partitioner", "tpu-spmd-partitioning"),
+        ("start", "Layout_assignment", "pipeline-start"),
+        ("changed", "Layout_assignment", "layout-assignment"),
+        ("changed", "Layout_assignment", "tpu-tiling-rewriter (after tiling propagation)"),
+        (
+            "unchanged",
+            "Layout_assignment",
+            "tpu-tiling-rewriter (after tiling conversion copy insertion)",
+        ),
+        ("changed", "Layout_assignment", "layout-assignment"),
+        ("start", "final_rematerialization", "pipeline-start"),
+        ("changed", "", outside),
+    ]
+    rows = passes_json(pipeline, files=())["rows"]
+    # Passes named as the next to run, where their pipeline's next dump is not
+    # after them, changed nothing (dce's and layout-assignment's are: they did).
+    unchanged = [r["pass"] for r in rows if r["kind"] == "unchanged" and r["step"] is None]
+    assert unchanged == ["shardy-xla", "tuple-simplifier", "tpu-call-inliner", "remat", "hoister"]

@@ -122,3 +122,26 @@ def test_the_partitioned_stage_is_the_program_tpus_partitioner_made(report):
     # Each device's share of the arguments, and the collectives the shardings cost.
     assert "bf16[2,128,64]" in text and "bf16[4,16,128]" in text
     assert "all-reduce(" in text
+
+
+def test_each_change_of_a_tpu_compile_is_put_down_to_the_pass_that_made_it(report):
+    rows = report.passes["rows"]
+    changed = [r for r in rows if r["kind"] == "changed"]
+    # Every row whose module differs from the one before names a pass: none is a
+    # pipeline's start (TPU's partitioner runs `spmd-cleanup` after partitioning,
+    # its layout assignment runs `tpu-tiling-rewriter`: their first modules hold
+    # the outer pass's work).
+    for r in rows:
+        if r["added"] or r["removed"]:
+            assert r["kind"] == "changed" and r["pass"] != "pipeline-start", r
+    partitioner = next(r for r in changed if r["pass"] == "tpu-spmd-partitioning")
+    assert partitioner["pipeline"] == "xla-partitioner"
+    assert partitioner["instructions"] > partitioner["instructions_before"] and partitioner["added"]
+    layouts = next(r for r in changed if r["pass"] == "layout-assignment" and r["added"])
+    assert layouts["pipeline"] == "Layout_assignment"
+    assert any(r["pass"] == "tpu_fusion" and r["added"] for r in changed)
+    # A pass's own points of work (copy insertion's) are rows of their pipeline.
+    assert any(r["pass"].startswith("copy-insertion (after ") for r in rows)
+    # The lines' journeys name the same passes.
+    passes = {e["pass"] for j in report.passes["journeys"] for e in j["events"]}
+    assert "tpu-spmd-partitioning" in passes and "pipeline-start" not in passes

@@ -6,11 +6,14 @@ The core compiles once more with XLA's per-pass dumps and reads them into a
 data, which the bundle carries and every form shows:
 
 - ``rows``: every pass XLA names, in order: a pipeline's start, a pass that
-  changed the module (``changed``), one that ran and changed nothing
-  (``unchanged``: XLA writes no module for it, but names it as the pass that ran
-  next), or, with a pass filter, the module as it was before a kept pass
-  (``context``). Each row has the instruction count before and after it, and
-  changed rows the lines their diff adds and removes;
+  changed the module (``changed``; a change a pipeline's start shows is the
+  outer pass's it runs inside, or work outside XLA's pipelines:
+  :meth:`~olympus.passes.PassPipeline.credits`), one that ran and changed
+  nothing (``unchanged``: XLA writes no module for it, but names it as the pass
+  that ran next; or a point inside a pass where nothing changed yet), or, with a
+  pass filter, the module as it was before a kept pass (``context``). Each row
+  has the instruction count before and after it, and changed rows the lines
+  their diff adds and removes;
 - ``before`` and ``deltas``: the module before the first pass, and after each
   dumped step, each as a delta of the one before: a list whose items are either
   ``[i, j]`` (lines ``i`` to ``j - 1`` of the previous module, kept) or a string
@@ -44,7 +47,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olympus.op_instructions import OP_STAGES, keys_by_op
-from olympus.passes import Carrier, JourneyIndex, PassPipeline, instruction_count, journey_index
+from olympus.passes import (
+    Carrier,
+    JourneyIndex,
+    PassPipeline,
+    PassStep,
+    instruction_count,
+    journey_index,
+)
 
 from olympus_jupyter.report.data import compact_json
 
@@ -81,27 +91,31 @@ MAX_LABELS = 4096
 
 
 def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
-    """The pass table, and for each dumped step the row that shows it."""
+    """The pass table, and for each dumped step the row that shows it: each step
+    as :meth:`~olympus.passes.PassPipeline.credits` puts its change down, and after
+    it the pass that ran next where that pipeline's next dump is not after it (it
+    changed nothing)."""
     keep = re.compile(pipeline.pass_re)
     rows: list[dict] = []
     row_of_step: list[int] = []
     count = instruction_count(pipeline.before)
     steps = pipeline.steps
-    for k, step in enumerate(steps):
-        kind = (
-            "start"
-            if step.is_pipeline_start
-            else "changed"
-            if keep.search(step.after)
-            else "context"
-        )
+    # The next step each pipeline dumped after each step (nested pipelines' dumps
+    # come between); a point inside a pass is no step of its pipeline.
+    following: list[PassStep | None] = [None] * len(steps)
+    last: dict[str, PassStep] = {}
+    for k in range(len(steps) - 1, -1, -1):
+        following[k] = last.get(steps[k].pipeline)
+        if steps[k].point is None:
+            last[steps[k].pipeline] = steps[k]
+    for k, (step, credit) in enumerate(zip(steps, pipeline.credits())):
         row_of_step.append(len(rows))
         rows.append(
             {
                 "step": k,
-                "pipeline": step.pipeline,
-                "pass": step.after,
-                "kind": kind,
+                "pipeline": credit.pipeline,
+                "pass": credit.name,
+                "kind": credit.kind,
                 "instructions_before": count,
                 "instructions": step.instructions,
                 "added": 0,
@@ -109,13 +123,12 @@ def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
             }
         )
         count = step.instructions
-        following = steps[k + 1] if k + 1 < len(steps) else None
-        ran = step.before
+        ran, then = step.before, following[k]
         if (
             ran
             and ran != "pipeline-end"
             and keep.search(ran)
-            and (following is None or following.after != ran or following.pipeline != step.pipeline)
+            and (then is None or then.after != ran)
         ):
             rows.append(
                 {
