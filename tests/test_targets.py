@@ -86,8 +86,9 @@ def test_a_sharded_matmul_all_gathers_its_weights_with_its_line_and_bytes(fsdp_r
 def test_a_program_that_fits_says_so_with_its_live_peak(fsdp_report):
     answer = fsdp_report.device_memory()
     assert answer["fits"] is True and answer["capacity_bytes"] == 16 * GiB
-    assert answer["peak_source"] == "live (buffer assignment)"
-    assert answer["peak_bytes"] == fsdp_report.costs["peak"]["bytes"]
+    assert answer["peak_source"] == "live in device memory (buffer assignment)"
+    # The costs stage's peak adds what sits in the TPU's on-chip memories (VMEM).
+    assert 0 < answer["peak_bytes"] <= fsdp_report.costs["peak"]["bytes"]
     assert answer["headroom_bytes"] == 16 * GiB - answer["peak_bytes"]
     assert f"device memory: {answer['words']}" in fsdp_report.text()
 

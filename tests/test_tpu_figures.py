@@ -21,9 +21,8 @@ from olympus.buffers import peak_memory
 from olympus.collectives import collectives
 from olympus_jupyter.report.validate import check_bundle
 
-pytestmark = pytest.mark.skipif(
-    not hardware.libtpu_installed(), reason='needs libtpu (pip install "jax[tpu]")'
-)
+# Compiles for TPU with libtpu: run in the targets environment (run.sh), never skipped.
+pytestmark = pytest.mark.targets
 
 
 def _spec(mesh, shape, spec, dtype=jnp.float32):

@@ -5,8 +5,9 @@
 with their memory from :mod:`olympus.chips` (compile-only devices report none),
 and the program's peak per device, each figure named by what measured it:
 
-* the live-range peak of XLA's buffer assignment (the ``costs`` stage), what is
-  live at once, temporaries included;
+* the live-range peak of XLA's buffer assignment, what is live at once,
+  temporaries included, in the device's own memory (HBM: on TPU the live-range
+  peak of the ``costs`` stage adds the on-chip memories' values too);
 * else ``memory_analysis()``'s figures: arguments + outputs + temporaries −
   aliased (XLA:TPU gives no ``peak_memory_in_bytes``), plus the generated code;
 * for a program XLA refused, the figures of its out-of-memory error (the
@@ -27,8 +28,9 @@ and the program's peak per device, each figure named by what measured it:
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olympus_jupyter.report.cost_names import format_bytes
@@ -36,8 +38,14 @@ from olympus_jupyter.report.peak_words import LIVE, live_peak
 
 __all__ = ["device_memory", "memory_words", "out_of_memory", "target_lines", "ANALYSED"]
 
+#: How the live-range peak in the device's own memory is named.
+LIVE_HBM = "live in device memory (buffer assignment)"
 #: How the peak from memory_analysis() is named.
 ANALYSED = "memory_analysis(): arguments + outputs + temporaries"
+#: How many of the biggest buffers at the peak an answer names.
+MAX_LARGEST = 8
+#: What comes before the biggest buffers in the words (a line of its own in headers).
+BIGGEST = "; biggest at the peak: "
 #: How the figures of XLA's refusal are named.
 REFUSED = "XLA out of memory"
 
@@ -84,22 +92,28 @@ def device_memory(
     memory: Mapping[str, Any] | None,
     costs: Mapping[str, Any] | None,
     failure_message: str | None,
+    live_bytes: int | None = None,
+    largest: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any] | None:
     """The program's memory per device against the device's: ``device_kind``,
     ``capacity_bytes`` (None where unknown) and where it is from, ``peak_bytes``
     and what measured it (``peak_source``), ``headroom_bytes`` and ``fits``
     (None where either is unknown); for a program XLA refused, ``required_bytes``
-    and ``available_bytes`` from its error, and ``fits`` False. None for a
-    report of this machine's devices without any figure."""
+    and ``available_bytes`` from its error, and ``fits`` False. ``live_bytes``
+    is the live-range peak in the device's memory, read from the compile's dump;
+    ``largest`` the biggest buffers live at the peak (``label``, ``bytes``,
+    ``shape``, ``kind``, ``lines``: the user's lines that made it; ``argument``:
+    the argument's pytree name), kept as they come. None for a report of this machine's devices."""
     if target is None:
         return None
     capacity = target.get("hbm_bytes")
     answer: dict[str, Any] = {
         "device_kind": target.get("device_kind"),
         "capacity_bytes": int(capacity) if capacity else None,
-        "capacity_source": f"Olympus's table of {target.get('title', 'the chips')}"
+        "capacity_source": f"Olympus's table of chips ({target.get('chip', target.get('device_kind'))})"
         if capacity
         else "not known: compile-only devices report no memory, and Olympus has no figure",
+        "largest": [dict(b) for b in largest[:MAX_LARGEST]],
     }
     refused = out_of_memory(failure_message)
     if refused is not None:
@@ -112,7 +126,9 @@ def device_memory(
             fits=False,
         )
         return answer
-    peak, source = live_peak(costs), LIVE
+    peak, source = live_bytes, LIVE_HBM
+    if peak is None:
+        peak, source = live_peak(costs), LIVE
     if peak is None:
         peak, source = _analysed_peak(memory), ANALYSED
     answer.update(peak_bytes=peak, peak_source=source if peak is not None else None)
@@ -132,7 +148,7 @@ def memory_words(answer: Mapping[str, Any] | None) -> str | None:
         need, have = answer["required_bytes"], answer["available_bytes"]
         return (
             f"does not fit: needs {format_bytes(need)}, {format_bytes(have)} available per "
-            f"device ({REFUSED}): cut {format_bytes(need - have)}"
+            f"device ({REFUSED}): cut {format_bytes(need - have)}{_biggest(answer)}"
         )
     if peak is None:
         return "memory not known: the program was not compiled"
@@ -146,8 +162,30 @@ def memory_words(answer: Mapping[str, Any] | None) -> str | None:
         )
     return (
         f"does not fit: {format_bytes(peak)} of {format_bytes(capacity)} per device "
-        f"{measured}: cut {format_bytes(-answer['headroom_bytes'])}"
+        f"{measured}: cut {format_bytes(-answer['headroom_bytes'])}{_biggest(answer)}"
     )
+
+
+def _biggest(answer: Mapping[str, Any]) -> str:
+    """``; biggest at the peak: 8.0 GiB argument params/w, 8.0 GiB output f32[...]
+    from line 6 (model.py)``: the three biggest buffers, or nothing."""
+    largest = answer.get("largest") or ()
+    if not largest:
+        return ""
+    return BIGGEST + ", ".join(_buffer_words(b) for b in largest[:3])
+
+
+def _buffer_words(buffer: Mapping[str, Any]) -> str:
+    size = format_bytes(buffer["bytes"])
+    if buffer.get("argument"):
+        return f"{size} argument {buffer['argument']}"
+    lines = buffer.get("lines") or ()
+    where = (
+        f" from line {lines[0][1]} ({os.path.basename(str(lines[0][0]))})"
+        if lines
+        else " (made by the compiler)"
+    )
+    return f"{size} {buffer.get('kind', 'buffer')} {buffer.get('shape', '')}{where}"
 
 
 def target_lines(target: Mapping[str, Any] | None) -> list[str]:
@@ -165,5 +203,8 @@ def target_lines(target: Mapping[str, Any] | None) -> list[str]:
     lines = [f"{target.get('title', target.get('name', ''))}{f'; mesh {axes}' if axes else ''}"]
     words = (target.get("memory") or {}).get("words")
     if words:
-        lines.append(f"device memory: {words}")
+        answer, _, biggest = words.partition(BIGGEST)
+        lines.append(f"device memory: {answer}")
+        if biggest:
+            lines.append(f"  {BIGGEST.lstrip('; ')}{biggest}")
     return lines

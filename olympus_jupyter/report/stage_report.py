@@ -38,7 +38,7 @@ from olympus_jupyter.report import bundle, cells, costs_view, kinds
 from olympus_jupyter.report.builtin_kinds import costs_data
 from olympus_jupyter.report.kinds import MakeContext
 from olympus_jupyter.report import interactive as interactive_view
-from olympus_jupyter.report.device_memory import device_memory, memory_words
+from olympus_jupyter.report.device_memory import MAX_LARGEST, device_memory, memory_words
 from olympus_jupyter.report.data import MEDIA_TYPE, SCHEMA, VERSION, Analyses, compact_json
 from olympus_jupyter.report.html import render_html
 from olympus_jupyter.report.display_bundle import display_bundle, plain_forms
@@ -760,6 +760,36 @@ def build_report(
     )
 
 
+def _peak_figures(dump) -> tuple[int | None, list[dict[str, Any]]]:
+    """The live-range peak in the device's memory (HBM, memory space 0) in bytes and
+    the biggest buffers live at it (with the user's lines that made each), read
+    from a :class:`~olympus.buffers.PeakDump`;
+    ``(None, [])`` where there is none or it cannot be read."""
+    if dump is None:
+        return None, []
+    try:
+        peak = dump.read()
+    except (OSError, ValueError):
+        return None, []
+    largest = sorted(peak.buffers, key=lambda b: -b.size)[:MAX_LARGEST]
+    # The device's own memory (space 0, HBM): what "will it fit" asks of. On TPU the
+    # live-range peak adds the on-chip memories' values (VMEM, SMEM) too.
+    return (
+        peak.by_memory_space().get(0, peak.peak_bytes),
+        [
+            {
+                "label": b.label,
+                "bytes": b.size,
+                "shape": b.shape.split("{", 1)[0],  # without XLA's layout
+                "kind": b.kind,
+                "lines": [[f, n] for f, n in b.lines[:4]],
+                **({"argument": b.argument} if b.argument else {}),
+            }
+            for b in largest
+        ],
+    )
+
+
 def _target_data(run: StagedRun, analyses: Analyses, costs, failure) -> dict[str, Any] | None:
     """What the report keeps of the target a run was compiled for: its devices, the
     mesh, and whether the program fits in their memory."""
@@ -769,7 +799,8 @@ def _target_data(run: StagedRun, analyses: Analyses, costs, failure) -> dict[str
     if run.mesh:
         data["mesh"] = dict(run.mesh)
     message = failure.message if failure is not None and failure.stage == "compile" else None
-    answer = device_memory(data, analyses.memory, costs, message)
+    live, largest = _peak_figures(run.refused if message else run.peak)
+    answer = device_memory(data, analyses.memory, costs, message, live, largest)
     if answer is not None:
         data["memory"] = {**answer, "words": memory_words(answer)}
     return data
