@@ -22,8 +22,9 @@ DumpNeeds(pass_re='.*', peak=True)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from olympus.buffers import PeakDump, memory_analysis_peak
@@ -133,7 +134,10 @@ def read_dumped(folder: str, needs: DumpNeeds, compiled: Any) -> DumpedCompile:
 
 
 def compile_dumped(
-    lowered, needs: DumpNeeds, compiler_options: Mapping[str, Any] | None = None
+    lowered,
+    needs: DumpNeeds,
+    compiler_options: Mapping[str, Any] | None = None,
+    refused: Callable[[PeakDump], None] | None = None,
 ) -> tuple[Any, DumpedCompile]:
     """``lowered.compile(compiler_options)`` with XLA's dumps of that compile only,
     into a private folder removed afterwards, and what ``needs`` asks of them.
@@ -142,13 +146,21 @@ def compile_dumped(
     peak's files are read in any case. The compiled program keeps
     ``compiler_options`` as given (the dump options were for this compile only).
     Nothing of the process (``XLA_FLAGS``, JAX's configuration) is changed; a
-    compile that fails raises as ``compile()`` does.
+    compile that fails raises as ``compile()`` does. XLA writes its buffer
+    assignment before it gives up for lack of memory: for such a compile,
+    ``refused`` (where given) is handed what the dump holds of the peak (a
+    :class:`~olympus.buffers.PeakDump`) before the error is raised.
     """
     pass_re = needs.pass_re if needs.pass_re is not None else NO_PASS
-    with dumped_compile(lowered, pass_re=pass_re, compiler_options=compiler_options) as (
-        folder,
-        compiled,
-    ):
+
+    def read_refused(folder: str) -> None:
+        if refused is not None:
+            with contextlib.suppress(OSError, ValueError):
+                refused(PeakDump.from_folder(folder))
+
+    with dumped_compile(
+        lowered, pass_re=pass_re, compiler_options=compiler_options, refused=read_refused
+    ) as (folder, compiled):
         dump = read_dumped(folder, needs, compiled)
     if hasattr(compiled, "compiler_options"):
         compiled.compiler_options = dict(compiler_options or {})

@@ -23,9 +23,8 @@ from olympus_jupyter import inspect
 from olympus_jupyter.highlight.render import LEXERS
 from olympus_jupyter.report.passes_view import module_texts
 
-pytestmark = pytest.mark.skipif(
-    not hardware.libtpu_installed(), reason='needs libtpu (pip install "jax[tpu]")'
-)
+# Compiles for TPU with libtpu: run in the targets environment (run.sh), never skipped.
+pytestmark = pytest.mark.targets
 
 
 @pytest.fixture(scope="module")

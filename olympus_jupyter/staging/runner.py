@@ -104,6 +104,9 @@ class StagedRun:
     target: Any = None
     #: The mesh the arguments were placed on (axis name -> size), or None.
     mesh: Mapping[str, int] | None = None
+    #: For a compile XLA refused (out of memory, say): what it wrote of the
+    #: buffers before it gave up (a :class:`~olympus.buffers.PeakDump`), or None.
+    refused: Any = None
     #: What XLA dumped of the compile itself (``StageRequest.dumps``): the pass
     #: pipeline and the peak's texts the report's stages read, with no compile more.
     dumped: DumpedCompile | None = None
@@ -288,13 +291,18 @@ def next_step(
     options = dict(request.compiler_options) or None
 
     needs = request.dump_needs()
+    if run.target is not None:  # will it fit: the peak per device, and what fills it
+        needs = merge_needs([needs, DumpNeeds(peak=True)])
+
+    def keep_refused(dump) -> None:
+        run.refused = dump
 
     def compile_it():
         # A compile the user asked to dump somewhere dumps there, as asked: what the
         # stages need is then dumped by a compile of its own (build_report does).
         if needs is None or any(k.startswith("xla_dump") for k in options or ()):
             return run.lowered.compile(options)  # type: ignore[union-attr]  # checked above
-        compiled, run.dumped = compile_dumped(run.lowered, needs, options)
+        compiled, run.dumped = compile_dumped(run.lowered, needs, options, refused=keep_refused)
         return compiled
 
     with alongside(beside_compile(run) if beside_compile is not None else None):
@@ -435,13 +443,15 @@ def _placement_of(request: StageRequest, hardware, num_slices, mesh, shardings) 
                 raise StagingError("num_slices= needs target=: the slices of which hardware?")
             target, made = None, _local_mesh(axes)
         else:
-            target = _hardware.target(hardware, num_slices=num_slices)
-            if request.platforms and tuple(request.platforms) != (target.platform,):
+            named = hardware.name if isinstance(hardware, _hardware.Target) else hardware
+            platform = _hardware.parse_target(named)[0]
+            if request.platforms and tuple(request.platforms) != (platform,):
                 raise StagingError(
-                    f"platform={','.join(request.platforms)} and target={target.name!r} "
-                    f"disagree: a target is compiled for its own platform "
-                    f"({target.platform!r}). Drop platform=."
+                    f"platform={','.join(request.platforms)} and target={hardware!r} "
+                    f"disagree: a target is compiled for its own platform ({platform!r}). "
+                    f"Drop platform=."
                 )
+            target = _hardware.target(hardware, num_slices=num_slices)
             made = target.mesh(axes)
         args, kwargs = _placement.place(request.args, request.kwargs, made, shardings)
     except (_hardware.TargetError, _placement.PlacementError) as e:
