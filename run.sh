@@ -172,7 +172,7 @@ test_targets() {
     make_venv "$dir" "$python"
     (export HATCH_BUILD_NO_HOOKS=true; install "$dir/bin/python" targets "jax==$version" "jaxlib==$version")
     say "tests for TPU and GPU targets, JAX $version (libtpu, CUDA plugin)"
-    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider --ignore=tests/browser -m targets "$@"
+    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider -m targets "$@"
 }
 
 case "${1:-}" in

@@ -1,5 +1,6 @@
 /**
- * The head of a report: the function, its platforms and the time each step took;
+ * The head of a report: the function, its platforms and the time each step took
+ * (and the hardware it was compiled for, with whether it fits);
  * the failure box when a step raised; the placeholder of a stage that could not be
  * made. Pure functions from report data to DOM (text only).
  */
@@ -33,7 +34,17 @@ export function header(report: IReport): HTMLElement {
       },
       report.platforms.length ? `for ${report.platforms.join(', ')}` : ''
     ),
-    ...timings
+    ...timings,
+    ...(report.target?.lines ?? []).map(line =>
+      h(
+        'div',
+        {
+          class: 'olympus-target',
+          'data-olympus-target': report.target?.name ?? ''
+        },
+        line
+      )
+    )
   );
 }
 

@@ -503,6 +503,12 @@ export interface IReport {
   unavailable: { [stage: string]: string };
   /** What the reader should know about what is shown (e.g. the output was capped). */
   notes: string[];
+  /**
+   * The hardware compiled for without having it, as the header writes it (its
+   * name, then the lines of `target.lines`: the devices and mesh, "will it fit");
+   * null for this machine's devices.
+   */
+  target: { name: string; lines: string[] } | null;
   /** Stage → text, for program stages that are not linked (`hlo`). */
   texts: { [stage: string]: string };
   analyses: {
@@ -1092,6 +1098,14 @@ export function readReport(data: unknown, at = ''): IReport {
         : failure,
     unavailable,
     notes: Array.isArray(data.notes) ? data.notes.map(String) : [],
+    target: isObject(data.target)
+      ? {
+          name: String(data.target.name),
+          lines: Array.isArray(data.target.lines)
+            ? data.target.lines.map(String)
+            : []
+        }
+      : null,
     live: readLive(data.live),
     texts,
     analyses: {

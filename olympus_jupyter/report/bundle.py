@@ -26,7 +26,6 @@ them read as well.
 from __future__ import annotations
 
 import copy
-
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -37,6 +36,7 @@ from olympus.provenance import Provenance
 from olympus_jupyter.report import cost_names, kinds
 from olympus_jupyter.report.data import SCHEMA, VERSION, Analyses
 from olympus_jupyter.report.data_cap import group_notes
+from olympus_jupyter.report.device_memory import target_lines
 from olympus_jupyter.report.html import caller_lines
 from olympus_jupyter.report.validate import BundleError, check_bundle
 from olympus_jupyter.staging.runner import StageFailure, UserFrame
@@ -80,6 +80,13 @@ def _copy(figures: Mapping[str, float] | None) -> dict[str, float] | None:
     return None if figures is None else dict(figures)
 
 
+def _target_from(data: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A report's target as the report keeps it (the header's lines are made again)."""
+    if data is None:
+        return None
+    return {k: v for k, v in data.items() if k != "lines"}
+
+
 def to_json(report) -> dict[str, Any]:
     """A :class:`~olympus_jupyter.report.StageReport` as JSON-ready data."""
     a = report.analyses
@@ -114,7 +121,12 @@ def to_json(report) -> dict[str, Any]:
             else {}
         ),
         **({"notes": group_notes(report.notes, MAX_NOTES)} if report.notes else {}),
-        **({"target": copy.deepcopy(dict(report.target))} if report.target else {}),
+        # The header's lines too, for viewers (the view writes them as they come).
+        **(
+            {"target": {**copy.deepcopy(dict(report.target)), "lines": target_lines(report.target)}}
+            if report.target
+            else {}
+        ),
     }
     if out["provenance"] is not None:  # its stages' notes, within the schema's limit
         for stage in out["provenance"]["stages"].values():
@@ -188,7 +200,7 @@ def fields_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
         unavailable={rename(k): v for k, v in data["unavailable"].items()},
         debug_info=data["debug_info"],
         notes=tuple(data.get("notes", ())),
-        target=data.get("target"),
+        target=_target_from(data.get("target")),
         stage_data=stage_data,
         **fields,
     )
