@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.metadata
 import importlib.resources
 import importlib.util
 import os
@@ -219,9 +220,10 @@ def _environment(key: str, value: str) -> Iterator[None]:
 
 
 def _jaxlib_version() -> str:
-    import jaxlib
-
-    return getattr(jaxlib, "__version__", None) or jax.__version__
+    try:
+        return importlib.metadata.version("jaxlib")
+    except importlib.metadata.PackageNotFoundError:
+        return jax.__version__
 
 
 def _first_line(e: BaseException) -> str:

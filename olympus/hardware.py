@@ -24,7 +24,7 @@ environment is left as it was.
 'TPU v5e (TPU v5 lite), 4 chips, compiled here without one'
 >>> parse_target("v5e-16")
 Traceback (most recent call last):
-olympus.hardware.TargetError: target 'v5e-16' is not a target name; name a TPU slice as libtpu does, '<generation>:<topology>' such as 'v5e:4x4' or 'v5p:2x2x2' (generations: v2, v3, v4, v5e, v5p, v6e, tpu7x).
+olympus.hardware.TargetError: target 'v5e-16' is not a target name; name a TPU slice as libtpu does, '<generation>:<topology>' such as 'v5e:4x4' or 'v5p:2x2x2' (generations: v2, v3, v4, v5e, v5p, v6e, tpu7x), or GPUs as '<kind>:<count>' such as 'h100:8' (kinds: a100, a100_40gb, b200, gb200, h100, h100_pcie, h200).
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ __all__ = [
     "parse_mesh",
     "parse_shardings",
     "mesh_axes",
+    "is_spec",
 ]
 
 
@@ -56,7 +57,9 @@ class PlacementError(ValueError):
 _AXIS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)\s*$")
 
 
-def parse_mesh(value: Mapping[str, int] | str | None) -> dict[str, int] | None:
+def parse_mesh(
+    value: Mapping[str, int] | Sequence[tuple[str, int]] | str | None,
+) -> dict[str, int] | None:
     """Mesh axes as ``{name: size}``, from a mapping, ``(name, size)`` pairs or the
     text ``'data=4,model=2'``.
 
@@ -142,9 +145,9 @@ class Shardings:
     def of(cls, value) -> "Shardings":
         if isinstance(value, Shardings):
             return value
-        leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_spec)
+        leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=is_spec)
         for leaf in leaves:
-            if not _is_spec(leaf):
+            if not is_spec(leaf):
                 raise PlacementError(
                     f"shardings must hold PartitionSpecs, NamedShardings or None (in "
                     f"tuples, lists or dicts matching the arguments); got {leaf!r} "
@@ -162,7 +165,8 @@ def mesh_axes(mesh: jax.sharding.Mesh) -> dict[str, int]:
     return dict(zip(mesh.axis_names, mesh.devices.shape))
 
 
-def _is_spec(x) -> bool:
+def is_spec(x) -> bool:
+    """Whether ``x`` is one sharding: a ``PartitionSpec``, a ``NamedSharding`` or None."""
     return x is None or isinstance(x, (PartitionSpec, NamedSharding))
 
 
@@ -210,7 +214,7 @@ def _placed(value, spec_tree, mesh, where: str, given: bool):
             ),
             spec_tree,
             value,
-            is_leaf=_is_spec,
+            is_leaf=is_spec,
         )
     except ValueError as e:
         raise PlacementError(
@@ -259,7 +263,7 @@ def place(
 def _split_shardings(shardings, count: int) -> tuple[tuple, dict]:
     if shardings is None:
         return (), {}
-    if _is_spec(shardings):  # one spec: for the one argument
+    if is_spec(shardings):  # one spec: for the one argument
         return (shardings,), {}
     if isinstance(shardings, Mapping):
         return (), dict(shardings)
@@ -267,7 +271,7 @@ def _split_shardings(shardings, count: int) -> tuple[tuple, dict]:
         isinstance(shardings, tuple)
         and len(shardings) == 2
         and isinstance(shardings[1], Mapping)
-        and not _is_spec(shardings[0])
+        and not is_spec(shardings[0])
     ):
         return tuple(shardings[0]), dict(shardings[1])
     if isinstance(shardings, (list, tuple)):

@@ -113,7 +113,7 @@ def test_one_help_wording_per_option_in_the_magic_and_the_cli():
 
 
 def test_inspect_takes_the_table_options_by_their_keywords_and_defaults():
-    declared = keyword_parameters(inspection.inspect, skip=("target", "args"))
+    declared = keyword_parameters(inspection.inspect, skip=("fn_or_stage", "args"))
     rows = options("inspect")
     assert set(declared) == {row.keyword for row in rows}
     for row in rows:

@@ -52,7 +52,7 @@ def test_the_target_option_is_checked_before_anything_is_staged():
     assert check_option("target", None) is None
     with pytest.raises(OptionError, match="target 'tpu-v5e' is not a target name"):
         check_option("target", "tpu-v5e")
-    with pytest.raises(TypeError, match="target must be a name"):
+    with pytest.raises(TypeError, match="target must be a TPU slice named as libtpu names it"):
         check_option("target", 5)
     with pytest.raises(OptionError, match="num_slices must be a whole number"):
         check_option("num_slices", 0)

@@ -311,10 +311,12 @@ def _target_value(value, text: bool) -> str | None:
         return None
     if isinstance(value, _hardware.Target):
         return value.name
+    if not isinstance(value, str):
+        raise Rejected(type_error=True)
     try:
         _hardware.parse_target(value)
     except _hardware.TargetError as e:
-        raise Rejected(str(e), complete=True, type_error=not isinstance(value, str)) from None
+        raise Rejected(str(e), complete=True) from None
     return value.strip().lower()
 
 
@@ -329,6 +331,8 @@ def _slices_value(value, text: bool) -> int:
 
 
 def _mesh_value(value, text: bool) -> tuple[tuple[str, int], ...] | None:
+    if value is not None and not isinstance(value, (str, Mapping, list, tuple)):
+        raise Rejected(type_error=True)
     try:
         axes = _placement.parse_mesh(value)
     except _placement.PlacementError as e:
@@ -339,6 +343,10 @@ def _mesh_value(value, text: bool) -> tuple[tuple[str, int], ...] | None:
 def _shardings_value(value, text: bool):
     if value is None or (text and not value.strip()):
         return None
+    if not isinstance(value, (str, Mapping, list, tuple, _placement.Shardings)) and not (
+        _placement.is_spec(value)
+    ):
+        raise Rejected(type_error=True)
     if isinstance(value, str):
         try:
             return _placement.Shardings.of(_placement.parse_shardings(value))
