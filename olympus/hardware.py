@@ -42,7 +42,29 @@ import jax
 
 from olympus import chips as _chips
 
-__all__ = ["Target", "TargetError", "parse_target", "target", "libtpu_installed"]
+__all__ = [
+    "COMMON_TARGETS",
+    "Target",
+    "TargetError",
+    "parse_target",
+    "target",
+    "libtpu_installed",
+]
+
+#: Targets users train on, offered by the Inspector's choice (any name is taken).
+COMMON_TARGETS = (
+    "v5e:2x2",
+    "v5e:4x4",
+    "v5e:8x8",
+    "v5p:2x2x2",
+    "v5p:4x4x4",
+    "v6e:2x2",
+    "v6e:4x4",
+    "h100:8",
+    "h200:8",
+    "a100:8",
+    "b200:8",
+)
 
 
 class TargetError(ValueError):

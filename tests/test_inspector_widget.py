@@ -38,10 +38,14 @@ def test_the_form_lists_every_control_by_the_id_an_edit_names():
     assert rows["dialect"]["kind"] == "choice" and rows["debug_info"]["value"] is True
     assert rows["debug_info"]["label"] == "debug info"  # the option table's label
     assert rows["compare"]["disabled"] is True  # nothing earlier to compare with
+    assert rows["target"]["kind"] == "choice" and rows["target"]["value"] == ""
+    assert ["this machine", ""] in rows["target"]["options"]
+    assert ["v5e:4x4", "v5e:4x4"] in rows["target"]["options"]
     assert set(rows) == {
         "arg0",
         "arg1",
         "platforms",
+        "target",
         "stages",
         "dialect",
         "debug_info",

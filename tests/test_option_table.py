@@ -135,7 +135,7 @@ def widgets_of_the_form(widget, skip):
 
     if widget in skip:
         return
-    if isinstance(widget, (Choices, W.Text, W.Checkbox, W.ToggleButtons)):
+    if isinstance(widget, (Choices, W.Text, W.Checkbox, W.ToggleButtons, W.Dropdown)):
         yield widget
         return
     for child in getattr(widget, "children", ()):

@@ -238,3 +238,16 @@ def test_olympus_leaves_the_environment_as_it_was_and_two_processes_compile_at_o
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0 and out.strip() == "ok", err[-2000:]
+
+
+def test_the_inspector_chooses_the_target_and_says_why_it_recompiled():
+    from olympus_jupyter.frontends.inspector import Inspector
+
+    ins = Inspector(layer, X, W, target="v5e:2x2", costs=True, **FSDP)
+    assert ins.report.ok and ins.report.target["name"] == "v5e:2x2"
+    assert any(c["opcode"].startswith("all-gather") for c in ins.report.collectives())
+    ins.target.value = "v6e:2x2"
+    assert ins.report.ok and ins.report.target["chip"] == "TPU v6e"
+    assert "target v5e:2x2 (data=2, model=2) → v6e:2x2 (data=2, model=2)" in ins.why.value
+    ins.target.value = ""  # this machine's devices: the mesh must fit them
+    assert "Not re-staged" in ins.status.value or ins.report.target is None

@@ -35,6 +35,7 @@ import ipywidgets as W
 import jax
 import traitlets
 
+from olympus.hardware import COMMON_TARGETS
 from olympus.platforms import KNOWN_PLATFORMS
 from olympus.specs import SpecError, format_spec, parse_spec
 
@@ -52,7 +53,7 @@ from olympus_jupyter.frontends.options import (
 )
 from olympus_jupyter.report.stage_report import StageReport, build_report
 from olympus_jupyter.staging.progress import Progress
-from olympus_jupyter.staging.runner import StagingError
+from olympus_jupyter.staging.runner import Placed, StagingError, place_arguments
 from olympus_jupyter.staging.specialization import (
     Specialization,
     arg_names,
@@ -221,6 +222,10 @@ class Inspector(W.VBox):
         static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
         platform: Sequence[str] | str | None = None,
+        target: str | None = None,
+        num_slices: int = 1,
+        mesh: Mapping[str, int] | str | None = None,
+        shardings: Any = None,
         debug_info: bool = True,
         stages: str | Sequence[str] | None = None,
         compiler_options: Mapping[str, Any] | str | None = None,
@@ -276,6 +281,21 @@ class Inspector(W.VBox):
             description=form["platforms"].label,
             tooltip=form["platforms"].tooltip,
             tooltips={p: f"lower for {p}" for p in choices},
+        )
+        targets = COMMON_TARGETS + (
+            (options.target,) if options.target and options.target not in COMMON_TARGETS else ()
+        )
+        self.target = W.Dropdown(
+            options=[("this machine", "")] + [(t, t) for t in targets],
+            value=options.target or "",
+            description=form["target"].label,
+            style=_ROW_STYLE,
+            tooltip=form["target"].tooltip,
+        )
+        #: Where the arguments go on a target (or on this machine's devices): the
+        #: slices, the mesh and the shardings given when the Inspector was made.
+        self._placement = dict(
+            num_slices=options.num_slices, mesh=options.mesh, shardings=options.shardings
         )
         self.debug_info = W.Checkbox(
             value=options.debug_info,
@@ -347,6 +367,7 @@ class Inspector(W.VBox):
                 W.HTML(h("b", None, "Arguments")),
                 args_box,
                 self.platforms,
+                self.target,
                 self.stages,
                 W.HBox(
                     [self.dialect, self.debug_info],
@@ -363,6 +384,7 @@ class Inspector(W.VBox):
             editor.observe(self._changed, names="value")
         for control in (
             self.platforms,
+            self.target,
             self.debug_info,
             self.dialect,
             self.compiler_options,
@@ -550,6 +572,9 @@ class Inspector(W.VBox):
             return None
 
     def _restage(self, args, kwargs, options, pass_re, platforms) -> StageReport:
+        placed = self._placed(args, kwargs, platforms)
+        if placed is not None:
+            args, kwargs = placed.args, placed.kwargs
         spec = Specialization.of(
             self.cache.function,
             args,
@@ -558,6 +583,7 @@ class Inspector(W.VBox):
             static_argnames=self.static_argnames,
             platforms=platforms,
             compiler_options=options,
+            target=_placement_words(placed),
         )
         stages = self._stages()
         before = dict(self.cache.counts)
@@ -566,7 +592,9 @@ class Inspector(W.VBox):
         compile_wanted = any(s in stages for s in stage_registry.made_by("compile"))
         # Long staging says what runs and for how long, in the status line.
         with Progress(self._show_progress) as progress:
-            run = self.cache.stage(spec, args, kwargs, compile=compile_wanted, progress=progress)
+            run = self.cache.stage(
+                spec, args, kwargs, compile=compile_wanted, progress=progress, placed=placed
+            )
             progress.step("report")
             report = build_report(
                 run,
@@ -582,6 +610,25 @@ class Inspector(W.VBox):
         self._explain(spec, made)
         self._remember(spec, report)
         return report
+
+    def _placed(self, args, kwargs, platforms) -> Placed | None:
+        """The arguments on the target chosen (or on this machine's devices, where a
+        mesh or shardings were given), or None where nothing places them."""
+        hardware = self.target.value or None
+        if (
+            hardware is None
+            and self._placement["mesh"] is None
+            and self._placement["shardings"] is None
+        ):
+            return None
+        if self.cache.given is not None:
+            raise StagingError(
+                f"Got {self.cache.given.described}: it is already placed on its devices, "
+                f"so a target cannot apply. Make the Inspector with the function instead."
+            )
+        return place_arguments(
+            args, kwargs, hardware=hardware, platforms=platforms, **self._placement
+        )
 
     def _show_progress(self, text: str) -> None:
         self.status.value = concat("⏳ ", h("i", None, text))
@@ -621,6 +668,8 @@ class Inspector(W.VBox):
         # comparison renders afresh.
         report = dataclasses.replace(report, _memo={})
         label = spec.describe()
+        if spec.target:
+            label += f" · {spec.target}"
         if spec.platforms:
             label += f" · {', '.join(spec.platforms)}"
         if spec.compiler_options:
@@ -678,3 +727,11 @@ class Inspector(W.VBox):
         diff = compare(earlier.report, now.report, labels=(earlier.label, now.label))
         show_in(self.comparison, diff)
         return diff
+
+
+def _placement_words(placed: Placed | None) -> str | None:
+    """``v5e:2x2 (data=2, model=2)``: where the arguments were placed, in words."""
+    if placed is None:
+        return None
+    axes = ", ".join(f"{k}={v}" for k, v in placed.axes.items())
+    return f"{placed.target.name if placed.target is not None else 'this machine'} ({axes})"

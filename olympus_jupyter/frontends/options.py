@@ -203,7 +203,7 @@ def form_options() -> dict[str, Control]:
     table's order.
 
     >>> list(form_options())
-    ['platforms', 'stages', 'debug_info', 'compiler_options', 'passes']
+    ['platforms', 'target', 'stages', 'debug_info', 'compiler_options', 'passes']
     """
     return {row.name: row.control for row in options("inspector") if row.control is not None}
 

@@ -577,22 +577,30 @@ _BUILT_IN = (
         "target",
         _target_value,
         flags=("--target",),
-        frontends=REPORT | {"inspect", "cli report"},
+        frontends=EVERYWHERE | {"cli report"},
         metavar="NAME",
         in_key=True,
         accepts="a TPU slice named as libtpu names it, such as 'v5e:4x4' or 'v5p:2x2x2', "
-        "or None for this machine's devices",
-        accepts_text="a TPU slice such as v5e:4x4 or v5p:2x2x2",
-        help="compile for this hardware without having it (a TPU slice, e.g. v5e:4x4; "
-        "needs libtpu): the arguments are placed on a mesh of its devices, and the "
-        "report says whether the program fits in their memory",
+        "GPUs by kind and count such as 'h100:8', or None for this machine's devices",
+        accepts_text="a TPU slice such as v5e:4x4, or GPUs such as h100:8",
+        help="compile for this hardware without having it (a TPU slice, e.g. v5e:4x4, "
+        "with libtpu; GPUs, e.g. h100:8, with JAX's CUDA plugin): the arguments are "
+        "placed on a mesh of its devices, and the report says whether the program fits "
+        "in their memory",
+        choices=lambda: _hardware.COMMON_TARGETS,
+        control=Control(
+            "target",
+            "target",
+            "the hardware to compile for without it (libtpu or JAX's CUDA plugin); "
+            "this machine: its own devices",
+        ),
     ),
     Option(
         "num_slices",
         _slices_value,
         default=1,
         flags=("--num-slices",),
-        frontends=REPORT | {"inspect", "cli report"},
+        frontends=EVERYWHERE | {"cli report"},
         metavar="N",
         in_key=True,
         accepts="a whole number of slices, 1 or more (with target=)",
@@ -603,7 +611,7 @@ _BUILT_IN = (
         "mesh",
         _mesh_value,
         flags=("--mesh",),
-        frontends=REPORT | {"inspect", "cli report"},
+        frontends=EVERYWHERE | {"cli report"},
         metavar="AXIS=N[,AXIS=N]",
         in_key=True,
         accepts="mesh axes such as {'data': 4, 'model': 4} or 'data=4,model=4' (with "
@@ -615,7 +623,7 @@ _BUILT_IN = (
         "shardings",
         _shardings_value,
         flags=("--shardings",),
-        frontends=REPORT | {"inspect", "cli report"},
+        frontends=EVERYWHERE | {"cli report"},
         metavar="SPEC[;SPEC]",
         in_key=True,
         accepts="a PartitionSpec (or NamedSharding, or None) per positional argument, "

@@ -28,6 +28,7 @@ from olympus_jupyter.staging.lru import LRU
 from olympus_jupyter.staging.specialization import Specialization
 from olympus_jupyter.staging.runner import (
     STEPS,
+    Placed,
     StagedRun,
     StageRequest,
     StagingError,
@@ -105,10 +106,12 @@ class StageCache:
         lower: bool = True,
         compile: bool = True,
         progress=None,
+        placed: Placed | None = None,
     ) -> StagedRun:
         """The stages for ``spec`` (whose arguments are ``args``/``kwargs``), made as
         needed; ``progress`` (a :class:`~olympus_jupyter.staging.progress.Progress`)
-        is told when each step starts."""
+        is told when each step starts; ``placed``: where ``args`` were placed
+        (:func:`~olympus_jupyter.staging.runner.place_arguments`), for the report."""
         request = StageRequest(
             tuple(args),
             dict(kwargs or {}),
@@ -127,8 +130,11 @@ class StageCache:
                 fun=self.wrapped.fun,
                 platforms=spec.platforms or (_platforms.local_platform(),),
             )
-        # A step's key holds everything it depends on: a later step's, the earlier's too.
-        keys: dict[str, tuple] = {"trace": spec.args}
+        if placed is not None:
+            placed.mark(run)
+        # A step's key holds everything it depends on: a later step's, the earlier's too
+        # (the same shardings on another target's devices are another program).
+        keys: dict[str, tuple] = {"trace": (spec.args, spec.target)}
         keys["lower"] = (keys["trace"], spec.platforms)
         keys["compile"] = (keys["lower"], spec.compiler_options)
 

@@ -396,7 +396,15 @@ def run_stages(
         )
     placed = None
     if placing:
-        placed = _placement_of(request, hardware, num_slices, mesh, shardings)
+        placed = place_arguments(
+            request.args,
+            request.kwargs,
+            hardware=hardware,
+            num_slices=num_slices,
+            mesh=mesh,
+            shardings=shardings,
+            platforms=request.platforms,
+        )
         request = dataclasses.replace(request, args=placed.args, kwargs=placed.kwargs)
     if given is not None:
         if request.args or request.kwargs:
@@ -416,14 +424,12 @@ def run_stages(
         platforms=requested or (_platforms.local_platform(),),
     )
     if placed is not None:
-        run.target, run.mesh = placed.target, placed.axes
-        if placed.target is not None:
-            run.platforms = (placed.target.platform,)
+        placed.mark(run)
     return _advance_within(run, request, timeout, progress, beside_compile)
 
 
 @dataclasses.dataclass(frozen=True)
-class _Placed:
+class Placed:
     """A request's arguments placed on a mesh of a target's devices (or of this
     machine's, ``target`` None)."""
 
@@ -432,10 +438,27 @@ class _Placed:
     args: tuple
     kwargs: dict
 
+    def mark(self, run: "StagedRun") -> None:
+        """Says on ``run`` where its arguments are: the target, its platform, the mesh."""
+        run.target, run.mesh = self.target, self.axes
+        if self.target is not None:
+            run.platforms = (self.target.platform,)
 
-def _placement_of(request: StageRequest, hardware, num_slices, mesh, shardings) -> _Placed:
-    """The request's arguments on the target, mesh and shardings asked for; a
-    :class:`StagingError` says what is wrong with them."""
+
+def place_arguments(
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    *,
+    hardware: Any = None,
+    num_slices: int = 1,
+    mesh: Mapping[str, int] | Sequence[tuple[str, int]] | None = None,
+    shardings: Any = None,
+    platforms: Sequence[str] | None = None,
+) -> Placed:
+    """``args``/``kwargs`` placed on the target (a name, see :mod:`olympus.hardware`;
+    None: this machine's devices), ``mesh`` and ``shardings`` asked for
+    (:func:`olympus.placement.place`); a :class:`StagingError` says what is wrong
+    with them (``platforms``: those asked for besides, which must be the target's)."""
     try:
         axes = _placement.parse_mesh(dict(mesh) if mesh is not None else None)
         if hardware is None:
@@ -445,18 +468,18 @@ def _placement_of(request: StageRequest, hardware, num_slices, mesh, shardings) 
         else:
             named = hardware.name if isinstance(hardware, _hardware.Target) else hardware
             platform = _hardware.parse_target(named)[0]
-            if request.platforms and tuple(request.platforms) != (platform,):
+            if platforms and tuple(platforms) != (platform,):
                 raise StagingError(
-                    f"platform={','.join(request.platforms)} and target={hardware!r} "
+                    f"platform={','.join(platforms)} and target={hardware!r} "
                     f"disagree: a target is compiled for its own platform ({platform!r}). "
                     f"Drop platform=."
                 )
             target = _hardware.target(hardware, num_slices=num_slices)
             made = target.mesh(axes)
-        args, kwargs = _placement.place(request.args, request.kwargs, made, shardings)
+        placed_args, placed_kwargs = _placement.place(args, kwargs, made, shardings)
     except (_hardware.TargetError, _placement.PlacementError) as e:
         raise StagingError(str(e)) from None
-    return _Placed(target, _placement.mesh_axes(made), args, kwargs)
+    return Placed(target, _placement.mesh_axes(made), placed_args, placed_kwargs)
 
 
 def _local_mesh(axes: dict[str, int] | None) -> jax.sharding.Mesh:

@@ -124,6 +124,9 @@ class Specialization:
     #: Each traced argument's pytree structure: a tuple and a list of the same
     #: leaves are different programs to JAX.
     structures: tuple[tuple[str, str], ...] = ()
+    #: The hardware compiled for without it (a target name, :mod:`olympus.hardware`),
+    #: with its mesh (``axis=size`` text); None: this machine's devices.
+    target: str | None = None
 
     @classmethod
     def of(
@@ -136,8 +139,10 @@ class Specialization:
         static_argnames: Sequence[str] = (),
         platforms: Sequence[str] | None = None,
         compiler_options: Mapping[str, Any] | None = None,
+        target: str | None = None,
     ) -> "Specialization":
-        """The specialization of ``fun`` for these arguments and options."""
+        """The specialization of ``fun`` for these arguments and options (``target``:
+        the hardware they are placed on, in words, or None)."""
         kwargs = dict(kwargs or {})
         names = arg_names(getattr(fun, "__wrapped__", fun), len(args))
         static_names = set(static_argnames or ())
@@ -157,6 +162,7 @@ class Specialization:
             tuple(platforms) if platforms else None,
             tuple(sorted((compiler_options or {}).items())),
             tuple(structures),
+            target,
         )
 
     def describe(self) -> str:
@@ -215,6 +221,10 @@ def explain(before: Specialization, after: Specialization) -> list[str]:
                 )
             if a.sharding != b.sharding:
                 reasons.append(f"{label}: sharding {b.sharding} → {a.sharding}")
+    if before.target != after.target:
+        reasons.append(
+            f"target {before.target or 'this machine'} → {after.target or 'this machine'}"
+        )
     if before.platforms != after.platforms:
         reasons.append(f"lowering platforms {_platforms(before)} → {_platforms(after)}")
     if before.compiler_options != after.compiler_options:
