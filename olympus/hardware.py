@@ -190,11 +190,32 @@ class Target:
                 f"{len(self.devices)}. Give axis sizes whose product is {len(self.devices)}."
             )
         try:
+            if self.num_slices > 1:
+                return self._multi_slice_mesh(sizes, tuple(axes))
             return topologies.make_mesh(self.topology, sizes, tuple(axes))
         except Exception as e:  # noqa: BLE001 - JAX's refusal, explained
             raise TargetError(
                 f"mesh {_axes_text(axes)} cannot be laid onto {self.name}'s devices: {e}"
             ) from None
+
+    def _multi_slice_mesh(self, sizes: tuple[int, ...], names: tuple[str, ...]):
+        """A mesh over several slices, as JAX lays one out for a multi-slice job
+        (``mesh_utils.create_hybrid_device_mesh``): the first axis whose size the
+        number of slices divides spans the slices (over the data-center network),
+        every axis spans each slice's chips."""
+        from jax.experimental import mesh_utils
+
+        across = next((k for k, n in enumerate(sizes) if n % self.num_slices == 0), None)
+        if across is None:
+            raise TargetError(
+                f"no mesh axis of {dict(zip(names, sizes))} spans the {self.num_slices} "
+                f"slices: give one axis a size that {self.num_slices} divides."
+            )
+        dcn = [1] * len(sizes)
+        dcn[across] = self.num_slices
+        ici = [n // d for n, d in zip(sizes, dcn)]
+        devices = mesh_utils.create_hybrid_device_mesh(ici, dcn, devices=list(self.devices))
+        return jax.sharding.Mesh(devices, names)
 
     def as_json(self) -> dict[str, Any]:
         """What a report keeps of the target (plain data)."""

@@ -53,6 +53,9 @@ def test_a_tpu_slice_is_described_by_libtpu_with_the_chips_figures():
     assert (v4.chips, len(v4.devices), v4.per_device()["hbm_bytes"]) == (4, 8, 16 * GiB)
     slices = hardware.target("v5e:2x2", num_slices=2)
     assert len(slices.devices) == 8 and "8 chips in 2 slices" in slices.describe()
+    # Over several slices, the first axis the slices divide spans them (JAX's hybrid mesh).
+    four = hardware.target("v5e:2x2", num_slices=4).mesh({"slice": 4, "chip": 4})
+    assert [[d.slice_index for d in row] for row in four.devices] == [[k] * 4 for k in range(4)]
     with pytest.raises(hardware.TargetError, match="libtpu cannot describe target 'v5e:3x3'"):
         hardware.target("v5e:3x3")
     with pytest.raises(hardware.TargetError, match="mesh a=3 has 3 devices; v5e:2x2 has 4"):
