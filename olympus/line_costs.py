@@ -103,6 +103,8 @@ _FREE = frozenset({"parameter", "constant"})
 # A ``while``'s trip count as XLA knows it: ``"known_trip_count":{"n":"8"}`` in its
 # ``backend_config`` (JAX 0.9 to 0.12 print it so).
 _TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)"?')
+# A custom-call's target: what XLA's analysis names what it cannot cost by.
+_CUSTOM_TARGET = re.compile(r'custom_call_target="([^"]+)"')
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -560,6 +562,13 @@ class _Attribution:
         self.clean: dict[int, str] = {}
         self.closure: dict[int, tuple[int, ...]] = {}
         self.failed = 0
+        # Asynchronous pairs: a start's -done (None: not a start); -dones whose start
+        # is elsewhere; what XLA cannot cost (-1), by what it is.
+        self.done_of: dict[int, int | None] = {}
+        self.lone_dones: list[str] = []
+        self.uncosted: dict[str, list[str]] = {}
+        self.uncosted_keys: set = set()
+        self.names: dict[int, dict[str, int]] = {}  # by computation: name -> op index
         # Why XLA could not cost an instruction alone: the error's first line -> labels.
         self.errors: dict[str, list[str]] = {}
         # (file, line) or None -> [costs, labels]
@@ -674,18 +683,25 @@ class _Attribution:
     # -- costing ----------------------------------------------------------
 
     def _module(self, i) -> str | None:
-        """An HLO module holding op ``i`` alone, operands as parameters."""
+        """An HLO module holding op ``i`` alone, operands as parameters; for the
+        ``-start`` of an asynchronous pair, the start and its ``-done``
+        (:meth:`_done_of`): the pair's cost is the start's."""
         parsed = self._parse(i)
         if parsed is None:
             return None
         _name, shape, opcode, operands, attrs, _calls = parsed
+        done = self._done_of(i)
+        done_parsed = self._parse(done) if done is not None else None
         params: dict[str, int] = {}
         for o in operands:
             if o not in self.shapes:
                 return None
             params.setdefault(o, len(params))
         out = ["HloModule m", ""]
-        for ci in self._called(i):
+        called = self._called(i)
+        if done is not None:
+            called = tuple(sorted(set(called) | set(self._called(done))))
+        for ci in called:
             first, last = self.stage.computations[ci].lines
             header = self.lines[first - 1]
             if header.startswith("ENTRY "):
@@ -695,12 +711,43 @@ class _Attribution:
             out.append("}")
             out.append("")
         sig = ", ".join(f"p{k}: {self.shapes[o]}" for o, k in params.items())
-        out.append(f"ENTRY %e ({sig}) -> {shape} {{")
+        result = done_parsed[1] if done_parsed is not None else shape
+        out.append(f"ENTRY %e ({sig}) -> {result} {{")
         out.extend(f"  %p{k} = {self.shapes[o]} parameter({k})" for o, k in params.items())
         args = ", ".join(f"%p{params[o]}" for o in operands)
-        out.append(f"  ROOT %r = {shape} {opcode}({args}){attrs}")
+        if done_parsed is None:
+            out.append(f"  ROOT %r = {shape} {opcode}({args}){attrs}")
+        else:
+            out.append(f"  %r = {shape} {opcode}({args}){attrs}")
+            out.append(f"  ROOT %d = {result} {done_parsed[2]}(%r){done_parsed[4]}")
         out.append("}")
         return "\n".join(out) + "\n"
+
+    def _done_of(self, i) -> int | None:
+        """The ``-done`` that ends op ``i``, the ``-start`` of an asynchronous pair
+        (``all-reduce-start``, ``async-start``, ``send``...), in the same computation
+        and taking it alone; ``None`` for any other op. XLA's analysis counts the
+        bytes a ``-done`` reads and writes; a module of a ``-done`` alone crashes it
+        (:func:`olympus.jax_compat.hlo_text_cost_analyzer`): the pair is costed
+        together, on the start's line."""
+        if i in self.done_of:
+            return self.done_of[i]
+        found = None
+        parsed = self._parse(i)
+        ci = self.ops[i].computation
+        if parsed is not None and ci is not None:
+            name, opcode = parsed[0], parsed[2]
+            if opcode.endswith("-start") or opcode in ("send", "recv"):
+                want = opcode.removesuffix("-start") + "-done"
+                dones = [
+                    u
+                    for u in self._users(ci).get(name, ())
+                    if (p := self._parse(u)) is not None and p[2] == want and p[3] == [name]
+                ]
+                if len(dones) == 1:
+                    found = dones[0]
+        self.done_of[i] = found
+        return found
 
     def _cost(self, i) -> Mapping[str, float] | None:
         """XLA's cost of op ``i`` alone, or ``None`` if XLA could not read it."""
@@ -710,12 +757,17 @@ class _Attribution:
         if self.ops[i].name in _FREE or self.ops[i].name.endswith("-done"):
             # The second half of an asynchronous pair (``fusion-done``, ``all-gather-done``)
             # is no module alone (XLA crashes on one: seen on a GPU program's loop); its
-            # work is its ``-start``'s.
+            # work is its ``-start``'s, costed with it (:meth:`_done_of`). One whose
+            # start is not beside it (in another computation) is counted as nothing.
+            if self.ops[i].name.endswith("-done") and not self._started_here(i):
+                self.lone_dones.append(self.ops[i].label or "?")
             self.own[i] = _NO_COST
             return _NO_COST
         key = self._key(i)
         if key in self.cache:
             found = self.cache[key]
+            if key in self.uncosted_keys:
+                self._uncosted(i)
         else:
             module = self._module(i)
             found = None
@@ -723,6 +775,12 @@ class _Attribution:
                 try:
                     raw = self.analyse(module)
                     found = {k: float(raw.get(k, 0.0)) for k in KEYS}
+                    if min(found.values()) < 0:
+                        # XLA counts -1 for what it cannot cost (a custom-call it does
+                        # not know): counted as nothing, and the notes say so.
+                        found = {k: max(v, 0.0) for k, v in found.items()}
+                        self.uncosted_keys.add(key)
+                        self._uncosted(i)
                 except Exception as e:  # noqa: BLE001 - any backend's error: put in the notes
                     reason = (str(e).strip().splitlines() or [""])[0][:300]
                     label = self.ops[i].label or "?"
@@ -731,6 +789,32 @@ class _Attribution:
             self.cache[key] = found
         self.own[i] = found
         return found
+
+    def _started_here(self, i) -> bool:
+        """Whether ``-done`` op ``i`` ends a ``-start`` of its own computation whose
+        cost holds it (:meth:`_done_of`)."""
+        parsed = self._parse(i)
+        if parsed is None or len(parsed[3]) != 1:
+            return False
+        ci = self.ops[i].computation
+        if ci is None:
+            return False
+        names = self.names.get(ci)
+        if names is None:
+            names = self.names[ci] = {
+                p[0]: j for j in self.comp_ops[ci] if (p := self._parse(j)) is not None
+            }
+        start = names.get(parsed[3][0])
+        return start is not None and self._done_of(start) == i
+
+    def _uncosted(self, i) -> None:
+        """Notes op ``i`` as one XLA's analysis cannot cost (by its custom-call
+        target where it names one, else by its opcode)."""
+        parsed = self._parse(i)
+        attrs = parsed[4] if parsed is not None else ""
+        target = _CUSTOM_TARGET.search(attrs)
+        what = f"custom-call {target.group(1)}" if target else self.ops[i].name
+        self.uncosted.setdefault(what, []).append(self.ops[i].label or "?")
 
     def _key(self, i) -> tuple | str:
         """What op ``i``'s cost depends on, names aside: its shape, opcode, operands'
@@ -746,7 +830,9 @@ class _Attribution:
         )
         if "%" in attrs:
             attrs = _NAME.sub("%", attrs)
-        return (shape, opcode, tuple(map(self.shapes.get, operands)), same, attrs, comps)
+        done = self._done_of(i)
+        key = (shape, opcode, tuple(map(self.shapes.get, operands)), same, attrs, comps)
+        return key if done is None else (*key, self._key(done))
 
     def _comp_key(self, ci) -> str:
         found = self.comp_keys.get(ci)
@@ -1054,6 +1140,17 @@ class _Attribution:
             )
         for j in top:
             self._spread(j, dict(costs[j] or {}))  # each filled in above
+        for what, labels in self.uncosted.items():
+            self.notes.append(
+                f"XLA's cost analysis does not know what {what} computes: "
+                f"{_some(labels)} counted as nothing (XLA counts -1)"
+            )
+        if self.lone_dones:
+            self.notes.append(
+                f"{_some(self.lone_dones)}: asynchronous -done instruction(s) not costed "
+                "with their -start (it is in another computation, or an -update is between "
+                "them), counted as nothing (XLA's totals count the bytes each reads and writes)"
+            )
         for reason, labels in self.errors.items():
             self.notes.append(
                 f"XLA's cost analysis failed on {len(labels)} instruction(s) alone "
