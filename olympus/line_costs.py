@@ -57,7 +57,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 from collections.abc import Callable, Iterable, Mapping
 
-from olympus import jax_compat
+from olympus import gpu_costs, jax_compat
 from olympus.module_paths import op_module_path
 from olympus.provenance.focus import FRAMES
 from olympus.provenance.hlo import closing_bracket, hlo_stage
@@ -289,6 +289,12 @@ class CostByLine:
     module_iterations: Mapping[str, tuple[Iterations, ...]] = dataclasses.field(
         default_factory=dict
     )
+    #: What counted the figures where the compiled program's backend gives no cost
+    #: analysis of its own (a CUDA program: ``cost_analysis()`` is ``None``), in a
+    #: few words (:data:`olympus.gpu_costs.COUNTED_BY`; the first of :attr:`notes`
+    #: says it in full); ``None`` where they are the backend's own (its
+    #: ``cost_analysis()``'s totals, the CPU's counts scaled to them on TPU).
+    counted_by: str | None = None
 
     @property
     def counted_totals(self) -> dict[str, float]:
@@ -316,8 +322,9 @@ class CostByLine:
             shown = ", ".join(known[:5]) + (
                 f", and {len(known) - 5} more" if len(known) > 5 else ""
             )
+            counter = "XLA's cost analysis" if self.counted_by else "XLA's cost_analysis()"
             parts.append(
-                "XLA's cost_analysis() counts each loop body once; here each body is "
+                f"{counter} counts each loop body once; here each body is "
                 f"counted × its trip count ({shown})"
                 + (f": {', '.join(extra)} over XLA's totals" if extra else "")
             )
@@ -400,10 +407,26 @@ def cost_by_line(
     notes: list[str] = []
     if analyse is None:
         # The backend cannot analyse a module it is handed: count as the CPU does,
-        # scaled to the backend's totals below.
+        # scaled to the backend's totals below; where it gives no totals either (a
+        # CUDA program), the CPU's counts are the figures.
         import jax.extend.backend
 
         analyse = jax_compat.hlo_text_cost_analyzer(jax.extend.backend.get_backend("cpu"))
+        platform = gpu_costs.compiled_platform(jax_compiled)
+        if platform in gpu_costs.GPU_PLATFORMS:  # GPU library calls as the ops they compute
+            analyse = gpu_costs.cuda_analyzer(analyse)
+        if not totals:
+            return _counted_here(
+                text,
+                analyse,
+                platform,
+                parsed=parsed,
+                frames=frames,
+                focus=focus,
+                lowered=lowered,
+                origins=origins,
+                staged=staged,
+            )
         notes.append(
             "costed per instruction by the CPU's cost analysis (the backend "
             "cannot analyse a module alone), scaled to the backend's totals"
@@ -436,6 +459,34 @@ def cost_by_line(
     )
 
 
+def _counted_here(text: str, cpu, platform: str | None, **options) -> CostByLine:
+    """The cost by line of a program whose backend gives no cost analysis at all (a
+    CUDA program compiled here: ``cost_analysis()`` is ``None``): XLA's HLO cost
+    analysis as the CPU backend runs it (``cpu``; for a GPU program, one that counts
+    GPU library calls as the ops they compute: :func:`olympus.gpu_costs.cuda_analyzer`)
+    applied to the program's own optimized HLO; the totals are that analysis of the
+    whole module, which the rows are checked against. Nothing is scaled."""
+    said, note = gpu_costs.counted_by(platform)
+    analyse = cpu
+    notes = [note]
+    whole = True
+    try:
+        totals = {k: 0.0 for k in KEYS} | _totals(analyse(text))
+    except Exception as e:  # noqa: BLE001 - any backend's error: the rows are added up instead
+        reason = (str(e).strip().splitlines() or [""])[0][:300]
+        notes.append(
+            f"XLA's cost analysis could not read the whole program ({type(e).__name__}: "
+            f"{reason}): its totals are its instructions' costs added up"
+        )
+        totals, whole = {}, False
+    result = cost_by_line_text(text, analyse, totals=totals, notes=tuple(notes), **options)
+    if not whole:  # the rows' sums, each loop body once (as XLA's totals count it)
+        sums = result.sums()
+        totals = {k: sums[k] - float(result.loop_extra.get(k, 0.0)) for k in KEYS}
+        result = dataclasses.replace(result, totals=totals)
+    return dataclasses.replace(result, counted_by=said)
+
+
 def _totals(raw) -> dict[str, float]:
     if isinstance(raw, (list, tuple)):  # older releases: one dict per program
         raw = raw[0] if raw else None
@@ -463,15 +514,14 @@ def _scaled(result: CostByLine, totals: Mapping[str, float], notes) -> CostByLin
     modules = {p: {k: v * factor[k] for k, v in a.items()} for p, a in result.modules.items()}
     extra = {k: v * factor[k] for k, v in result.loop_extra.items()}
     by_source = {s: {k: v * factor[k] for k, v in a.items()} for s, a in result.by_source.items()}
-    return CostByLine(
-        rows,
-        dict(totals) or result.totals,
-        tuple(result.notes) + tuple(notes),
-        result.loops,
-        extra,
-        modules,
-        by_source,
-        result.module_iterations,
+    return dataclasses.replace(
+        result,
+        lines=rows,
+        totals=dict(totals) or result.totals,
+        notes=tuple(result.notes) + tuple(notes),
+        loop_extra=extra,
+        modules=modules,
+        by_source=by_source,
     )
 
 
