@@ -30,6 +30,14 @@ export interface IAnalysis {
   meta?(report: IReport): string[];
 }
 
+/**
+ * Why a CUDA program's report has no cost analysis: as Python's
+ * `olympus.gpu_costs.NO_COST_ANALYSIS` says it in the text and static HTML.
+ */
+const NO_CUDA_COST_ANALYSIS =
+  'a CUDA compile gives no cost_analysis() (None, before and after optimization); ' +
+  "the costs stage counts the program with XLA's HLO cost analysis instead";
+
 const costAnalysis: IAnalysis = {
   view: report =>
     h(
@@ -42,7 +50,10 @@ const costAnalysis: IAnalysis = {
     const c = report.analyses.cost;
     return c.lowered || c.compiled
       ? null
-      : (given ?? 'this backend reports no cost analysis');
+      : (given ??
+          (report.platforms.includes('cuda')
+            ? NO_CUDA_COST_ANALYSIS
+            : 'this backend reports no cost analysis'));
   },
   compare: diff => compareTable(diff, 'cost')
 };

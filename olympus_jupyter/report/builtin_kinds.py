@@ -20,6 +20,7 @@ from olympus.buffers import lines_by_label, peak_memory
 from olympus.collectives import collectives
 from olympus.dumps import DumpedCompile, DumpNeeds
 from olympus.gc_pause import paused_gc
+from olympus.gpu_costs import no_cost_analysis
 from olympus.line_costs import cost_by_line
 from olympus.op_costs import op_costs, source_costs
 from olympus.passes import journey_index, origins
@@ -52,6 +53,7 @@ from olympus_jupyter.report.option_table import (
 )
 from olympus_jupyter.report.passes_html import passes_section
 from olympus_jupyter.report.passes_view import cap_passes, check_passes, passes_json
+from olympus_jupyter.report.sections import unavailable
 from olympus_jupyter.report.text import cost_lines, costs_lines, pass_lines
 
 __all__ = [
@@ -261,12 +263,21 @@ class CostAnalysisKind(StageKind):
         a = report.analyses
         if a.cost_lowered or a.cost_compiled:
             return None
-        return report.unavailable.get(self.name, "this backend reports no cost analysis")
+        # A CUDA program has none (cost_analysis() is None): said so, in every form.
+        given = report.unavailable.get(self.name) or no_cost_analysis(report.platforms)
+        return given or "this backend reports no cost analysis"
 
     def html(self, report, ctx: HtmlContext):
+        reason = self.unavailable_reason(report)
+        if reason is not None:
+            return unavailable(ctx.uid, self.name, reason)
         return cost_section(report, ctx.uid)
 
     def text(self, report) -> list[str]:
+        if self.unavailable_reason(report) is not None:
+            said = no_cost_analysis(report.platforms)
+            failed = report.unavailable.get(self.name)
+            return [f"  {self.name}: unavailable ({failed or said})"] if said else []
         return cost_lines(report.analyses.cost_lowered, report.analyses.cost_compiled)
 
 

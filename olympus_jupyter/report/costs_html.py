@@ -233,6 +233,8 @@ def _line_table(report, data, files) -> list:
             for key, _, _, fmt in _COLUMNS
         ]
 
+    counted_by = data.get("counted_by")
+    whose = f"{counted_by}:" if counted_by else "Compiled.cost_analysis() of"
     foot = [
         h(
             "tr",
@@ -240,8 +242,8 @@ def _line_table(report, data, files) -> list:
             h(
                 "th",
                 {
-                    "title": "Compiled.cost_analysis() of the whole program (each loop "
-                    "body counted once); the peak is the live-range peak below"
+                    "title": f"{whose} the whole program (each loop body counted once); "
+                    "the peak is the live-range peak below"
                 },
                 "XLA's totals",
             ),
@@ -660,12 +662,20 @@ def costs_section(report, uid: str, full: bool):
         "peak.",
     )
     notes = [h("p", {"class": "note"}, str(n)) for n in data.get("notes") or ()]
+    counted_by = data.get("counted_by")
+    # A CUDA program's: said first, not only among the notes below.
+    said = (
+        h("p", {"class": "note ol-ccounted-by"}, f"These figures are counted by {counted_by}.")
+        if counted_by
+        else None
+    )
     missing = [
         h("p", {"class": "unavailable"}, f"Not available: {part}: {reason}.")
         for part, reason in (data.get("unavailable") or {}).items()
     ]
     body = [
         intro,
+        said,
         missing,
         _line_table(report, data, files),
         _module_table(report, data),

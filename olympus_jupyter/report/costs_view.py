@@ -13,6 +13,10 @@ with bars, the text form as the top lines):
   loop body once, the rows × its trip count; then ``counted_totals`` holds the
   totals so counted (what the rows add up to, and what shares are of) and the
   first of ``notes`` says why they differ;
+- ``counted_by``, where the compiled program's backend gives no
+  ``cost_analysis()`` (a CUDA program compiled here): what counted the figures
+  instead, in a few words (XLA's HLO cost analysis applied to the program's
+  optimized HLO: :mod:`olympus.gpu_costs`), the first of ``notes`` saying it in full;
 - ``lines``: one row per source line that costs something (flops,
   transcendentals, bytes accessed, bytes live at the peak), then the
   compiler-made row (copies, layout changes: never dropped) and the arguments'
@@ -314,7 +318,10 @@ def costs_json(
     (:func:`olympus.op_costs.op_costs`)."""
     shardings, devices = _shardings(compiled, input_names)
     loops = cost.loops_note()
-    notes = ([loops] if loops else []) + list(cost.notes)
+    own = list(cost.notes)
+    # What counted the figures (a CUDA program's: the first of its notes) comes first.
+    first = [own.pop(0)] if cost.counted_by and own else []
+    notes = first + ([loops] if loops else []) + own
     if peak is not None and not full and len(peak.buffers) > MAX_BUFFERS:
         notes.append(
             f"the {MAX_BUFFERS} biggest of the {len(peak.buffers)} buffers live "
@@ -367,6 +374,7 @@ def costs_json(
         ),
         "unavailable": dict(unavailable or {}),
         **({"ops": op_list} if op_list is not None else {}),
+        **({"counted_by": cost.counted_by} if cost.counted_by else {}),
     }
 
 

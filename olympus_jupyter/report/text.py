@@ -253,9 +253,11 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
     peak_data = costs.get("peak")
     peak = _number(peak_data.get("bytes")) if peak_data else 0.0
     head = f"  costs: {format_flops(flops)}, {format_bytes(accessed)} accessed"
+    counted_by = costs.get("counted_by")
     if counted:
         xla = _number((costs.get("totals") or {}).get("flops"))
-        head += f" (loops x trip counts; XLA's cost_analysis(): {format_flops(xla)})"
+        whose = "XLA's cost analysis" if counted_by else "XLA's cost_analysis()"
+        head += f" (loops x trip counts; {whose}: {format_flops(xla)})"
     if peak_data:
         head += f", {format_bytes(peak)} live at the peak"
     else:
@@ -265,6 +267,8 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
     if devices > 1:
         head += f" (per device on {devices} devices)"
     out = [head]
+    if counted_by:  # a CUDA program's: no cost_analysis() of its own
+        out.append(_printable(f"    counted by {counted_by}"))
 
     def share(value: float, total: float) -> str:
         return f" ({format_share(value / total)})" if total else ""
