@@ -178,18 +178,97 @@ def _gpu_target(kind: str, count: int, hosts: int) -> Target:
 
 def _describe(config: str, topology_text: str):
     """JAX's description of the devices, loading the CUDA plugin first where JAX
-    did not (:func:`_load_plugin`)."""
+    did not (:func:`_load_plugin`). An older XLA that does not know some fields of
+    the description (``thread_dim_limit_x`` before JAX 0.10) is given the
+    description without them (:func:`trimmed_config`)."""
     from jax.experimental import topologies
 
-    try:
+    def describe(text: str):
+        try:
+            return topologies.get_topology_desc(
+                platform="cuda", target_config=text, topology=topology_text
+            )
+        except NotImplementedError:  # "topology not implemented for cuda": not loaded
+            _load_plugin()
         return topologies.get_topology_desc(
-            platform="cuda", target_config=config, topology=topology_text
+            platform="cuda", target_config=text, topology=topology_text
         )
-    except NotImplementedError:  # "topology not implemented for cuda": not loaded
-        _load_plugin()
-    return topologies.get_topology_desc(
-        platform="cuda", target_config=config, topology=topology_text
-    )
+
+    try:
+        return describe(config)
+    except Exception as e:  # an older parser (re-raised otherwise): the fields it knows
+        if "GpuTargetConfigProto" not in str(e):
+            raise
+        return describe(trimmed_config(config))
+
+
+#: The fields of a description's ``gpu_device_info`` that every supported XLA reads
+#: (those added since, such as the thread and unit limits, are left out by
+#: :func:`trimmed_config`).
+_LASTING_FIELDS = frozenset(
+    {
+        "threads_per_block_limit",
+        "threads_per_warp",
+        "shared_memory_per_block",
+        "shared_memory_per_core",
+        "threads_per_core_limit",
+        "core_count",
+        "fpus_per_core",
+        "block_dim_limit_x",
+        "block_dim_limit_y",
+        "block_dim_limit_z",
+        "memory_bandwidth",
+        "l2_cache_size",
+        "clock_rate_ghz",
+        "device_memory_size",
+        "shared_memory_per_block_optin",
+        "cuda_compute_capability",
+        "registers_per_core_limit",
+        "registers_per_block_limit",
+        "major",
+        "minor",
+    }
+)
+
+
+def trimmed_config(config: str) -> str:
+    r"""A target description with only the fields of its ``gpu_device_info`` that
+    every supported XLA reads (:data:`_LASTING_FIELDS`); the other parts kept.
+
+    >>> trimmed_config(
+    ...     "gpu_device_info {\n  core_count: 132\n  thread_dim_limit_x: 1024\n"
+    ...     "  scalar_unit_description {\n    x: 1\n  }\n}\nplatform_name: 'CUDA'\n"
+    ... ).splitlines()
+    ['gpu_device_info {', '  core_count: 132', '}', "platform_name: 'CUDA'"]
+    """
+    out: list[str] = []
+    blocks: list[str] = []  # the blocks open at this line, outermost first
+    skip_below = None  # the depth of a block being left out, with all it holds
+    for line in config.splitlines():
+        text = line.strip()
+        name = text.split(":")[0].split("{")[0].strip()
+        opens = text.endswith("{")
+        closes = text.startswith("}")
+        if skip_below is not None:
+            if opens:
+                blocks.append(name)
+            elif closes:
+                blocks.pop()
+                if len(blocks) < skip_below:
+                    skip_below = None
+            continue
+        inside_info = blocks[:1] == ["gpu_device_info"]
+        if inside_info and name and not closes and name not in _LASTING_FIELDS:
+            if opens:
+                blocks.append(name)
+                skip_below = len(blocks)
+            continue
+        if opens:
+            blocks.append(name)
+        elif closes:
+            blocks.pop()
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _load_plugin() -> None:
