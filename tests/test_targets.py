@@ -107,12 +107,17 @@ GROW_LINE = grow.__code__.co_firstlineno + 1
 def test_a_program_that_does_not_fit_is_still_a_report_with_what_to_cut():
     big = jax.ShapeDtypeStruct((2, 1024, 1024, 1024), jnp.float32)  # 8 GiB, replicated
     report = olympus_jupyter.inspect(grow, big, big, target="v5e:2x2", cache=False)
-    assert report.failure is not None and report.failure.stage == "compile"
-    assert "RESOURCE_EXHAUSTED" in report.failure.message
-    assert {"olympuspr", "stablehlo"} <= set(report.provenance.stages)  # every stage before
     answer = report.device_memory()
-    assert answer["fits"] is False and answer["peak_source"] == "XLA out of memory"
-    assert answer["required_bytes"] > answer["available_bytes"] > 15 * GiB
+    assert answer["fits"] is False
+    if report.failure is not None:  # XLA refused it (libtpu of JAX 0.10 and later)
+        assert report.failure.stage == "compile"
+        assert "RESOURCE_EXHAUSTED" in report.failure.message
+        assert {"olympuspr", "stablehlo"} <= set(report.provenance.stages)  # every stage before
+        assert answer["peak_source"] == "XLA out of memory"
+        assert answer["required_bytes"] > answer["available_bytes"] > 15 * GiB
+    else:  # an older libtpu compiles it over the memory: the live-range peak says so
+        assert answer["peak_source"] == "live in device memory (buffer assignment)"
+        assert answer["peak_bytes"] > answer["capacity_bytes"]
     by_kind: dict = {}
     for buffer in answer["largest"]:  # biggest first
         by_kind.setdefault(buffer.get("argument") or buffer["kind"], buffer)
@@ -121,7 +126,7 @@ def test_a_program_that_does_not_fit_is_still_a_report_with_what_to_cut():
     assert made["bytes"] == 8 * GiB and made["shape"] == "f32[2,1024,1024,1024]"
     assert made["lines"][0][0] == HERE and made["lines"][0][1] in (GROW_LINE, GROW_LINE + 1)
     words = answer["words"]
-    assert words.startswith("does not fit: needs ") and "cut" in words
+    assert words.startswith("does not fit: ") and "cut" in words
     assert "biggest at the peak: 8.0 GiB argument a, 8.0 GiB argument b, 8.0 GiB output" in words
     answer_words, _, biggest = words.partition("; ")
     assert f"device memory: {answer_words}\n    {biggest}" in report.text()

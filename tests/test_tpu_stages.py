@@ -110,7 +110,9 @@ def test_a_pallas_kernel_for_tpu_highlights_without_errors(mesh):
     f = jax.shard_map(kernel, mesh=mesh, in_specs=P("data"), out_specs=P("data"), check_vma=False)
     r = inspect(f, spec(mesh, (16, 128), jnp.float32, "data"), stages="all", cache=False)
     assert r.failure is None, r.failure
-    assert "Ref<" in r.stage_text("olympuspr") and "tpu_custom_call" in r.stage_text("compiled")
+    assert "tpu_custom_call" in r.stage_text("compiled")
+    if jax.__version_info__ >= (0, 10):  # JAX 0.9 prints a shard_map's body in no stage
+        assert "Ref<" in r.stage_text("olympuspr")
     assert not stage_errors(r)
 
 

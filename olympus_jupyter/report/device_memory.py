@@ -50,6 +50,9 @@ BIGGEST = "; biggest at the peak: "
 REFUSED = "XLA out of memory"
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_USED = re.compile(
+    r"Used (?P<need>[0-9.]+)(?P<nu>[KMGT]?)i?B? of (?P<have>[0-9.]+)(?P<hu>[KMGT]?)i?B? \w+"
+)
 _OOM = re.compile(
     r"required for (?P<what>[^(]*?)\s*\((?P<need>[0-9.]+)(?P<nu>[KMGT]?)i?B?\)\s*exceeds available "
     r"(?P<where>\w+)\s*\((?P<have>[0-9.]+)(?P<hu>[KMGT]?)i?B?\)"
@@ -57,20 +60,28 @@ _OOM = re.compile(
 
 
 def out_of_memory(message: str | None) -> dict[str, Any] | None:
-    """The required and available bytes of XLA's out-of-memory error, or None.
+    """The required and available bytes of XLA's out-of-memory error, or None. XLA:TPU
+    words it two ways (the first since JAX 0.10's libtpu):
 
     >>> out_of_memory("the total memory required for HLO temporaries (1.5G) exceeds available HBM (1G)")["required_bytes"]
     1610612736
+    >>> out_of_memory("RESOURCE_EXHAUSTED: ... Ran out of memory in memory space hbm. Used 16.00G of 15.75G hbm.")["available_bytes"] / 2**30
+    15.75
     """
     if not message or "RESOURCE_EXHAUSTED" not in message and "exceeds available" not in message:
         return None
     match = _OOM.search(message)
-    if match is None:
-        return None
+    if match is not None:
+        need, have, what = (match["need"], match["nu"]), (match["have"], match["hu"]), match["what"]
+    else:
+        match = _USED.search(message)
+        if match is None:
+            return None
+        need, have, what = (match["need"], match["nu"]), (match["have"], match["hu"]), "the program"
     return {
-        "required_bytes": int(float(match["need"]) * _UNITS[match["nu"]]),
-        "available_bytes": int(float(match["have"]) * _UNITS[match["hu"]]),
-        "what": match["what"].strip(),
+        "required_bytes": int(float(need[0]) * _UNITS[need[1]]),
+        "available_bytes": int(float(have[0]) * _UNITS[have[1]]),
+        "what": what.strip(),
     }
 
 

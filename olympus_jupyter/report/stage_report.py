@@ -23,6 +23,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Literal
 
@@ -760,6 +761,19 @@ def build_report(
     )
 
 
+def _without_layouts(shape: str) -> str:
+    """``f32[8,128]{1,0:T(8,128)}`` -> ``f32[8,128]``, tuples too.
+
+    >>> _without_layouts("(f32[8]{0:T(256)}, s32[]{:T(128)})")
+    '(f32[8], s32[])'
+    """
+    while True:
+        shorter = re.sub(r"\{[^{}]*\}", "", shape)
+        if shorter == shape:
+            return shape
+        shape = shorter
+
+
 def _peak_figures(dump) -> tuple[int | None, list[dict[str, Any]]]:
     """The live-range peak in the device's memory (HBM, memory space 0) in bytes and
     the biggest buffers live at it (with the user's lines that made each), read
@@ -780,7 +794,7 @@ def _peak_figures(dump) -> tuple[int | None, list[dict[str, Any]]]:
             {
                 "label": b.label,
                 "bytes": b.size,
-                "shape": b.shape.split("{", 1)[0],  # without XLA's layout
+                "shape": _without_layouts(b.shape),
                 "kind": b.kind,
                 "lines": [[f, n] for f, n in b.lines[:4]],
                 **({"argument": b.argument} if b.argument else {}),
