@@ -7,7 +7,8 @@ program each device runs, inserting the communication the shardings call for: an
 ``all-to-all``, ``collective-permute``. :func:`collectives` reads them from the
 compiled program of a provenance model (the optimized HLO), each with:
 
-- its opcode (an asynchronous pair, ``all-gather-start``/``-done``, is one) and
+- its opcode (an asynchronous pair, ``all-gather-start``/``-done``, is one, and so
+  is XLA:TPU's asynchronous collective fusion, a copy of it in each of its parts) and
   whether the program asked for it (``requested``: ``psum`` in a ``shard_map``) or
   the compiler inserted it (``inserted``);
 - its replica groups as XLA prints them, and how many devices each group holds;
@@ -289,6 +290,7 @@ _GROUPS = re.compile(
     r"|mesh\[[^\]]*\]\s*\{[^}]*\})"
 )
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
+_CHANNEL = re.compile(r"\bchannel_id=(\d+)")
 
 
 def _instruction_text(lines: list[str], op) -> str:
@@ -457,8 +459,10 @@ def _result_types(text: str, opcode: str) -> str:
 def collectives(model) -> list[Collective]:
     """Every collective of the compiled program of ``model`` (a provenance model
     with its ``compiled`` stage), in program order; the ``-done`` half of an
-    asynchronous pair is left out (its ``-start`` stands for both), and so is the
-    ``recv`` of a collective across slices (its ``send`` stands for both)."""
+    asynchronous pair is left out (its ``-start`` stands for both), and so are the
+    copies of a collective in the parts of an asynchronous collective fusion (the
+    first stands for all: one channel), and the ``recv`` of a collective across
+    slices (its ``send`` stands for both)."""
     if "compiled" not in model.stages:
         return []
     stage = model.stages["compiled"]
@@ -487,12 +491,20 @@ def collectives(model) -> list[Collective]:
         texts, output_names(lowered.text) if lowered is not None else None, also=done.values()
     )
     out = []
+    # XLA:TPU's asynchronous collective fusions hold a copy of their collective in each
+    # part (start, the work overlapped with it, done), one channel for all: one collective.
+    channels: set[tuple[str, str]] = set()
     for op in found:
         m = _BASE.search(op.name)
         if m and m.group(1) != "start":
             continue
         opcode = _BASE.sub("", op.name)
         text = _instruction_text(texts, op)
+        channel = _CHANNEL.search(text)
+        if channel and op.name not in ("send", "recv") and op.computation not in entries:
+            if (opcode, channel.group(1)) in channels:
+                continue
+            channels.add((opcode, channel.group(1)))
         result = data_bytes(op.name, _result_types(text, op.name))
         groups = _GROUPS.search(text)
         replica_groups = groups.group(1) if groups else None
