@@ -39,6 +39,7 @@
  * cap `tr[data-olympus-fetched]` (lines, buffers, collectives; the module tree is
  * made again). User Timing: `olympus:costs-paint`.
  */
+import { formatCost } from './costnames';
 import { h } from './dom';
 import { HeatMarks, IHeatMark } from './editor';
 import { ISelection, LinkHub } from './hub';
@@ -47,6 +48,7 @@ import { LiveSource, loadMoreControl } from './livekernel';
 import {
   ICostLine,
   ICostOp,
+  ICostTime,
   ICostVia,
   ICosts,
   ILivePart,
@@ -103,6 +105,39 @@ export function formatShare(share: number): string {
 /** `numerator / total`, 0 when there is no total. */
 function shareOf(value: number, total: number): number {
   return total > 0 ? value / total : 0;
+}
+
+// -- the time column (a target's report) -------------------------------------------
+
+/**
+ * A row's time in the figure's unit (what its share is of): its cycles, the TPU
+ * compiler's estimate, or a roofline's seconds; 0 for none.
+ */
+export function timeOf(
+  time: ICostTime,
+  row: { cycles: number | null; seconds: number | null }
+): number {
+  return (time.figure === 'cycles' ? row.cycles : row.seconds) ?? 0;
+}
+
+/**
+ * A time in the figure's unit as the text and static HTML write it
+ * (`time_words` in `time_view.py`): `15.1 k cycles, 10 µs` (cycles alone where
+ * the chip's clock is not known), `12.3 µs` for a roofline.
+ */
+export function formatTime(time: ICostTime, v: number): string {
+  if (time.figure !== 'cycles') {
+    return formatCost(v, 'seconds');
+  }
+  const cycles = formatFlops(v, 'cycles');
+  return time.clock_hz
+    ? `${cycles}, ${formatCost(v / time.clock_hz, 'seconds')}`
+    : cycles;
+}
+
+/** The time the rows add up to, in the figure's unit. */
+function timeTotal(time: ICostTime): number {
+  return timeOf(time, time);
 }
 
 // -- the heatmap -------------------------------------------------------------------
@@ -284,7 +319,7 @@ export class CostHeat {
 
 /** A column of the module tree: its figure, heading, total and format. */
 type ModuleColumn = [
-  'flops' | 'transcendentals' | 'bytes' | 'peak',
+  'flops' | 'transcendentals' | 'bytes' | 'peak' | 'time',
   string,
   number,
   (v: number) => string
@@ -323,6 +358,11 @@ export function costsMeta(costs: ICosts): string {
   if (costs.peak) {
     parts.push(`peak ${formatBytes(costs.peak.bytes)}`);
   }
+  if (costs.time) {
+    parts.push(
+      `${formatTime(costs.time, timeTotal(costs.time))} (${costs.time.label.replace(/^time \(|\)$/g, '')})`
+    );
+  }
   if (costs.devices > 1) {
     parts.push(`per device of ${costs.devices}`);
   }
@@ -331,7 +371,7 @@ export function costsMeta(costs: ICosts): string {
 
 /** One figure's column of the line table. */
 interface IColumn {
-  key: 'flops' | 'transcendentals' | 'bytes' | 'peak';
+  key: 'flops' | 'transcendentals' | 'bytes' | 'peak' | 'time';
   heading: string;
   explanation: string;
   value(row: ICostLine): number;
@@ -468,6 +508,19 @@ export class CostView implements IPanelView {
       hidden: true
     });
     root.appendChild(this._opNode);
+    if (c.time) {
+      root.appendChild(
+        h(
+          'p',
+          { class: 'olympus-costs-summary', 'data-olympus-costs-time': '1' },
+          `${c.time.label[0].toUpperCase()}${c.time.label.slice(1)}: ${c.time.what}; ` +
+            `${formatTime(c.time, timeTotal(c.time))} in all.`,
+          ...c.time.notes.map(
+            n => ` ${n[0]?.toUpperCase() ?? ''}${n.slice(1)}.`
+          )
+        )
+      );
+    }
     const notes = [
       ...c.notes,
       ...Object.entries(c.unavailable).map(
@@ -560,6 +613,18 @@ export class CostView implements IPanelView {
         format: formatBytes
       }
     ];
+    const time = c.time;
+    if (time) {
+      // A target's: the time before any run, named as every form names it.
+      columns.push({
+        key: 'time',
+        heading: time.label,
+        explanation: `${time.what[0]?.toUpperCase() ?? ''}${time.what.slice(1)}`,
+        value: r => timeOf(time, r),
+        total: timeTotal(time),
+        format: v => formatTime(time, v)
+      });
+    }
     const body = h('tbody');
     this._lineBody = body;
     this._columns = columns;
@@ -688,11 +753,13 @@ export class CostView implements IPanelView {
         'XLA’s totals (loop bodies once)'
       ),
       ...columns.map((col, i) =>
-        h(
-          'td',
-          { title: `${col.heading}: ${xla[i].toLocaleString('en-US')}` },
-          col.format(xla[i])
-        )
+        i < xla.length
+          ? h(
+              'td',
+              { title: `${col.heading}: ${xla[i].toLocaleString('en-US')}` },
+              col.format(xla[i])
+            )
+          : h('td')
       )
     );
   }
@@ -861,7 +928,15 @@ export class CostView implements IPanelView {
       ...columns.map(col =>
         col.key === 'peak'
           ? h('td', { title: 'The peak is counted on the user’s line' })
-          : figureCell(v[col.key], col.total, col.format)
+          : figureCell(
+              col.key === 'time' && this.o.costs.time
+                ? timeOf(this.o.costs.time, v)
+                : col.key === 'time'
+                  ? 0
+                  : v[col.key],
+              col.total,
+              col.format
+            )
       )
     );
   }
@@ -885,6 +960,12 @@ export class CostView implements IPanelView {
       ['bytes', 'bytes accessed', t.bytes, formatBytes],
       ['peak', 'live at peak', c.peak?.bytes ?? 0, formatBytes]
     ];
+    const time = c.time;
+    if (time) {
+      // The modules' own: a roofline of a module is of its own figures.
+      const total = c.modules.reduce((sum, m) => sum + timeOf(time, m), 0);
+      columns.push(['time', time.label, total, v => formatTime(time, v)]);
+    }
     const body = h('tbody', null);
     const hint = h('p', { class: 'olympus-hint', hidden: true });
     // The modules the output holds, then those fetched from the kernel: the tree
@@ -923,8 +1004,15 @@ export class CostView implements IPanelView {
               'tr',
               null,
               h('th', { scope: 'col' }, 'module'),
-              ...columns.map(([, heading]) =>
-                h('th', { scope: 'col' }, heading)
+              ...columns.map(([key, heading]) =>
+                h(
+                  'th',
+                  {
+                    scope: 'col',
+                    title: key === 'time' ? (c.time?.what ?? null) : null
+                  },
+                  heading
+                )
               ),
               h(
                 'th',

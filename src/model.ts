@@ -693,6 +693,12 @@ export interface ICostLine {
   buffers: string[];
   /** How its instructions inside loops are counted (`× 8 iterations`); '' outside loops. */
   iterations: string;
+  /** A target's report: its part of the TPU compiler's estimated cycles (null: none, a roofline). */
+  cycles: number | null;
+  /** A target's report: its time in seconds (null: none, or the chip's clock not known). */
+  seconds: number | null;
+  /** A roofline row's: which of its flops and bytes set its time (null: none). */
+  bound: 'flops' | 'bytes' | null;
   /**
    * The library lines beneath it (flax, optax...: the frames inside the libraries
    * its ops were made in), each with the part of its figures made there; [] when
@@ -713,6 +719,9 @@ export interface ICostVia {
   flops: number;
   transcendentals: number;
   bytes: number;
+  /** A target's report: its part of the line's time (null: none). */
+  cycles: number | null;
+  seconds: number | null;
 }
 
 /**
@@ -726,6 +735,28 @@ export interface ICostModule {
   bytes: number;
   /** How its instructions inside loops are counted (`× 8 iterations`); '' outside. */
   iterations: string;
+  /** A target's report: its own time (null: none). */
+  cycles: number | null;
+  seconds: number | null;
+}
+
+/**
+ * A target's report's time column (`costs.time`; `olympus_jupyter/report/time_view.py`):
+ * each line's time before any run, on a TPU the compiler's estimate of cycles, on a
+ * GPU a roofline from its peak FLOP/s and memory bandwidth. `what` names the figure
+ * as every form says it; `cycles` and `seconds` are what the rows add up to.
+ */
+export interface ICostTime {
+  figure: 'cycles' | 'roofline';
+  what: string;
+  label: string;
+  chip: string;
+  clock_hz: number | null;
+  peak_flops: number | null;
+  hbm_bandwidth: number | null;
+  cycles: number | null;
+  seconds: number | null;
+  notes: string[];
 }
 
 /** A buffer live at the peak. */
@@ -826,6 +857,8 @@ export interface ICosts {
   };
   notes: string[];
   unavailable: { [part: string]: string };
+  /** A target's report's time column, or null (this machine's devices, older bundles). */
+  time: ICostTime | null;
 }
 
 export interface IDiff {
@@ -1238,6 +1271,9 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         instructions: strings(r.instructions),
         buffers: strings(r.buffers),
         iterations: str(r.iterations),
+        cycles: figureOrNull(r.cycles),
+        seconds: figureOrNull(r.seconds),
+        bound: r.bound === 'flops' || r.bound === 'bytes' ? r.bound : null,
         via: rows(r.via).map(v => ({
           file: file(v.file),
           path: strOrNull(v.path),
@@ -1245,7 +1281,9 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
           function: str(v.function),
           flops: figure(v.flops),
           transcendentals: figure(v.transcendentals),
-          bytes: figure(v.bytes)
+          bytes: figure(v.bytes),
+          cycles: figureOrNull(v.cycles),
+          seconds: figureOrNull(v.seconds)
         }))
       };
     }),
@@ -1256,7 +1294,9 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
         flops: figure(m.flops),
         transcendentals: figure(m.transcendentals),
         bytes: figure(m.bytes),
-        iterations: str(m.iterations)
+        iterations: str(m.iterations),
+        cycles: figureOrNull(m.cycles),
+        seconds: figureOrNull(m.seconds)
       })),
     ops: rows(data.ops)
       .filter(o => typeof o.op === 'string')
@@ -1312,7 +1352,30 @@ export function readCosts(data: unknown, files: unknown): ICosts | null {
       output_names: namesInPlace(shardings.output_names)
     },
     notes: strings(data.notes),
-    unavailable: stringMap(data.unavailable)
+    unavailable: stringMap(data.unavailable),
+    time: readTime(data.time)
+  };
+}
+
+/** `costs.time`, checked (null: not an object, or a figure it does not know). */
+function readTime(data: unknown): ICostTime | null {
+  if (
+    !isObject(data) ||
+    (data.figure !== 'cycles' && data.figure !== 'roofline')
+  ) {
+    return null;
+  }
+  return {
+    figure: data.figure,
+    what: str(data.what),
+    label: str(data.label) || 'time',
+    chip: str(data.chip),
+    clock_hz: figureOrNull(data.clock_hz),
+    peak_flops: figureOrNull(data.peak_flops),
+    hbm_bandwidth: figureOrNull(data.hbm_bandwidth),
+    cycles: figureOrNull(data.cycles),
+    seconds: figureOrNull(data.seconds),
+    notes: strings(data.notes)
   };
 }
 

@@ -24,6 +24,11 @@ export interface IModuleFigures {
   peak: number;
   /** How many collectives it runs. */
   collectives: number;
+  /**
+   * A target's report: its time (`costs.time`), in the figure's unit: the TPU
+   * compiler's estimated cycles, or a roofline's seconds; 0 without.
+   */
+  time: number;
   /** Its modules' loop notes (`× 8 iterations`; '' for a module outside loops). */
   loops: string[];
 }
@@ -52,6 +57,7 @@ export function noFigures(): IModuleFigures {
     bytes: 0,
     peak: 0,
     collectives: 0,
+    time: 0,
     loops: []
   };
 }
@@ -203,6 +209,7 @@ export function moduleLeaves(
     l.flops += m.flops;
     l.transcendentals += m.transcendentals;
     l.bytes += m.bytes;
+    l.time += (costs.time?.figure === 'cycles' ? m.cycles : m.seconds) ?? 0;
     l.loops.push(m.iterations);
   }
   if (!compiled) {
@@ -263,6 +270,7 @@ export function moduleTree(
       node.bytes += figures.bytes;
       node.peak += figures.peak;
       node.collectives += figures.collectives;
+      node.time += figures.time;
       node.loops.push(...figures.loops);
     });
   }

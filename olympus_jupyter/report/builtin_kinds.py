@@ -22,6 +22,7 @@ from olympus.dumps import DumpedCompile, DumpNeeds
 from olympus.gc_pause import paused_gc
 from olympus.gpu_costs import no_cost_analysis
 from olympus.line_costs import cost_by_line
+from olympus.line_time import time_by_line
 from olympus.op_costs import op_costs, source_costs
 from olympus.passes import journey_index, origins
 from olympus.provenance import build as build_provenance
@@ -55,6 +56,7 @@ from olympus_jupyter.report.passes_html import passes_section
 from olympus_jupyter.report.passes_view import cap_passes, check_passes, passes_json
 from olympus_jupyter.report.sections import unavailable
 from olympus_jupyter.report.text import cost_lines, costs_lines, pass_lines
+from olympus_jupyter.report.time_view import add_time
 
 __all__ = [
     "SourceKind",
@@ -316,6 +318,22 @@ def _origins_in(dump: DumpedCompile | None, focus):
     return lambda labels: origins(pipeline, labels, focus)
 
 
+def _read_once(find):
+    """``find`` (labels -> their lines through the passes), each list of labels
+    followed once: the costs' walk and the time's ask the same."""
+    if find is None:
+        return None
+    asked: dict[tuple, object] = {}
+
+    def once(labels):
+        key = tuple(labels)
+        if key not in asked:
+            asked[key] = dict(find(key))
+        return asked[key]
+
+    return once
+
+
 def _staged(model) -> tuple[str, int, int] | None:
     """The staged function's file, first and last line, where the model knows them."""
     f = model.function
@@ -364,11 +382,12 @@ def costs_data(
         unread = f"the buffer assignment could not be read: {e}"
     found = collectives(model)
     callers = {(model.files[f].path, line) for f, line in caller_lines(model)}
+    traced = _read_once(_origins_in(dump, focus))  # the time's walk asks the same
     cost = cost_by_line(
         run.compiled,
         parsed=parsed,
         lowered=model.stages.get("stablehlo") if parsed else None,
-        origins=_origins_in(dump, focus),
+        origins=traced,
         staged=_staged(model),
     )
     stacks: dict = {}  # each location's call stack, read once for both
@@ -378,7 +397,23 @@ def costs_data(
     ops = None
     if provenance is not None:
         ops = op_costs(provenance, sources, stacks=stacks if provenance is model else None)
-    return costs_view.costs_json(
+    missing = {"peak": unread} if unread else {}
+    time = None
+    target = getattr(run, "target", None)
+    if target is not None:  # a target's: the time column, from the compiler or a roofline
+        try:
+            time = time_by_line(
+                run.compiled,
+                cost,
+                target,
+                parsed=parsed,
+                lowered=model.stages.get("stablehlo") if parsed else None,
+                origins=traced,
+                staged=_staged(model),
+            )
+        except Exception as e:  # noqa: BLE001 - the rest of the stage stands
+            missing["time"] = f"the time by line could not be worked out: {type(e).__name__}: {e}"
+    data = costs_view.costs_json(
         run.compiled,
         cost,
         peak,
@@ -386,10 +421,13 @@ def costs_data(
         _files(provenance),
         full=full,
         callers=callers,
-        unavailable={"peak": unread} if unread else None,
+        unavailable=missing or None,
         input_names=input_names(hlo, fallback) if hlo else None,
         ops=ops,
     )
+    if time is not None:
+        add_time(data, time, _files(provenance))
+    return data
 
 
 def _register_built_ins() -> None:

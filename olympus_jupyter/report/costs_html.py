@@ -31,7 +31,7 @@ from typing import Any
 
 from olympus import stage_registry
 
-from olympus_jupyter.report import costs_view
+from olympus_jupyter.report import costs_view, time_view
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_share
 from olympus_jupyter.report.markup import Markup, h, head_row
 from olympus_jupyter.report.sections import section, unavailable
@@ -147,7 +147,7 @@ def _totals(data, key: str = "totals") -> dict[str, float]:
 MAX_VIA_SHOWN = 3
 
 
-def _via_rows(report, via, files, totals) -> list:
+def _via_rows(report, via, files, totals, data=None) -> list:
     """The library lines beneath a user's line: what part of its cost each made."""
     out = []
     for v in via[:MAX_VIA_SHOWN]:
@@ -171,6 +171,7 @@ def _via_rows(report, via, files, totals) -> list:
                     else h("td", {"class": "ol-cfig"})
                     for key, _, _, fmt in _COLUMNS
                 ],
+                _time_cell(data or {}, v),
             )
         )
     if len(via) > MAX_VIA_SHOWN:
@@ -180,13 +181,71 @@ def _via_rows(report, via, files, totals) -> list:
                 {"class": "ol-cvia"},
                 h(
                     "th",
-                    {"colspan": str(2 + len(_COLUMNS))},
+                    {"colspan": str(2 + len(_COLUMNS) + len(_time_head(data or {})))},
                     f"\u21b3 and {len(via) - MAX_VIA_SHOWN} more library lines: "
                     "report.cost_by_line() lists them in 'via'",
                 ),
             )
         )
     return out
+
+
+def _time_head(data) -> list:
+    """The time column's heading, its title naming the figure (none without time)."""
+    time = data.get("time")
+    if not time:
+        return []
+    return [
+        h("th", {"title": str(time.get("what") or ""), "class": "ol-ctime"}, str(time["label"]))
+    ]
+
+
+def _time_cell(data, row, whole: float | None = None) -> list:
+    """A row's time with its share of ``whole`` (default: what the rows by line add
+    up to) and a bar, as every figure (none without time)."""
+    time = data.get("time")
+    if not time:
+        return []
+    total = time_view.total(data) if whole is None else whole
+    words = time_view.time_words(time, row)
+    return [_figure(time_view.time_value(time, row), total, lambda _v: words)]
+
+
+def _time_foot(data) -> list:
+    """The time the rows add up to, under the table's totals (none without time)."""
+    time = data.get("time")
+    if not time:
+        return []
+    whole = {"cycles": time.get("cycles"), "seconds": time.get("seconds")}
+    return [
+        h(
+            "tr",
+            {"class": "ol-ctotal ol-ctime"},
+            h("th", {"title": str(time.get("what") or "")}, "time, in all"),
+            [h("td", None) for _ in range(1 + len(_COLUMNS))],
+            h(
+                "td",
+                {"class": "ol-cfig"},
+                h("span", {"class": "ol-cv"}, time_view.time_words(time, whole)),
+                h("span", {"class": "ol-cs"}, "100%" if time_view.total(data) else ""),
+            ),
+        )
+    ]
+
+
+def _time_intro(data) -> list:
+    """What the time column is, said before the table (none without time)."""
+    time = data.get("time")
+    if not time:
+        return []
+    return [
+        h(
+            "p",
+            {"class": "note ol-ctime-what"},
+            f"{time['label'][:1].upper()}{time['label'][1:]}: {time.get('what', '')}.",
+            [[" ", h("span", None, f"{n[:1].upper()}{n[1:]}.")] for n in time.get("notes") or ()],
+        )
+    ]
 
 
 def _line_table(report, data, files) -> list:
@@ -218,9 +277,10 @@ def _line_table(report, data, files) -> list:
                 first,
                 h("td", {"class": "ol-ccode"}, h("code", None, code) if code else None),
                 [_figure(_number(r.get(key)), totals[key], fmt) for key, _, _, fmt in _COLUMNS],
+                _time_cell(data, r),
             )
         )
-        rows.extend(_via_rows(report, r.get("via") or (), files, totals))
+        rows.extend(_via_rows(report, r.get("via") or (), files, totals, data))
 
     def total_cells(figures, shares: bool):
         return [
@@ -268,6 +328,7 @@ def _line_table(report, data, files) -> list:
                 total_cells(totals, True),
             )
         )
+    foot.extend(_time_foot(data))
     head = h(
         "thead",
         None,
@@ -277,6 +338,7 @@ def _line_table(report, data, files) -> list:
             h("th", None, "line"),
             h("th", None, "code"),
             [h("th", None, label) for _, label, _, _ in _COLUMNS],
+            _time_head(data),
         ),
     )
     table = h("table", {"class": "tab ol-costs ol-clines"}, head, h("tbody", None, rows, foot))
@@ -497,6 +559,10 @@ def _module_table(report, data) -> list:
     if not any(m.get("path") for m in data.get("modules") or ()):
         return []
     nodes = costs_view.module_rows(data, report.provenance, MODULE_DEPTH_SHOWN - 1)
+    # The modules' time adds up to the top level's (a roofline's differs from the lines').
+    time_whole = sum(
+        time_view.time_value(data.get("time") or {}, n) for n in nodes if not n["depth"]
+    )
     # What the modules add up to: loop bodies counted × their trip counts.
     totals = _totals(data, "counted_totals" if data.get("counted_totals") else "totals")
     rows = []
@@ -519,6 +585,7 @@ def _module_table(report, data) -> list:
                 ),
                 [_figure(_number(node.get(key)), totals[key], fmt) for key, _, _, fmt in _COLUMNS],
                 h("td", {"class": "ol-cfig"}, str(node["collectives"] or "")),
+                _time_cell(data, node, time_whole),
             )
         )
     head = h(
@@ -530,6 +597,7 @@ def _module_table(report, data) -> list:
             h("th", None, "module"),
             [h("th", None, label) for _, label, _, _ in _COLUMNS],
             h("th", None, "collectives"),
+            _time_head(data),
         ),
     )
     out = [
@@ -676,6 +744,7 @@ def costs_section(report, uid: str, full: bool):
     body = [
         intro,
         said,
+        _time_intro(data),
         missing,
         _line_table(report, data, files),
         _module_table(report, data),

@@ -24,6 +24,9 @@ with bars, the text form as the top lines):
   ``path`` of a file the report does not show; ``iterations``, on a row with
   instructions inside loops, how they are counted ("× 8 iterations", "per
   iteration (trip count unknown)");
+- ``time``, in a report made for a target: each line's and module's time before
+  any run (the TPU compiler's estimate of cycles, or a GPU's roofline), named, with
+  each row's ``cycles`` and ``seconds`` (:mod:`.time_view`);
 - ``peak``: the live-range peak, where it is reached, ``memory_analysis()``'s
   peak and how the two relate, bytes by kind of buffer; ``buffers``: the buffers
   live at the peak, biggest first;
@@ -88,6 +91,7 @@ from olympus.module_paths import module_path, module_tree
 from olympus.op_instructions import OpKey, keys_by_op, own_key
 from olympus.provenance.sources import charged_frame
 
+from olympus_jupyter.report import time_view
 from olympus_jupyter.report.data_cap import (
     MAX_MESSAGE,
     clip_message,
@@ -580,10 +584,13 @@ def line_rows(
                 "flops": v["flops"],
                 "transcendentals": v["transcendentals"],
                 "bytes": v["bytes"],
+                **({k: v.get(k) for k in time_view.TIME_KEYS} if "time" in data else {}),
             }
             for v in r.get("via", ())
         ]
+        row.update(time_view.row_fields(data, r))  # a target's: the time column
         out.append(row)
+    time_view.shares(data, out, summed=frames != "user")
     return out
 
 
@@ -603,6 +610,10 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         left = {k: r[k] - sum(v[k] for v in r.get("via", ())) for k in _MOVED}
         for k in _MOVED:
             own[k] += max(left[k], 0.0)
+        for k in time_view.TIME_KEYS:  # a target's time moves as the figures do
+            if r.get(k) is not None:
+                inside = sum(v.get(k) or 0.0 for v in r.get("via", ()))
+                own[k] = own.get(k, 0.0) + max(r[k] - inside, 0.0)
         own["peak"] += r["peak"]
         if r.get("iterations"):
             own["iterations"] = r["iterations"]
@@ -612,7 +623,12 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             lib = row("line", v["file"], v["path"], v["line"])
             for k in _MOVED:
                 lib[k] += v[k]
-    kept = [r for r in out.values() if any(r[k] for k in (*_MOVED, "peak"))]
+            for k in time_view.TIME_KEYS:
+                if v.get(k) is not None:
+                    lib[k] = lib.get(k, 0.0) + v[k]
+    kept = [
+        r for r in out.values() if any(r.get(k) for k in (*_MOVED, "peak", *time_view.TIME_KEYS))
+    ]
     return sorted(kept, key=_row_order)
 
 
@@ -670,8 +686,11 @@ def module_rows(
         leaf = leaves.setdefault(
             m["path"], dict.fromkeys(("flops", "transcendentals", "bytes"), 0.0)
         )
-        for k in leaf:
+        for k in ("flops", "transcendentals", "bytes"):
             leaf[k] += m[k]
+        for k in time_view.TIME_KEYS:  # a target's time
+            if m.get(k) is not None:
+                leaf[k] = leaf.get(k, 0.0) + m[k]
         parts = m["path"].split("/") if m["path"] else [""]
         for upto in range(1, len(parts) + 1):
             looped.setdefault("/".join(parts[:upto]), []).append(m.get("iterations", ""))
@@ -709,7 +728,9 @@ def module_rows(
             row[f"{key}_share"] = value / total if total else 0.0
         row["collectives"] = int(node.figures.get("collectives", 0))
         row["iterations"] = loop_note(looped.get(node.path, ()))
+        row.update(time_view.module_fields(data, node.figures))
         out.append(row)
+    time_view.shares(data, [r for r in out if r["depth"] == 0], out, summed=True)
     return out
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from olympus import stage_registry
 
-from olympus_jupyter.report import cost_names, kinds
+from olympus_jupyter.report import cost_names, kinds, time_view
 from olympus_jupyter.report.device_memory import target_lines
 from olympus_jupyter.report.cost_names import format_bytes, format_flops, format_ms, format_share
 from olympus_jupyter.report.costs_view import module_rows, op_groups
@@ -270,13 +270,16 @@ def costs_lines(costs, model, limit: int = MAX_COST_ROWS) -> list[str]:
     if counted_by:  # a CUDA program's: no cost_analysis() of its own
         out.append(_printable(f"    counted by {counted_by}"))
 
+    out.extend(time_view.text_lines(costs))  # a target's: the time column, named
+
     def share(value: float, total: float) -> str:
         return f" ({format_share(value / total)})" if total else ""
 
     def figures(r) -> str:
         f, b, p = _number(r.get("flops")), _number(r.get("bytes")), _number(r.get("peak"))
         text = f"{format_flops(f)}{share(f, flops)}, {format_bytes(b)}{share(b, accessed)}"
-        return text + (f", peak {format_bytes(p)}{share(p, peak)}" if peak_data else "")
+        text += f", peak {format_bytes(p)}{share(p, peak)}" if peak_data else ""
+        return text + time_view.text_figure(costs, r)
 
     rows = costs.get("lines") or []
     lines = [r for r in rows if r.get("what") == "line"]
@@ -337,7 +340,7 @@ def _module_lines(costs, flops: float, limit: int) -> list[str]:
         out.append(
             _printable(
                 f"      {'  ' * node['depth']}{name}: {format_flops(node['flops'])}{share}, "
-                f"{format_bytes(node['bytes'])}{loops}"
+                f"{format_bytes(node['bytes'])}{time_view.text_figure(costs, node)}{loops}"
             )
         )
     if len(nodes) > limit:

@@ -9,6 +9,7 @@ from jax.sharding import PartitionSpec as P
 
 import olympus_jupyter
 from olympus_jupyter.report.device_memory import target_lines
+from olympus_jupyter.report.time_view import time_words
 
 from built_view import needs_view
 from labserver import open_offline
@@ -41,4 +42,42 @@ def test_a_saved_page_of_a_tpu_report_names_the_target_and_whether_it_fits(page,
     assert expected[0].startswith("TPU v5e (TPU v5 lite), 4 chips, compiled here without one")
     assert expected[1].startswith("device memory: fits: ")
     assert root.locator(".olympus-meta").inner_text() == "for tpu"
+    assert requests == [url]
+
+
+def test_a_saved_page_of_a_tpu_report_shows_the_compilers_time_by_line(page, tmp_path):
+    report = olympus_jupyter.inspect(
+        layer,
+        jax.ShapeDtypeStruct((256, 512), jnp.float32),
+        jax.ShapeDtypeStruct((512, 1024), jnp.float32),
+        target="v5e:2x2",
+        mesh="data=2,model=2",
+        shardings=(P("data", None), P("data", "model")),
+        costs=True,
+        cache=False,
+    )
+    time = report.costs["time"]
+    path = tmp_path / "tpu-time.html"
+    report.save(path)
+    root, requests, url = open_offline(page, path, LIVE)
+    tab = root.locator('[role="tab"][data-stage="costs"]')
+    tab.click()
+    panel = root.locator('[role="tabpanel"][data-stage-panel="costs"]')
+    panel.locator("[data-olympus-costs]").wait_for()
+    # The column is named as every form names it: the compiler's estimate, before any run.
+    table = panel.locator('table[data-olympus-table="cost-lines"]')
+    heading = table.locator("thead th").last
+    assert heading.inner_text() == "time (compiler's estimate)"
+    assert heading.get_attribute("title").startswith(
+        "The compiler's estimate of cycles, before any run"
+    )
+    said = panel.locator("[data-olympus-costs-time]").inner_text()
+    assert said.startswith("Time (compiler's estimate): the compiler's estimate of cycles")
+    # The matmul's line: its share of the cycles, as report.cost_by_line() gives it.
+    (row,) = [r for r in report.cost_by_line() if r["what"] == "line"]
+    cell = table.locator("tbody tr[data-what='line'] td").last
+    assert cell.locator(".olympus-cost-share").inner_text() in ("100%", ">99%")
+    # Written as the text and static HTML write it: "7.1 k cycles, 4.76 µs".
+    assert cell.locator(".olympus-cost-value").inner_text() == time_words(time, row)
+    assert time["cycles"] == row["cycles"]
     assert requests == [url]
