@@ -1,7 +1,7 @@
 """GPU targets: compile-only CUDA devices of a kind and a count, on a machine
 without a GPU.
 
-``gpu_target("h100", 8)`` is a :class:`olympus.hardware.Target` holding eight
+``gpu_target("h100", 8)`` is a :class:`olympus.target_devices.Target` holding eight
 devices that XLA's CUDA compiler describes from a GPU's *target description*
 (XLA's ``GpuTargetConfigProto``: the compute capability, the number of cores
 and their limits, the clock, the memory and its bandwidth). A program whose
@@ -34,7 +34,7 @@ are set up: the plugin adds no backend where there is no GPU.
 ('a100', 'a100_40gb', 'b200', 'gb200', 'h100', 'h100_pcie', 'h200')
 >>> gpu_target("h100", 0)
 Traceback (most recent call last):
-olympus.hardware.TargetError: a GPU target needs a whole number of GPUs, 1 or more; got 0.
+olympus.target_devices.TargetError: a GPU target needs a whole number of GPUs, 1 or more; got 0.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from collections.abc import Iterator
 import jax
 
 from olympus import chips as _chips
-from olympus.hardware import Target, TargetError
+from olympus.target_devices import Target, TargetError
 
 __all__ = ["gpu_target", "gpu_kinds", "gpu_target_config", "cuda_plugin_installed"]
 
@@ -97,7 +97,7 @@ def cuda_plugin_installed() -> bool:
 
 
 def gpu_target(kind: str, count: int, *, hosts: int = 1) -> Target:
-    """The :class:`~olympus.hardware.Target` of ``count`` GPUs of ``kind`` (one
+    """The :class:`~olympus.target_devices.Target` of ``count`` GPUs of ``kind`` (one
     of :func:`gpu_kinds`, any case), spread over ``hosts`` hosts; the same object
     for the same arguments in a process (JAX keys compiled programs on the
     devices, which must then be the same objects).
@@ -109,7 +109,7 @@ def gpu_target(kind: str, count: int, *, hosts: int = 1) -> Target:
     description (for ``Target.mesh``), ``chip`` the kind's figures
     (:data:`olympus.chips.GPU_CHIPS`).
 
-    Raises :class:`~olympus.hardware.TargetError` for a kind Olympus has no
+    Raises :class:`~olympus.target_devices.TargetError` for a kind Olympus has no
     description of (naming those it has), a count or host count that is not one,
     the CUDA plugin missing (with the command to install it), or the compiler's
     refusal (with its reason).

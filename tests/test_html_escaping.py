@@ -50,6 +50,8 @@ REPORT_TAGS = {
     "tr",
     "th",
     "td",
+    # A cost figure's note mark ("note 1": a negative figure of XLA's, cost_names.mark).
+    "sup",
 }
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
 
