@@ -327,11 +327,18 @@ def hlo_module_from_bytecode(code: bytes, tuple_args: bool):
 
 def hlo_cost_analysis(jax_lowered, hlo_module):
     """XLA's cost analysis of the unoptimized HLO, or what ``Lowered.cost_analysis()``
-    (public) says where the backend cannot analyse a module directly."""
+    (public) says where the backend cannot analyse a module directly. A target's
+    compile-only client analyses none (JAX 0.12): the unoptimized module, the same
+    on every platform, is analysed by the CPU's."""
     backend = jax_lowered._lowering.compile_args.get("backend")
     if backend is None or _xla_bridge.using_pjrt_c_api(backend):
         return jax_lowered.cost_analysis()
-    return _jaxlib.hlo_module_cost_analysis(backend, hlo_module)
+    try:
+        return _jaxlib.hlo_module_cost_analysis(backend, hlo_module)
+    except Exception as e:  # a compile-only client (a target's, JAX 0.12): the CPU's
+        if "PjRt-compatible" not in str(e):
+            raise
+        return _jaxlib.hlo_module_cost_analysis(_xla_bridge.get_backend("cpu"), hlo_module)
 
 
 def hlo_print_options(*, metadata: bool):
