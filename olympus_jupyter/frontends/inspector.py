@@ -353,6 +353,8 @@ class Inspector(W.VBox):
             disabled=True,
             tooltip="an earlier specialization to diff against",
         )
+        self.compare_with.add_class("olympus-compare-with")
+        self.target.add_class("olympus-target-choice")
         self.compare_button = W.Button(
             description="Compare",
             tooltip="diff against the chosen specialization",

@@ -101,11 +101,11 @@ def test_typing_a_new_shape_shows_the_new_program(page, lab, inspector_nb):
     # Compare with the first specialization: the diff view opens.
     type_spec(editor_input(widget, "x"), "f32[16,4]")
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.olympus-inspector .widget-dropdown option')]"
+        "() => [...document.querySelectorAll('.olympus-inspector .olympus-compare-with option')]"
         ".length >= 2",
         timeout=ms(120),
     )
-    widget.locator(".widget-dropdown select").select_option(index=0)
+    widget.locator(".olympus-compare-with select").select_option(index=0)
     widget.locator("button", has_text="Compare").click()
     diff = widget.locator(".olympus-diff").first
     diff.wait_for(timeout=ms(60))
@@ -202,14 +202,12 @@ def test_the_checkboxes_and_toggles_change_what_is_shown(page, lab, notebooks_di
 
 
 #: The compare dropdown has an entry chosen.
-CHOSEN = (
-    "() => document.querySelector('.olympus-inspector .widget-dropdown select').selectedIndex >= 0"
-)
+CHOSEN = "() => document.querySelector('.olympus-inspector .olympus-compare-with select').selectedIndex >= 0"
 
 
 def compare_state(page):
     return page.evaluate(
-        """() => { const s = document.querySelector('.olympus-inspector .widget-dropdown select');
+        """() => { const s = document.querySelector('.olympus-inspector .olympus-compare-with select');
                    return {count: s.options.length, index: s.selectedIndex,
                            shown: s.selectedIndex >= 0 ? s.options[s.selectedIndex].textContent
                                                        : '',
@@ -224,7 +222,7 @@ def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, not
     for n, spec in enumerate(("f32[8,4]", "f32[16,4]"), start=1):
         type_spec(x, spec)
         page.wait_for_function(
-            "n => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
+            "n => document.querySelectorAll('.olympus-inspector .olympus-compare-with option')"
             ".length === n",
             arg=n,
             timeout=ms(120),
@@ -238,10 +236,10 @@ def test_the_compare_dropdown_keeps_its_entries_after_two_changes(page, lab, not
     diff = widget.locator(".olympus-diff").first
     diff.wait_for(timeout=ms(60))
     assert "Nothing to compare" not in widget.inner_text()
-    widget.locator(".widget-dropdown select").select_option(index=1)
+    widget.locator(".olympus-compare-with select").select_option(index=1)
     type_spec(x, "f32[32,4]")
     page.wait_for_function(
-        "() => document.querySelectorAll('.olympus-inspector .widget-dropdown option')"
+        "() => document.querySelectorAll('.olympus-inspector .olympus-compare-with option')"
         ".length === 3",
         timeout=ms(120),
     )
@@ -271,12 +269,12 @@ def test_tab_reaches_every_inspector_control_in_order(page, lab, notebooks_dir):
     widget = new_inspector(page, lab, notebooks_dir, "keyboard.ipynb")
     type_spec(editor_input(widget, "x"), "f32[8,4]")  # something to compare with
     page.wait_for_function(
-        "() => !document.querySelector('.olympus-inspector .widget-dropdown select').disabled",
+        "() => !document.querySelector('.olympus-inspector .olympus-compare-with select').disabled",
         timeout=ms(120),
     )
     editor_input(widget, "w").focus()
     assert page.evaluate(FOCUSED)["inside"]
-    seen = tab_through(page, 21)
+    seen = tab_through(page, 22)
     labels = [f["label"] for f in seen if f["inside"]]
     expected = [
         "x",
@@ -284,6 +282,7 @@ def test_tab_reaches_every_inspector_control_in_order(page, lab, notebooks_dir):
         "cuda",
         "rocm",
         "tpu",
+        "target",
         "source",
         "olympuspr",
         "compiled",
