@@ -428,6 +428,18 @@ SNIPPETS = {
         "last_tile_dim_replicate}\n"
         "  ROOT %c = c64[] constant((1, -2)) // trailing comment\n"
         "}\n",
+        # The modules XLA from jaxlib 0.12 dumps after each pass (the passes and
+        # partitioned stages) print no get-tuple-element: an operand names a
+        # tuple's element by the tuple and its index.
+        "%body (param: (s32[], f32[4])) -> (s32[], f32[4]) {\n"
+        "  %param = (s32[], f32[4]{0}) parameter(0)\n"
+        '  %next = s32[] add(%param#0, %one.clone), metadata={op_name="jit(f)/add"}\n'
+        "  ROOT %t = (s32[], f32[4]{0}) tuple(%next, %param#1)\n"
+        "}\n"
+        "ENTRY %main (x: f32[4]) -> f32[4] {\n"
+        "  %w = (s32[], f32[4]{0}) while(%init), condition=%cond, body=%body\n"
+        "  ROOT %out = f32[4]{0} negate(%w#1)\n"
+        "}\n",
     ],
     "olympuspr": [
         "{ lambda a:f32[3]; b:f32[3] c:Ref{f32[3]}. let\n"
@@ -471,7 +483,7 @@ def test_snippet_token_types():
     loc = constants[constants.index("loc(fused") : constants.index("])\n") + 2]
     assert_type("stablehlo", constants, loc, {Comment})
 
-    (hlo,) = SNIPPETS["hlo"]
+    hlo, elements = SNIPPETS["hlo"]
     assert_type("hlo", hlo, "f32[8,128]{1,0:T(8,128)}", {Keyword.Type})
     assert_type("hlo", hlo, "f8e4m3fn[2]{0}", {Keyword.Type})
     assert_type("hlo", hlo, "f32[<=4]{0}", {Keyword.Type})
@@ -482,6 +494,8 @@ def test_snippet_token_types():
     assert_type("hlo", hlo, "control-predecessors", {Name.Attribute})
     assert_type("hlo", hlo, "nan", {Number.Float})
     assert_type("hlo", hlo, "// trailing comment", {Comment.Single})
+    for value in ("%param#0", "%param#1", "%w#1"):
+        assert_type("hlo", elements, value, {Name.Variable})
 
     (olympuspr,) = SNIPPETS["olympuspr"]
     assert_type("olympuspr", olympuspr, "Ref{f32[3]}", {Keyword.Type})

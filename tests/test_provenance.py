@@ -16,7 +16,7 @@ import olympus
 import olympus.numpy as jnp
 from olympus import lax, provenance
 from olympus.provenance import Provenance
-from olympus.provenance.hlo import hlo_stage
+from olympus.provenance.hlo import hlo_instructions, hlo_stage
 from olympus.provenance.sources import SourceTable
 from olympus.provenance.stablehlo import decode_location
 from eight_devices import run_on_8_devices
@@ -594,6 +594,60 @@ def test_hlo_reader_reads_instructions_and_tables():
     assert (ops["ar-start"].collective, ops["ps"].collective) == ("inserted", "requested")
     entry = stage.computations[ops["x"].computation]
     assert entry.entry and entry.name == "main" and entry.lines[1] == len(HLO_TEXT.splitlines())
+
+
+# A loop as the modules XLA from jaxlib 0.12 dumps after each pass print it (the
+# passes and partitioned stages): no get-tuple-element, an element of a tuple is
+# named by the tuple and its index, ``%param#0``.
+HLO_TUPLE_ELEMENTS = """\
+HloModule jit_f, num_partitions=2
+
+%body (param: (s32[], f32[4])) -> (s32[], f32[4]) {
+  %param = (s32[], f32[4]{0}) parameter(0)
+  %one = s32[] constant(1)
+  %next = s32[] add(%param#0, %one), metadata={op_name="jit(f)/while/body/add" stack_frame_id=1}
+  %ag = f32[8]{0} all-gather(%param#1), channel_id=1, replica_groups=[1,2]<=[2], dimensions={0}
+  %half = f32[4]{0} slice(%ag), slice={[0:4]}
+  ROOT %tuple = (s32[], f32[4]{0}) tuple(%next, %half)
+}
+
+%cond (param.1: (s32[], f32[4])) -> pred[] {
+  %param.1 = (s32[], f32[4]{0}) parameter(0)
+  %three = s32[] constant(3)
+  ROOT %lt = pred[] compare(%param.1#0, %three), direction=LT
+}
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0), sharding={devices=[2]<=[2]}
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[4]{0}) tuple(%zero, %x)
+  %while = (s32[], f32[4]{0}) while(%init), condition=%cond, body=%body
+  ROOT %out = f32[4]{0} negate(%while#1), sharding={devices=[2]<=[2]}
+}
+"""
+
+
+def test_hlo_readers_read_operands_that_name_a_tuple_element():
+    labels = "param one next ag half tuple param.1 three lt x zero init while out".split()
+    stage = hlo_stage(HLO_TUPLE_ELEMENTS, SourceTable(exclude=()))
+    ops = {op.label: op for op in stage.ops}
+    assert list(ops) == labels
+    assert ops["next"].name == "add" and ops["next"].types == ("s32[]",)
+    assert ops["next"].name_stack == "jit(f)/while/body/add"
+    assert ops["lt"].name == "compare" and ops["out"].name == "negate"
+    assert [stage.ops[i].label for i in stage.collectives] == ["ag"]
+    assert ops["next"].parent == ops["lt"].parent == ops["while"].index
+    assert stage.arg_shardings == ("{devices=[2]<=[2]}",)
+    assert stage.result_shardings == ("{devices=[2]<=[2]}",)
+    # The reader of the dumps after each pass reads the same instructions.
+    read = hlo_instructions(HLO_TUPLE_ELEMENTS, SourceTable())
+    assert [(i.label, i.name) for i in read.instructions] == [
+        (op.label, op.name) for op in stage.ops
+    ]
+    assert read.instructions[labels.index("while")].calls == (
+        ("condition", "cond"),
+        ("body", "body"),
+    )
 
 
 def test_mlir_locations_decode_to_op_name_and_call_stack():

@@ -430,6 +430,11 @@ class HLOLexer(RegexLexer):
     #: Instruction and computation names: `add.1`, `get-tuple-element.3`,
     #: `xla.sdy.manual_computation_body.2`, `%fused_computation`.
     _name = r"[a-zA-Z_][\w.]*(?:-[\w.]+)*"
+    #: A value an operand names: an instruction, or an element of the tuple one
+    #: gives, ``%param#0``: the modules XLA from jaxlib 0.12 dumps after each pass
+    #: (the passes and partitioned stages) print no get-tuple-element, its operand
+    #: and index are the name. ``#N`` repeated is taken too (a nested tuple's).
+    _value = _name + r"(?:#\d+)*"
     #: An opcode: `add`, `get-tuple-element`, `all-reduce-start`.
     _opcode = r"[a-z][\w.]*(?:-[\w.]+)*"
     #: A shape: element type, dimensions, layout (`f32[3,4]{1,0:T(8,128)}`).
@@ -534,7 +539,7 @@ class HLOLexer(RegexLexer):
                 "computations",
             ),
             (r"\bk[A-Z]\w*(?![\w.(=:-])", Name.Constant),  # kLoop, kInput
-            (r"%" + _name, Name.Variable),
+            (r"%" + _value, Name.Variable),
             include("common"),
             (r"(" + _name + r")(=)", bygroups(Name.Attribute, Operator)),
             (r"(" + _name + r")(:)", bygroups(Name.Variable, Punctuation)),
@@ -551,7 +556,7 @@ class HLOLexer(RegexLexer):
             # in "line" and in "operands").
             (r"\)(?:[{}\[\],.>]|<(?!=))*", Punctuation, "#pop"),
             (
-                r"%" + _name + r"|(?!" + _keyword_value + r"|" + _shape_type + r"\[)" + _name,
+                r"%" + _value + r"|(?!" + _keyword_value + r"|" + _shape_type + r"\[)" + _value,
                 Name.Variable,
             ),
             (r"(?:[{}\[\],.>]|<(?!=))+", Punctuation),

@@ -18,6 +18,12 @@ import { TOKEN, matchString } from './tokens';
 
 /** Instruction and computation names: `add.1`, `get-tuple-element.3`, `%fused_computation`. */
 const NAME = /^%?[a-zA-Z_][\w.]*(?:-[\w.]+)*/;
+/**
+ * A value an operand names: an instruction, or an element of the tuple one gives,
+ * `%param#0` (the modules XLA from jaxlib 0.12 dumps after each pass print no
+ * get-tuple-element); `#N` repeated too.
+ */
+const VALUE = /^%?[a-zA-Z_][\w.]*(?:-[\w.]+)*(?:#\d+)*/;
 /** A shape: element type, dimensions, layout (`f32[3,4]{1,0:T(8,128)}`). */
 const SHAPE =
   /^(?:pred|token|opaque|bf16|tf32|c64|c128|[suf]\d+(?:e\d+m\d+\w*)?)\[[^\]\n]*\](?:\{[^{}\n]*\})?/;
@@ -114,7 +120,7 @@ export const hloParser: StreamParser<IState> = {
       if (number(stream)) {
         return TOKEN.number;
       }
-      const operand = stream.match(NAME, false) as RegExpMatchArray | null;
+      const operand = stream.match(VALUE, false) as RegExpMatchArray | null;
       if (operand && !VALUE_WORD.test(operand[0])) {
         stream.pos += operand[0].length;
         return TOKEN.variable;
@@ -167,7 +173,7 @@ export const hloParser: StreamParser<IState> = {
       }
       return TOKEN.punctuation;
     }
-    if (stream.match(/^%[a-zA-Z_][\w.]*(?:-[\w.]+)*/)) {
+    if (stream.match(/^%[a-zA-Z_][\w.]*(?:-[\w.]+)*(?:#\d+)*/)) {
       return TOKEN.variable;
     }
     if (stream.match(/^k[A-Z]\w*/)) {
