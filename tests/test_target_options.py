@@ -182,7 +182,7 @@ def test_a_program_xla_refused_says_how_much_to_cut_and_its_biggest_buffer():
     assert target_lines({**V5E, "memory": {"words": memory_words(answer)}})[1:] == [
         "device memory: does not fit: needs 24.0 GiB, 15.8 GiB available per device (XLA out "
         "of memory): cut 8.2 GiB",
-        "  biggest at the peak: 8.0 GiB temporary f32[2,1024,1024,1024] from line 6 (model.py)",
+        "biggest at the peak: 8.0 GiB temporary f32[2,1024,1024,1024] from line 6 (model.py)",
     ]
     assert target_lines({**V5E, "mesh": {"data": 4}, "memory": {"words": "x"}}) == [
         V5E["title"] + "; mesh data=4",

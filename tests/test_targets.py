@@ -93,7 +93,8 @@ def test_a_program_that_fits_says_so_with_its_live_peak(fsdp_report):
     # The costs stage's peak adds what sits in the TPU's on-chip memories (VMEM).
     assert 0 < answer["peak_bytes"] <= fsdp_report.costs["peak"]["bytes"]
     assert answer["headroom_bytes"] == 16 * GiB - answer["peak_bytes"]
-    assert f"device memory: {answer['words']}" in fsdp_report.text()
+    verdict, _, biggest = answer["words"].partition("; ")
+    assert f"  device memory: {verdict}\n  {biggest}" in fsdp_report.text()
 
 
 def grow(a, b):
@@ -129,7 +130,7 @@ def test_a_program_that_does_not_fit_is_still_a_report_with_what_to_cut():
     assert words.startswith("does not fit: ") and "cut" in words
     assert "biggest at the peak: 8.0 GiB argument a, 8.0 GiB argument b, 8.0 GiB output" in words
     answer_words, _, biggest = words.partition("; ")
-    assert f"device memory: {answer_words}\n    {biggest}" in report.text()
+    assert f"device memory: {answer_words}\n  {biggest}" in report.text()
     check_bundle(report.to_json())
 
 

@@ -169,7 +169,7 @@ def memory_words(answer: Mapping[str, Any] | None) -> str | None:
     if answer["fits"]:
         return (
             f"fits: {format_bytes(peak)} of {format_bytes(capacity)} per device {measured}, "
-            f"{format_bytes(answer['headroom_bytes'])} free"
+            f"{format_bytes(answer['headroom_bytes'])} free{_biggest(answer)}"
         )
     return (
         f"does not fit: {format_bytes(peak)} of {format_bytes(capacity)} per device "
@@ -178,12 +178,19 @@ def memory_words(answer: Mapping[str, Any] | None) -> str | None:
 
 
 def _biggest(answer: Mapping[str, Any]) -> str:
-    """``; biggest at the peak: 8.0 GiB argument params/w, 8.0 GiB output f32[...]
-    from line 6 (model.py)``: the three biggest buffers, or nothing."""
+    """``; biggest at the peak: 8.0 GiB argument params/w, 2 × 8.0 GiB output
+    f32[...] from line 6 (model.py)``: the biggest buffers, alike ones counted
+    together, three kinds at most; or nothing."""
     largest = answer.get("largest") or ()
     if not largest:
         return ""
-    return BIGGEST + ", ".join(_buffer_words(b) for b in largest[:3])
+    groups: dict[str, int] = {}  # the same buffer words, once with their count
+    for buffer in largest:
+        words = _buffer_words(buffer)
+        if words not in groups and len(groups) == 3:
+            break
+        groups[words] = groups.get(words, 0) + 1
+    return BIGGEST + ", ".join(f"{n} × {w}" if n > 1 else w for w, n in groups.items())
 
 
 def _buffer_words(buffer: Mapping[str, Any]) -> str:
@@ -217,5 +224,5 @@ def target_lines(target: Mapping[str, Any] | None) -> list[str]:
         answer, _, biggest = words.partition(BIGGEST)
         lines.append(f"device memory: {answer}")
         if biggest:
-            lines.append(f"  {BIGGEST.lstrip('; ')}{biggest}")
+            lines.append(f"{BIGGEST.lstrip('; ')}{biggest}")
     return lines
