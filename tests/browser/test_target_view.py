@@ -23,14 +23,50 @@ def layer(x, w):
     return jnp.tanh(x @ w)
 
 
-def test_a_saved_page_of_a_tpu_report_names_the_target_and_whether_it_fits(page, tmp_path):
+def attention(p, x):
+    q, k, v = x @ p["q"], x @ p["k"], x @ p["v"]
+    weights = jax.nn.softmax(q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5, axis=-1)
+    return x + (weights @ v) @ p["o"]
+
+
+def mlp(p, x):
+    return x + jnp.tanh(x @ p["up"]) @ p["down"]
+
+
+def loss(params, x):
+    for block in params:
+        x = mlp(block, attention(block, x))
+    return (x**2).mean()
+
+
+def train_step(params, x):
+    grads = jax.grad(loss)(params, x)
+    return jax.tree.map(lambda w, g: w - 0.01 * g, params, grads)
+
+
+def transformer(layers: int, d: int):
+    block = {name: (d, d) for name in ("q", "k", "v", "o")} | {"up": (d, 4 * d), "down": (4 * d, d)}
+    shapes = [{n: jax.ShapeDtypeStruct(s, jnp.float32) for n, s in block.items()}] * layers
+    specs = [{n: P("data", None) for n in block}] * layers  # FSDP: each weight's rows
+    return shapes, specs
+
+
+@pytest.mark.parametrize(
+    ("d", "fsdp", "verdict"),
+    # FSDP fits; every weight on every chip (20 GiB of them and their updates) does not.
+    [(512, True, "fits"), (10240, False, "does not fit")],
+)
+def test_a_saved_page_of_a_tpu_transformer_says_whether_it_fits_with_its_lines(
+    page, tmp_path, d, fsdp, verdict
+):
+    params, specs = transformer(2, d)
     report = olympus_jupyter.inspect(
-        layer,
-        jax.ShapeDtypeStruct((256, 512), jnp.float32),
-        jax.ShapeDtypeStruct((512, 1024), jnp.float32),
+        train_step,
+        params,
+        jax.ShapeDtypeStruct((8, 128, d), jnp.float32),
         target="v5e:2x2",
-        mesh="data=2,model=2",
-        shardings=(P("data", None), P("data", "model")),
+        mesh="data=4",
+        shardings=(specs if fsdp else None, P("data")),
         cache=False,
     )
     path = tmp_path / "tpu.html"
@@ -39,8 +75,11 @@ def test_a_saved_page_of_a_tpu_report_names_the_target_and_whether_it_fits(page,
     shown = root.locator('.olympus-target[data-olympus-target="v5e:2x2"]')
     expected = target_lines(report.target)
     assert shown.all_inner_texts() == expected
-    assert expected[0].startswith("TPU v5e (TPU v5 lite), 4 chips, compiled here without one")
-    assert expected[1].startswith("device memory: fits: ")
+    assert expected[0] == "TPU v5e (TPU v5 lite), 4 chips, compiled here without one; mesh data=4"
+    assert expected[1].startswith(f"device memory: {verdict}: ")
+    # What fills the peak, with the lines of this file that made it.
+    assert expected[2].startswith("biggest at the peak: ")
+    assert "(test_target_view.py)" in expected[2]
     assert root.locator(".olympus-meta").inner_text() == "for tpu"
     assert requests == [url]
 
