@@ -92,6 +92,7 @@ from olympus.op_instructions import OpKey, keys_by_op, own_key
 from olympus.provenance.sources import charged_frame
 
 from olympus_jupyter.report import time_view
+from olympus_jupyter.report.data import file_index
 from olympus_jupyter.report.data_cap import (
     MAX_MESSAGE,
     clip_message,
@@ -139,16 +140,6 @@ QUANTITIES = (
 )
 
 
-def _where(files: Sequence[str], path: str | None) -> tuple[int | None, str | None]:
-    """A path as the report's file index, or ``None`` and the path itself."""
-    if path is None:
-        return None, None
-    try:
-        return list(files).index(path), None
-    except ValueError:
-        return None, path
-
-
 def _labels(labels: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(labels))[:MAX_LABELS]
 
@@ -193,7 +184,7 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
     def row(what, path, line):
         key = (what, path, line)
         if key not in rows:
-            file, other = _where(files, path)
+            file, other = file_index(files, path)
             rows[key] = _empty_row(what, file, other, line)
         return rows[key]
 
@@ -206,7 +197,7 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
         r["bytes"] += c.bytes_accessed
         r["instructions"] = _labels(r["instructions"] + list(c.instructions))
         for part in c.library[: MAX_VIA - len(r["via"])]:
-            file, other = _where(files, part.file)
+            file, other = file_index(files, part.file)
             r["via"].append(
                 {
                     "file": file,
@@ -228,7 +219,7 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
 def _buffers(peak: PeakMemory, files: Sequence[str], full: bool) -> list[dict]:
     out = []
     for b in peak.buffers if full else peak.buffers[:MAX_BUFFERS]:
-        file, path = _where(files, b.line[0] if b.line else None)
+        file, path = file_index(files, b.line[0] if b.line else None)
         out.append(
             {
                 "label": b.label,
@@ -259,7 +250,7 @@ def _collective(c: Collective, files: Sequence[str], callers) -> dict[str, Any]:
         "result_bytes": c.result_bytes,
         "moved_bytes": c.moved_bytes,
         "op_name": c.op_name,
-        "lines": [[_where(files, path)[0], line] for path, line in lines[:MAX_LIST]],
+        "lines": [[file_index(files, path)[0], line] for path, line in lines[:MAX_LIST]],
         # Said without its place: the lines above say it, as the report names files
         # (a notebook cell's path is a temporary file's, shown as In [n]).
         "shardings": [clip_message(s) for s in c.shardings[:MAX_LIST]],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -57,3 +57,18 @@ def compact_json(data: Any) -> str:
     if text is None or not text.isascii():
         text = json.dumps(data, separators=(",", ":"))
     return text
+
+
+def file_index(files: Sequence[str], path: str | None) -> tuple[int | None, str | None]:
+    """A path as the report's file index, or ``None`` and the path itself (a file
+    the report's provenance does not hold); ``(None, None)`` for no path.
+
+    >>> file_index(["/a.py", "/b.py"], "/b.py"), file_index(["/a.py"], "/c.py")
+    ((1, None), (None, '/c.py'))
+    """
+    if path is None:
+        return None, None
+    try:
+        return list(files).index(path), None
+    except ValueError:
+        return None, path

@@ -43,6 +43,7 @@ from typing import Any
 from olympus.line_time import CYCLES, ROOFLINE, TimeByLine, roofline_seconds
 
 from olympus_jupyter.report.cost_names import format_flops, format_share, format_value
+from olympus_jupyter.report.data import file_index
 
 __all__ = [
     "TIME_KEYS",
@@ -78,15 +79,6 @@ def time_json(time: TimeByLine) -> dict[str, Any]:
     }
 
 
-def _where(files: Sequence[str], path: str | None) -> tuple[int | None, str | None]:
-    if path is None:
-        return None, None
-    try:
-        return list(files).index(path), None
-    except ValueError:
-        return None, path
-
-
 def add_time(data: MutableMapping[str, Any], time: TimeByLine, files: Sequence[str]) -> None:
     """Puts ``time`` in the ``costs`` data (:func:`olympus_jupyter.report.costs_view.costs_json`'s):
     ``data['time']``, and each row's, library line's and module's ``cycles`` and
@@ -111,7 +103,7 @@ def add_time(data: MutableMapping[str, Any], time: TimeByLine, files: Sequence[s
         rows[r["what"], r["file"], r["path"], r["line"]] = r
     added = []
     for t in time.lines:
-        file, path = _where(files, t.file)
+        file, path = file_index(files, t.file)
         what = "line" if t.file is not None else "compiler-made"
         row = rows.get((what, file, path, t.line))
         if row is None:
@@ -135,7 +127,7 @@ def add_time(data: MutableMapping[str, Any], time: TimeByLine, files: Sequence[s
             row["bound"] = t.bound
         via = {(v["file"], v["path"], v["line"], v["function"]): v for v in row.get("via") or ()}
         for part in t.library:
-            v = via.get((*_where(files, part.file), part.line, part.function))
+            v = via.get((*file_index(files, part.file), part.line, part.function))
             if v is not None:
                 v["cycles"], v["seconds"] = part.cycles, part.seconds
     if added:  # after the source lines, before the compiler-made and arguments rows
