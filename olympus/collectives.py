@@ -17,8 +17,10 @@ compiled program of a provenance model (the optimized HLO), each with:
   asynchronous start's result holds its operands, its results and, on TPU, the
   ``u32[]`` semaphores of its synchronization (:func:`data_bytes`);
 - the source lines that made it (the line whose op needed it; where XLA kept none
-  on it, the nearest instructions after it that have one, else before it) and the
-  shardings of that line's ops in the lowered program, which say why;
+  on it, the nearest instructions after it that have one, followed into the
+  computations that take its result, a fusion's, and out of them, else before it;
+  for an asynchronous collective fusion, after its done, which gives its result)
+  and the shardings of that line's ops in the lowered program, which say why;
 - the arguments whose values it moves, by their pytree names
   (:mod:`olympus.argument_names`: ``params/Dense_0/kernel`` where XLA labels the
   parameter ``param.136``): those its operands are, or are made from through
@@ -402,30 +404,99 @@ def _moved_arguments(stage, lines: list[str], op, entry: dict, names: dict[str, 
 _NAME = re.compile(r"%([\w.\-]+)")
 
 
-def _users_lines(model, stage, lines: list[str], op, users) -> tuple[tuple[str, int], ...]:
-    """The lines of the first instructions downstream of ``op`` that have one: some
-    XLA releases give an inserted collective the name of the operand it moves and
-    no source, and the line that needed it is the one that uses its result."""
-    if not users:  # who reads each instruction, read once for all the collectives
-        for other in stage.ops:
-            text = _instruction_text(lines, other)
-            call = text.find("(", text.find(" = ") + 3) if " = " in text else -1
-            for name in set(_NAME.findall(text[call:])) if call >= 0 else ():
-                users.setdefault(name, []).append(other.index)
-    seen, todo = {op.index}, list(users.get(op.label or "", []))
+#: Instructions that pass their operands to the computation they call, operand
+#: ``k`` being its ``parameter(k)``: a fusion, a call, a loop (its one operand, the
+#: body's and the condition's parameter), an asynchronous start.
+_ENTERS = frozenset({"fusion", "call", "while", "async-start"})
+
+
+class _Flow:
+    """Where the value of each instruction of a compiled module goes: its users, and
+    across computations, into the computation an instruction of :data:`_ENTERS`
+    passes it to (its parameter there, rather than the caller: a fusion's line is its
+    root's, the line that needed the value is the one inside that uses it) and out of
+    a computation's ``ROOT`` to the instruction that called it. Read on first use,
+    once for all the collectives without a line."""
+
+    def __init__(self, stage, lines: list[str]):
+        self._stage = stage
+        self._lines = lines
+        self._users: dict[str, list[tuple[int, int]]] | None = None
+        self._parameters: dict[tuple[int | None, int], int] = {}
+        self._roots: dict[int | None, int] = {}
+        self._callees: dict[int, list[int]] = {}
+
+    def _read(self) -> dict[str, list[tuple[int, int]]]:
+        users: dict[str, list[tuple[int, int]]] = {}
+        for op in self._stage.ops:
+            text = _instruction_text(self._lines, op)
+            if text.lstrip().startswith("ROOT "):
+                self._roots[op.computation] = op.index
+            if op.name == "parameter":
+                at = text.find(" parameter(") + 11
+                number = text[at : text.find(")", at)]
+                if number.isdigit():
+                    self._parameters[(op.computation, int(number))] = op.index
+            for position, name in enumerate(_operands(text, op.name)):
+                users.setdefault(name, []).append((op.index, position))
+        for ci, computation in enumerate(self._stage.computations):
+            if computation.caller is not None:
+                self._callees.setdefault(computation.caller, []).append(ci)
+        return users
+
+    def downstream(self, k: int) -> list[int]:
+        """The instructions that next take the value of instruction ``k``."""
+        if self._users is None:
+            self._users = self._read()
+        ops = self._stage.ops
+        op = ops[k]
+        out = []
+        for user, position in self._users.get(op.label or "", ()):
+            entered = []
+            if ops[user].name in _ENTERS:
+                for ci in self._callees.get(user, ()):
+                    parameter = self._parameters.get((ci, position))
+                    if parameter is not None:
+                        entered.append(parameter)
+            out.extend(entered or [user])
+        if self._roots.get(op.computation) == k:
+            caller = self._stage.computations[op.computation].caller
+            if caller is not None:
+                out.append(caller)
+        return out
+
+
+def _users_lines(model, stage, op, flow: _Flow) -> tuple[tuple[str, int], ...]:
+    """The lines of the first instructions downstream of ``op`` that have one (its
+    users, theirs, ..., followed into and out of called computations: ``flow``):
+    some XLA releases give an inserted collective the name of the operand it moves
+    and no source, and the line that needed it is the one that uses its result."""
+    seen, todo = {op.index}, [op.index]
     while todo:
         found: list[tuple[str, int]] = []
-        for k in todo:
+        level = []
+        for k in dict.fromkeys(d for t in todo for d in flow.downstream(t)):
             if k in seen:
                 continue
             seen.add(k)
-            op_lines = model.lines_for_op(stage.ops[k].id, frames="user")
-            if op_lines:
-                found.extend(op_lines)
+            level.append(k)
+            found.extend(model.lines_for_op(stage.ops[k].id, frames="user"))
         if found:
             return tuple(dict.fromkeys(found))
-        todo = [u for k in todo for u in users.get(stage.ops[k].label or "", []) if u not in seen]
+        todo = level
     return ()
+
+
+def _result_copy(stage, copies: list):
+    """Of the copies of one collective in the parts of an asynchronous collective
+    fusion, the one whose result is the collective's: the copy in the part that
+    gives an array, not a tuple (the done; the start and the overlapped work give
+    tuples of the buffers in flight, and what else they compute), else the last."""
+    for copy in reversed(copies):
+        caller = stage.computations[copy.computation].caller
+        if caller is not None and tuple_elements(stage.ops[caller].types[0]) is None:
+            return copy
+    return copies[-1]
 
 
 def _operand_lines(model, stage, lines: list[str], op, scopes) -> tuple[tuple[str, int], ...]:
@@ -467,9 +538,9 @@ def collectives(model) -> list[Collective]:
         return []
     stage = model.stages["compiled"]
     lowered = model.stages.get("stablehlo")
-    users: dict[str, list[int]] = {}  # filled when a collective has no line
-    scopes: dict = {}  # likewise
     texts = stage.text.split("\n")
+    flow = _Flow(stage, texts)  # read when a collective has no line
+    scopes: dict = {}  # likewise
     parameters = entry_parameters(stage.text)
     by_label = {p.label: p.name for p in parameters.values() if p.name}
     by_number = {n: p.name for n, p in parameters.items() if p.name}
@@ -493,7 +564,11 @@ def collectives(model) -> list[Collective]:
     out = []
     # XLA:TPU's asynchronous collective fusions hold a copy of their collective in each
     # part (start, the work overlapped with it, done), one channel for all: one collective.
-    channels: set[tuple[str, str]] = set()
+    copies: dict[tuple[str, str], list] = {}
+    for op in found:
+        channel = _CHANNEL.search(_instruction_text(texts, op))
+        if channel and op.name not in ("send", "recv") and op.computation not in entries:
+            copies.setdefault((_BASE.sub("", op.name), channel.group(1)), []).append(op)
     for op in found:
         m = _BASE.search(op.name)
         if m and m.group(1) != "start":
@@ -501,10 +576,9 @@ def collectives(model) -> list[Collective]:
         opcode = _BASE.sub("", op.name)
         text = _instruction_text(texts, op)
         channel = _CHANNEL.search(text)
-        if channel and op.name not in ("send", "recv") and op.computation not in entries:
-            if (opcode, channel.group(1)) in channels:
-                continue
-            channels.add((opcode, channel.group(1)))
+        same = copies.get((opcode, channel.group(1)), [op]) if channel else [op]
+        if same[0] is not op:
+            continue
         result = data_bytes(op.name, _result_types(text, op.name))
         groups = _GROUPS.search(text)
         replica_groups = groups.group(1) if groups else None
@@ -517,13 +591,17 @@ def collectives(model) -> list[Collective]:
             received = _instruction_text(texts, receiver)
             result = data_bytes("recv", _result_types(received, receiver.name))
         devices = group_size(replica_groups)
-        lines = tuple(model.lines_for_op(op.id, frames="user"))
+        # Its own line, else that of another copy of it.
+        lines = next(
+            (own for c in same if (own := tuple(model.lines_for_op(c.id, frames="user")))),
+            (),
+        )
         if not lines and receiver is not None:  # what it sends was made, then needed
             lines = _operand_lines(model, stage, texts, op, scopes) or _users_lines(
-                model, stage, texts, receiver, users
+                model, stage, receiver, flow
             )
-        elif not lines:  # what needs it, else what made what it moves
-            lines = _users_lines(model, stage, texts, op, users) or _operand_lines(
+        elif not lines:  # what needs its result, else what made what it moves
+            lines = _users_lines(model, stage, _result_copy(stage, same), flow) or _operand_lines(
                 model, stage, texts, op, scopes
             )
         shardings: tuple[str, ...] = ()

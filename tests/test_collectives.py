@@ -8,7 +8,11 @@ import textwrap
 
 import pytest
 
-from olympus.collectives import group_size, moved_bytes, shape_bytes
+from olympus.collectives import collectives, group_size, moved_bytes, shape_bytes
+from olympus.provenance import Provenance
+from olympus.provenance.hlo import hlo_stage
+from olympus.provenance.parts import FunctionInfo
+from olympus.provenance.sources import SourceTable
 from eight_devices import run_on_8_devices
 
 SCRIPT = textwrap.dedent("""
@@ -105,3 +109,103 @@ def test_sizes_groups_and_estimates():
     assert moved_bytes("reduce-scatter", 100, 4) == 300
     assert moved_bytes("collective-permute", 100, None) == 100
     assert moved_bytes("all-reduce", 100, 1) == 0
+
+
+# An FSDP weight's all-gather overlapped with the matmul before its use, as XLA:TPU
+# from jaxlib 0.12 compiles it (cut down): an asynchronous collective fusion, a copy
+# of the all-gather in its start, in the work it overlaps (line 11's matmul) and in
+# its done, one channel for all, each named after the weight it moves and without a
+# source line. The done's result, the gathered weight, goes into a fusion whose line
+# is its root's (line 13), and is used inside by line 12's matmul.
+ASYNC_COLLECTIVE_FUSION = """\
+HloModule jit_mlp, num_partitions=4
+
+FileNames
+1 "/src/mlp.py"
+
+FunctionNames
+1 "mlp"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=11 end_line=11 column=8 end_column=20}
+2 {file_name_id=1 function_name_id=1 line=12 end_line=12 column=8 end_column=20}
+3 {file_name_id=1 function_name_id=1 line=13 end_line=13 column=11 end_column=17}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=1}
+3 {file_location_id=3 parent_frame_id=1}
+
+
+%start (param_0: bf16[64,256]) -> (bf16[64,256], bf16[256,256], u32[]) {
+  %param_0 = bf16[64,256]{1,0} parameter(0)
+  %all-gather.1 = bf16[256,256]{1,0} all-gather(%param_0), channel_id=4, replica_groups=[1,4]<=[4], dimensions={0}, use_global_device_ids=true, metadata={op_name="w2"}
+  ROOT %custom-call.1 = (bf16[64,256]{1,0}, bf16[256,256]{1,0}, u32[]) custom-call(%all-gather.1), custom_call_target="AsyncCollectiveStart"
+}
+
+%overlapped (param_0.1: bf16[64,256], param_1.1: bf16[256,256], param_2.1: u32[], param_3.1: f32[8,256], param_4.1: f32[256,256]) -> (f32[8,256], bf16[64,256], bf16[256,256], u32[]) {
+  %param_3.1 = f32[8,256]{1,0} parameter(3)
+  %param_4.1 = f32[256,256]{1,0} parameter(4)
+  %dot.1 = f32[8,256]{1,0} dot(%param_3.1, %param_4.1), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(mlp)/dot_general" stack_frame_id=1}
+  %param_0.1 = bf16[64,256]{1,0} parameter(0)
+  %param_1.1 = bf16[256,256]{1,0} parameter(1)
+  %all-gather.2 = bf16[256,256]{1,0} all-gather(%param_0.1), channel_id=4, replica_groups=[1,4]<=[4], dimensions={0}, use_global_device_ids=true, metadata={op_name="w2"}
+  %param_2.1 = u32[] parameter(2)
+  ROOT %tuple.1 = (f32[8,256]{1,0}, bf16[64,256]{1,0}, bf16[256,256]{1,0}, u32[]) tuple(%dot.1, %param_0.1, %all-gather.2, %param_2.1)
+}
+
+%done (param_0.2: bf16[64,256], param_1.2: bf16[256,256], param_2.2: u32[]) -> bf16[256,256] {
+  %param_0.2 = bf16[64,256]{1,0} parameter(0)
+  %param_1.2 = bf16[256,256]{1,0} parameter(1)
+  %all-gather.3 = bf16[256,256]{1,0} all-gather(%param_0.2), channel_id=4, replica_groups=[1,4]<=[4], dimensions={0}, use_global_device_ids=true, metadata={op_name="w2"}
+  %param_2.2 = u32[] parameter(2)
+  ROOT %custom-call.2 = bf16[256,256]{1,0} custom-call(%param_0.2, %param_1.2, %all-gather.3, %param_2.2), custom_call_target="AsyncCollectiveDone"
+}
+
+%layers (param_0.3: f32[8,256], param_1.3: bf16[256,256], param_2.3: f32[256,256]) -> f32[8,256] {
+  %param_0.3 = f32[8,256]{1,0} parameter(0)
+  %param_1.3 = bf16[256,256]{1,0} parameter(1)
+  %convert.1 = f32[256,256]{1,0} convert(%param_1.3)
+  %dot.2 = f32[8,256]{1,0} dot(%param_0.3, %convert.1), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(mlp)/dot_general" stack_frame_id=2}
+  %param_2.3 = f32[256,256]{1,0} parameter(2)
+  ROOT %dot.3 = f32[8,256]{1,0} dot(%dot.2, %param_2.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(mlp)/dot_general" stack_frame_id=3}
+}
+
+ENTRY %main (x: f32[8,256], w1: f32[256,256], w2: bf16[64,256], w3: f32[256,256]) -> f32[8,256] {
+  %x = f32[8,256]{1,0} parameter(0), metadata={op_name="x"}
+  %w1 = f32[256,256]{1,0} parameter(1), metadata={op_name="w1"}
+  %w2 = bf16[64,256]{1,0} parameter(2), metadata={op_name="w2"}
+  %w3 = f32[256,256]{1,0} parameter(3), metadata={op_name="w3"}
+  %async-collective-start = (bf16[64,256]{1,0}, bf16[256,256]{1,0}, u32[]) fusion(%w2), kind=kCustom, calls=%start
+  %get-tuple-element.0 = bf16[64,256]{1,0} get-tuple-element(%async-collective-start), index=0
+  %get-tuple-element.1 = bf16[256,256]{1,0} get-tuple-element(%async-collective-start), index=1
+  %get-tuple-element.2 = u32[] get-tuple-element(%async-collective-start), index=2
+  %fusion.1 = (f32[8,256]{1,0}, bf16[64,256]{1,0}, bf16[256,256]{1,0}, u32[]) fusion(%get-tuple-element.0, %get-tuple-element.1, %get-tuple-element.2, %x, %w1), kind=kCustom, calls=%overlapped, metadata={op_name="jit(mlp)/dot_general" stack_frame_id=1}
+  %h = f32[8,256]{1,0} get-tuple-element(%fusion.1), index=0, metadata={op_name="jit(mlp)/dot_general" stack_frame_id=1}
+  %get-tuple-element.3 = bf16[64,256]{1,0} get-tuple-element(%fusion.1), index=1
+  %get-tuple-element.4 = bf16[256,256]{1,0} get-tuple-element(%fusion.1), index=2
+  %get-tuple-element.5 = u32[] get-tuple-element(%fusion.1), index=3
+  %async-collective-done = bf16[256,256]{1,0} fusion(%get-tuple-element.3, %get-tuple-element.4, %get-tuple-element.5), kind=kCustom, calls=%done, metadata={op_name="w2"}
+  ROOT %out = f32[8,256]{1,0} fusion(%h, %async-collective-done, %w3), kind=kOutput, calls=%layers, metadata={op_name="jit(mlp)/dot_general" stack_frame_id=3}
+}
+"""
+
+
+def test_an_async_collective_fusion_without_lines_is_charged_to_the_line_using_its_result():
+    table = SourceTable(exclude=())
+    stage = hlo_stage(ASYNC_COLLECTIVE_FUSION, table, name="compiled")
+    model = Provenance(
+        function=FunctionInfo("mlp"),
+        platforms=("tpu",),
+        stages={"compiled": stage},
+        files=table.source_files(),
+        frames=tuple(table.frames),
+        locations=tuple(table.locations),
+    )
+    (gather,) = collectives(model)  # one all-gather in three copies
+    assert (gather.label, gather.opcode, gather.op_name) == ("all-gather.1", "all-gather", "w2")
+    assert gather.result_bytes == 256 * 256 * 2 and gather.group_size == 4
+    # Not the start's (nothing uses its result but its part), nor the overlapped
+    # work's (line 11), nor the fusion's that takes the gathered weight (line 13):
+    # line 12's matmul, inside that fusion, uses it.
+    assert gather.lines == (("/src/mlp.py", 12),)
