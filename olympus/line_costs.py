@@ -919,11 +919,13 @@ class _Attribution:
 
     def _loops_own(self, i) -> bool:
         """Whether op ``i`` carries just the metadata of the loop (or call) whose
-        body holds it: what XLA gives an instruction it made there."""
+        body holds it: what XLA gives an instruction it made there. Not so in a
+        fusion, run at once or asynchronously (``fusion-start``: XLA:GPU from jaxlib
+        0.12 runs an all-reduce so), which takes its metadata from what it fuses."""
         op = self.ops[i]
         ci = op.computation
         caller = self.stage.computations[ci].caller if ci is not None else None
-        if caller is None or self.ops[caller].name == "fusion":
+        if caller is None or self.ops[caller].name in ("fusion", "fusion-start"):
             return False
         outer = self.ops[caller]
         return op.location == outer.location and op.name_stack == outer.name_stack
