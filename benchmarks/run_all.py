@@ -9,6 +9,13 @@ program: one to two minutes each in short mode; the real models: several) run
 repeats go in rounds (every benchmark once, then again), so that a passing burst of
 load on the machine falls on different benchmarks rather than on all the runs of one.
 
+A benchmark that compiles for TPU slices and GPUs this machine does not have
+(``targets=True``: bench_targets.py) needs libtpu and JAX's CUDA plugin, which live in
+an environment of their own: it runs with ``.venvs/targets-<JAX version>/bin/python``
+(the version of this Python's JAX; ``./run.sh --test`` makes that environment before
+it runs the benchmarks). Without that environment it does not run, and the table says
+so as a benchmark that did not complete (a failure, never a silent pass).
+
 A budget is judged on the median of its runs: it fails only if that median is over,
 and the summary shows the spread (the lowest and the highest run) beside it. A run
 that is over budget on its own does not fail anything. The exit status is 1 when a
@@ -30,6 +37,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -55,6 +63,7 @@ class Benchmark:
     name: str  # what --only takes: "call" for bench_call.py
     slow: bool = False  # runs --slow-repeats times, not --repeats
     timeout_s: int = 300
+    targets: bool = False  # runs in the targets environment (see python_for)
 
     @property
     def script(self) -> str:
@@ -80,6 +89,7 @@ BENCHMARKS = (
     Benchmark("memory", slow=True, timeout_s=1200),
     Benchmark("big_program", slow=True, timeout_s=1200),
     Benchmark("saved_page", slow=True, timeout_s=900),
+    Benchmark("targets", slow=True, timeout_s=1800, targets=True),
 )
 NO_BUDGET = ("bench_lexers.py",)
 #: Benchmarks whose budget is not met yet: run by hand, their figures in README.md's
@@ -112,14 +122,43 @@ def select(names: list[str] | None) -> list[Benchmark]:
     return [b for b in BENCHMARKS if b in chosen]
 
 
+def python_for(bench: Benchmark) -> tuple[str | None, str | None]:
+    """The Python that runs ``bench``, and why there is none (else None).
+
+    This one (``sys.executable``), but for a benchmark with ``targets=True``: that runs
+    in the targets environment, ``.venvs/targets-<version>/bin/python`` under the
+    repository, ``<version>`` being the JAX this Python has (the environment
+    ``./run.sh --test`` makes, with libtpu and JAX's CUDA plugin at that version).
+    Where it does not exist there is no Python, and the reason says what to do.
+
+    >>> python_for(Benchmark("call")) == (sys.executable, None)
+    True
+    """
+    if not bench.targets:
+        return sys.executable, None
+    version = importlib.metadata.version("jax")
+    python = ROOT / ".venvs" / f"targets-{version}" / "bin" / "python"
+    if python.exists():
+        return str(python), None
+    return None, (
+        f"not run: it needs the targets environment (libtpu, JAX's CUDA plugin) for "
+        f"JAX {version}, and .venvs/targets-{version}/bin/python does not exist "
+        "(./run.sh --test makes it)"
+    )
+
+
 def run_one(bench: Benchmark, short: bool, prefix: str = "    | ") -> dict:
-    """One run of one benchmark in a child process: its exit status, seconds, records, and
-    an error (None when it ran to its end and wrote its figures). Its output is passed on,
-    indented."""
+    """One run of one benchmark in a child process (with :func:`python_for`'s Python):
+    its exit status, seconds, records, and an error (None when it ran to its end and
+    wrote its figures). Its output is passed on, indented."""
+    python, why_not = python_for(bench)
+    if python is None:
+        print(prefix + why_not, flush=True)
+        return {"exit": None, "seconds": 0.0, "records": [], "error": why_not}
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "results.json"
         cmd = [
-            sys.executable,
+            python,
             str(HERE / bench.script),
             *(["--short"] if short else []),
             "--json",
@@ -303,7 +342,8 @@ def run(
             )
             r = run_one(b, short)
             print(
-                f"   ({r['seconds']:.1f} s, exit status {r['exit']}"
+                f"   ({r['seconds']:.1f} s, "
+                + ("not run" if r["exit"] is None else f"exit status {r['exit']}")
                 + (f"; DID NOT COMPLETE: {r['error']}" if r["error"] else "")
                 + ")",
                 flush=True,
@@ -589,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=1,
         metavar="N",
-        help="runs of each slow one: memory, big_program (default 1)",
+        help="runs of each slow one: memory, big_program, saved_page, targets (default 1)",
     )
     p.add_argument(
         "--only",

@@ -4,6 +4,7 @@ the README's figures rewritten from a run, a budget judged on the median of repe
 ``bench_call.py --short`` (its figures are not judged: the suite runs beside other work)."""
 
 import importlib
+import importlib.metadata
 import importlib.util
 import json
 import pathlib
@@ -288,3 +289,38 @@ def test_the_many_lines_costs_program_gives_each_op_a_line_and_fusions(tmp_path)
     made = costs_data(run, model)
     costed = {(r["file"], r["path"], r["line"]) for r in made["lines"] if r["what"] == "line"}
     assert len(costed) >= 4 * 5  # the chains' lines each have their costs
+
+
+def test_the_targets_benchmark_runs_in_the_targets_environment_and_fails_without_it(
+    run_all, tmp_path, monkeypatch
+):
+    """Issue 34: bench_targets.py needs libtpu and JAX's CUDA plugin, which only the
+    targets environment has (run.sh makes it before the benchmarks): run_all runs it
+    with that environment's Python, and where there is none the run fails, saying why."""
+    (bench,) = [b for b in run_all.BENCHMARKS if b.script == "bench_targets.py"]
+    assert bench.targets and not any(b.targets for b in run_all.BENCHMARKS if b is not bench)
+    assert run_all.python_for(run_all.Benchmark("call")) == (sys.executable, None)
+    version = importlib.metadata.version("jax")
+    monkeypatch.setattr(run_all, "ROOT", tmp_path)  # a checkout without the environment
+    python, why = run_all.python_for(bench)
+    assert python is None and f".venvs/targets-{version}/bin/python does not exist" in why
+    run = run_all.run_one(bench, short=True)
+    assert run["error"] == why and run["records"] == [] and run["exit"] is None
+    result = fake_run(run_all, [[record("bench_call", "ratio", 1.0)]])
+    result["benchmarks"].append(
+        {
+            "name": "targets",
+            "script": "bench_targets.py",
+            "slow": True,
+            "planned": 1,
+            "seconds": [run["seconds"]],
+            "exit": [run["exit"]],
+            "errors": [run["error"]],
+        }
+    )
+    assert run_all.verdict(result) is False
+    assert f"bench_targets.py: DID NOT COMPLETE: {why}" in run_all.summary_table(result)
+    made = tmp_path / ".venvs" / f"targets-{version}" / "bin" / "python"
+    made.parent.mkdir(parents=True)
+    made.touch()
+    assert run_all.python_for(bench) == (str(made), None)
