@@ -47,6 +47,7 @@ __all__ = [
     "COUNTED_BY",
     "COUNTED_BY_NOTE",
     "NO_COST_ANALYSIS",
+    "NO_COMPILED_COST_ANALYSIS",
     "no_cost_analysis",
     "GPU_PLATFORMS",
     "GEMM_TARGETS",
@@ -87,10 +88,19 @@ COUNTED_BY_NOTE = (
     "cost analysis counts them"
 )
 
-#: Why a CUDA program's report has no ``cost_analysis()`` table: said in its place.
+#: Why a CUDA program's report has no ``cost_analysis()`` table: said in its place
+#: (JAX 0.9, 0.10: the compile-only client of a CUDA target analyses no module).
 NO_COST_ANALYSIS = (
     "a CUDA compile gives no cost_analysis() (None, before and after optimization); "
     "the costs stage counts the program with XLA's HLO cost analysis instead"
+)
+#: Why a CUDA program's ``cost_analysis()`` table has figures before optimization
+#: and none after: said in place of the compiled column (JAX 0.12, whose target
+#: clients analyse no module either: :func:`olympus.jax_compat.hlo_cost_analysis`
+#: has the CPU analyse the unoptimized one).
+NO_COMPILED_COST_ANALYSIS = (
+    "a CUDA compile gives no cost_analysis() after optimization (None); the costs "
+    "stage counts the optimized program with XLA's HLO cost analysis instead"
 )
 
 # ``[ROOT] %name = <shape> custom-call(<operands>)<attributes>``: the result a
@@ -309,19 +319,22 @@ def _first_device(shardings):
     return None
 
 
-def no_cost_analysis(platforms) -> str | None:
+def no_cost_analysis(platforms, *, lowered: bool = False) -> str | None:
     """Why a report of a program compiled for ``platforms`` has no
-    ``cost_analysis()`` figures, where the platform is the reason (CUDA); ``None``
-    otherwise.
+    ``cost_analysis()`` figures, or with ``lowered`` (it has those before
+    optimization) none after optimization, where the platform is the reason (CUDA);
+    ``None`` otherwise.
 
     >>> no_cost_analysis(("cuda",))[:46]
     'a CUDA compile gives no cost_analysis() (None,'
+    >>> no_cost_analysis(("cuda",), lowered=True)[:66]
+    'a CUDA compile gives no cost_analysis() after optimization (None);'
     >>> no_cost_analysis(("cpu",)) is None
     True
     """
     if "cuda" not in tuple(platforms or ()):
         return None
-    return NO_COST_ANALYSIS
+    return NO_COMPILED_COST_ANALYSIS if lowered else NO_COST_ANALYSIS
 
 
 def counted_by(platform: str | None) -> tuple[str, str]:

@@ -38,14 +38,33 @@ const NO_CUDA_COST_ANALYSIS =
   'a CUDA compile gives no cost_analysis() (None, before and after optimization); ' +
   "the costs stage counts the program with XLA's HLO cost analysis instead";
 
+/**
+ * Why a CUDA program's cost table has figures before optimization and none after
+ * (JAX 0.12): as Python's `olympus.gpu_costs.NO_COMPILED_COST_ANALYSIS` says it.
+ */
+const NO_CUDA_COMPILED_COST_ANALYSIS =
+  'a CUDA compile gives no cost_analysis() after optimization (None); the costs ' +
+  "stage counts the optimized program with XLA's HLO cost analysis instead";
+
 const costAnalysis: IAnalysis = {
-  view: report =>
-    h(
+  view: report => {
+    const c = report.analyses.cost;
+    const noCompiled =
+      c.lowered && !c.compiled && report.platforms.includes('cuda');
+    return h(
       'div',
       { class: 'olympus-table-wrap' },
       costTable(report),
+      noCompiled
+        ? h(
+            'p',
+            { class: 'olympus-notes' },
+            `after optimization (compiled): unavailable (${NO_CUDA_COMPILED_COST_ANALYSIS})`
+          )
+        : null,
       costLegendBox(report)
-    ),
+    );
+  },
   unavailable: (report, given) => {
     const c = report.analyses.cost;
     return c.lowered || c.compiled

@@ -280,7 +280,13 @@ class CostAnalysisKind(StageKind):
             said = no_cost_analysis(report.platforms)
             failed = report.unavailable.get(self.name)
             return [f"  {self.name}: unavailable ({failed or said})"] if said else []
-        return cost_lines(report.analyses.cost_lowered, report.analyses.cost_compiled)
+        a = report.analyses
+        lines = cost_lines(a.cost_lowered, a.cost_compiled)
+        # A CUDA program's figures before optimization alone (JAX 0.12): why none after.
+        said = no_cost_analysis(report.platforms, lowered=True) if not a.cost_compiled else None
+        if said:
+            lines.append(f"    after optimization (compiled): unavailable ({said})")
+        return lines
 
 
 class MemoryKind(StageKind):

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from olympus import stage_registry
+from olympus.gpu_costs import no_cost_analysis
 from olympus.provenance import Provenance, Stage
 from olympus.provenance.sources import charged_frame
 
@@ -685,12 +686,17 @@ def cost_section(report, uid: str) -> Pieces:
         {"class": "note legend"},
         [h("p", None, h("b", None, label), ": ", text) for label, text in cost_names.legend(keys)],
     )
+    # A CUDA program's figures before optimization alone (JAX 0.12): why none after.
+    said = no_cost_analysis(report.platforms, lowered=True) if not after else None
     return _section(
         uid,
         "cost_analysis",
         stage_registry.stage("cost_analysis").title,
         [
             table,
+            h("p", {"class": "note"}, f"after optimization (compiled): unavailable ({said})")
+            if said
+            else None,
             h("div", {"class": "note marks"}, notes) if notes else None,
             h("p", {"class": "note"}, cost_names.STAGES_NOTE),
             legend,
