@@ -58,6 +58,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olympus.argument_names import parameter_names
+from olympus.collectives import lines_without_source
 from olympus.passes import dumped_compile
 from olympus.provenance.hlo import hlo_stage
 from olympus.provenance.sources import SourceTable, SourceTables, charged_lines
@@ -411,9 +412,12 @@ def lines_by_label(
     that are not fusions) of an optimized HLO stage (:func:`hlo_stage`), the user
     lines that made its result: the line its own metadata's call stack is charged to
     (the innermost of the user's own code), then its fused instructions' (the
-    fusion's root first). A caller that has the stage parsed
-    already (the report's model, with its :meth:`~olympus.provenance.Provenance.source_tables`)
-    gives it, and the module is read once."""
+    fusion's root first); for a collective without either, or a fusion holding one,
+    those of what uses its result (:func:`olympus.collectives.lines_without_source`:
+    XLA:TPU from jaxlib 0.12 keeps no source for an FSDP weight's all-gather). A
+    caller that has the stage parsed already (the report's model, with its
+    :meth:`~olympus.provenance.Provenance.source_tables`) gives it, and the module is
+    read once."""
 
     line_of = charged_lines(table)
 
@@ -440,6 +444,17 @@ def lines_by_label(
         # An entry instruction's label wins over a callee's of the same name.
         if op.label not in out or op.parent is None:
             out[op.label] = tuple(lines)
+    # A collective XLA kept no source for, or the fusion holding one: what uses its result.
+    ops = stage.ops
+    holders = {
+        ops[k].label if ops[k].fusion is None else ops[ops[k].fusion].label
+        for k in stage.collectives
+    }
+    if any(label in out and not out[label] for label in holders):
+        found = lines_without_source(stage, lambda op: [w] if (w := where(op)) else [])
+        for label, made in found.items():
+            if label in out and not out[label]:
+                out[label] = made
     return out
 
 

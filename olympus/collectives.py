@@ -65,6 +65,7 @@ __all__ = [
     "data_bytes",
     "group_size",
     "moved_bytes",
+    "lines_without_source",
 ]
 
 #: Bytes of one element of each HLO element type.
@@ -466,11 +467,12 @@ class _Flow:
         return out
 
 
-def _users_lines(model, stage, op, flow: _Flow) -> tuple[tuple[str, int], ...]:
-    """The lines of the first instructions downstream of ``op`` that have one (its
-    users, theirs, ..., followed into and out of called computations: ``flow``):
-    some XLA releases give an inserted collective the name of the operand it moves
-    and no source, and the line that needed it is the one that uses its result."""
+def _users_lines(lines_of, stage, op, flow: _Flow) -> tuple[tuple[str, int], ...]:
+    """The lines (``lines_of(op)``: an op's own) of the first instructions
+    downstream of ``op`` that have one (its users, theirs, ..., followed into and
+    out of called computations: ``flow``): some XLA releases give an inserted
+    collective the name of the operand it moves and no source, and the line that
+    needed it is the one that uses its result."""
     seen, todo = {op.index}, [op.index]
     while todo:
         found: list[tuple[str, int]] = []
@@ -480,7 +482,7 @@ def _users_lines(model, stage, op, flow: _Flow) -> tuple[tuple[str, int], ...]:
                 continue
             seen.add(k)
             level.append(k)
-            found.extend(model.lines_for_op(stage.ops[k].id, frames="user"))
+            found.extend(lines_of(stage.ops[k]))
         if found:
             return tuple(dict.fromkeys(found))
         todo = level
@@ -497,6 +499,47 @@ def _result_copy(stage, copies: list):
         if caller is not None and tuple_elements(stage.ops[caller].types[0]) is None:
             return copy
     return copies[-1]
+
+
+def _copies(stage, texts: list[str], ops, entries) -> dict[tuple[str, str], list]:
+    """The collectives of ``ops`` outside the entry computation by opcode (without
+    ``-start``/``-done``) and channel: the copies of one collective in the parts of
+    an asynchronous collective fusion, in text order."""
+    copies: dict[tuple[str, str], list] = {}
+    for op in ops:
+        channel = _CHANNEL.search(_instruction_text(texts, op))
+        if channel and op.name not in ("send", "recv") and op.computation not in entries:
+            copies.setdefault((_BASE.sub("", op.name), channel.group(1)), []).append(op)
+    return copies
+
+
+def lines_without_source(stage, lines_of) -> dict[str, tuple[tuple[str, int], ...]]:
+    """By label, the lines a collective of ``stage`` (a compiled module's HLO stage)
+    without a line of its own is put down to, as :func:`collectives` does: those of
+    the first instructions that use its result (an asynchronous collective fusion's
+    done's); the ``fusion`` holding such a collective (a part of an asynchronous
+    collective fusion) has them too. ``lines_of(op)``: an op's own lines. What
+    :mod:`olympus.buffers` gives the buffer of a collective XLA kept no source for
+    (XLA:TPU from jaxlib 0.12 names an FSDP weight's all-gather after the weight)."""
+    texts = stage.text.split("\n")
+    found = [stage.ops[k] for k in stage.collectives]
+    entries = {k for k, c in enumerate(stage.computations) if c.entry}
+    copies = _copies(stage, texts, found, entries)
+    flow = _Flow(stage, texts)
+    out: dict[str, tuple[tuple[str, int], ...]] = {}
+    for op in found:
+        if not op.label or op.name in ("send", "recv") or lines_of(op):
+            continue
+        channel = _CHANNEL.search(_instruction_text(texts, op))
+        key = (_BASE.sub("", op.name), channel.group(1)) if channel else None
+        same = copies.get(key, [op]) if key is not None else [op]
+        lines = next((own for c in same if (own := tuple(lines_of(c)))), ())
+        lines = lines or _users_lines(lines_of, stage, _result_copy(stage, same), flow)
+        if lines:
+            out[op.label] = lines
+            if op.fusion is not None and stage.ops[op.fusion].label:
+                out.setdefault(stage.ops[op.fusion].label, lines)
+    return out
 
 
 def _operand_lines(model, stage, lines: list[str], op, scopes) -> tuple[tuple[str, int], ...]:
@@ -541,6 +584,10 @@ def collectives(model) -> list[Collective]:
     texts = stage.text.split("\n")
     flow = _Flow(stage, texts)  # read when a collective has no line
     scopes: dict = {}  # likewise
+
+    def lines_of(o) -> list[tuple[str, int]]:
+        return model.lines_for_op(o.id, frames="user")
+
     parameters = entry_parameters(stage.text)
     by_label = {p.label: p.name for p in parameters.values() if p.name}
     by_number = {n: p.name for n, p in parameters.items() if p.name}
@@ -564,11 +611,7 @@ def collectives(model) -> list[Collective]:
     out = []
     # XLA:TPU's asynchronous collective fusions hold a copy of their collective in each
     # part (start, the work overlapped with it, done), one channel for all: one collective.
-    copies: dict[tuple[str, str], list] = {}
-    for op in found:
-        channel = _CHANNEL.search(_instruction_text(texts, op))
-        if channel and op.name not in ("send", "recv") and op.computation not in entries:
-            copies.setdefault((_BASE.sub("", op.name), channel.group(1)), []).append(op)
+    copies = _copies(stage, texts, found, entries)
     for op in found:
         m = _BASE.search(op.name)
         if m and m.group(1) != "start":
@@ -592,18 +635,15 @@ def collectives(model) -> list[Collective]:
             result = data_bytes("recv", _result_types(received, receiver.name))
         devices = group_size(replica_groups)
         # Its own line, else that of another copy of it.
-        lines = next(
-            (own for c in same if (own := tuple(model.lines_for_op(c.id, frames="user")))),
-            (),
-        )
+        lines = next((own for c in same if (own := tuple(lines_of(c)))), ())
         if not lines and receiver is not None:  # what it sends was made, then needed
             lines = _operand_lines(model, stage, texts, op, scopes) or _users_lines(
-                model, stage, receiver, flow
+                lines_of, stage, receiver, flow
             )
         elif not lines:  # what needs its result, else what made what it moves
-            lines = _users_lines(model, stage, _result_copy(stage, same), flow) or _operand_lines(
-                model, stage, texts, op, scopes
-            )
+            lines = _users_lines(
+                lines_of, stage, _result_copy(stage, same), flow
+            ) or _operand_lines(model, stage, texts, op, scopes)
         shardings: tuple[str, ...] = ()
         if lowered is not None and lines:
             shardings = _line_shardings(model, lowered, lowered_texts, lines[0], by_number)

@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from olympus.buffers import lines_by_label
 from olympus.collectives import collectives, group_size, moved_bytes, shape_bytes
 from olympus.provenance import Provenance
 from olympus.provenance.hlo import hlo_stage
@@ -209,3 +210,16 @@ def test_an_async_collective_fusion_without_lines_is_charged_to_the_line_using_i
     # work's (line 11), nor the fusion's that takes the gathered weight (line 13):
     # line 12's matmul, inside that fusion, uses it.
     assert gather.lines == (("/src/mlp.py", 12),)
+
+
+def test_the_buffers_of_a_collective_without_lines_are_put_down_to_the_line_using_it():
+    # The buffers the peak lists by line (olympus.buffers): the all-gather's, held by
+    # its start and its done, are line 12's, where the peak of an FSDP step is.
+    table = SourceTable(exclude=())
+    stage = hlo_stage(ASYNC_COLLECTIVE_FUSION, table, name="compiled")
+    lines = lines_by_label(stage, table.tables())
+    for label in ("async-collective-start", "async-collective-done"):
+        assert lines[label] == (("/src/mlp.py", 12),), label
+    # What has lines of its own keeps them; what no source made stays the compiler's.
+    assert lines["fusion.1"] == (("/src/mlp.py", 11),) and lines["out"][0] == ("/src/mlp.py", 13)
+    assert lines["get-tuple-element.0"] == ()
