@@ -37,6 +37,20 @@ INDEX = "00_course"
 LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if p.stem != INDEX)
 
 
+def _running(lesson):
+    """The lesson as a parameter of the tests that run it (in a kernel, with nbgrader,
+    its checks called here): marked ``targets`` where it compiles for a TPU slice
+    (its data's ``TARGETS``), so that those run only in the targets environment, where
+    libtpu is (run.sh); the main run deselects them (``-m "not targets"``)."""
+    if getattr(lesson_data(lesson), "TARGETS", False):
+        return pytest.param(lesson, marks=pytest.mark.targets)
+    return lesson
+
+
+#: The lessons, for the tests that run them.
+RUNNING = [_running(lesson) for lesson in LESSONS]
+
+
 def read(name):
     return nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
 
@@ -127,7 +141,7 @@ def assert_outputs_degrade(nb):
                 assert data.get("text/plain", "").strip(), cell.source
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", RUNNING)
 def test_lesson_runs_with_the_solutions_and_every_check_passes(lesson, tmp_path):
     start = time.perf_counter()
     nb = run_notebook(read(lesson), tmp_path)
@@ -153,7 +167,7 @@ def test_every_exercise_has_a_wrong_answer(lesson):
     )
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", RUNNING)
 def test_lesson_checks_explain_planted_wrong_answers(lesson, tmp_path):
     nb = read(lesson)
     wrong = lesson_data(lesson).WRONG
@@ -268,7 +282,7 @@ def _autograde(course, lesson, student, submission):
     return nb, score, max_score
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", RUNNING)
 def test_autograde_gives_the_solutions_full_marks(lesson, course):
     root, _ = course
     student = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
@@ -283,7 +297,7 @@ def test_autograde_gives_the_solutions_full_marks(lesson, course):
     assert all(text(c).startswith("Correct: ") for c in check_cells(nb))
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", RUNNING)
 def test_autograde_gives_the_stubs_zero_and_each_check_says_not_implemented_yet(lesson, course):
     root, _ = course
     student = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
@@ -299,7 +313,7 @@ def test_autograde_gives_the_stubs_zero_and_each_check_says_not_implemented_yet(
 # -- the checks, called from Python: other correct answers, other wrong ones --------------
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", RUNNING)
 def test_checks_accept_every_correct_answer_and_explain_wrong_ones(lesson, capsys):
     from olympus_jupyter.teaching import exercises
     from olympus_jupyter.teaching.checks import NotImplementedYet, NotYet

@@ -25,3 +25,4 @@ from olympus_jupyter.teaching.exercises.control_flow import *  # noqa: F403
 from olympus_jupyter.teaching.exercises.costs import *  # noqa: F403
 from olympus_jupyter.teaching.exercises.sharding import *  # noqa: F403
 from olympus_jupyter.teaching.exercises.export import *  # noqa: F403
+from olympus_jupyter.teaching.exercises.will_it_fit import *  # noqa: F403
