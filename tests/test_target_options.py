@@ -188,3 +188,14 @@ def test_a_program_xla_refused_says_how_much_to_cut_and_its_biggest_buffer():
         V5E["title"] + "; mesh data=4",
         "device memory: x",
     ]
+
+
+def test_arguments_and_results_beyond_the_memory_never_fit():
+    """libtpu 0.0.34 (JAX 0.9) compiles a program over the memory, and its dump's
+    peak can read less than the arguments and results it holds at the end."""
+    memory = {**MEMORY, "argument_size_in_bytes": 12 * GiB, "output_size_in_bytes": 12 * GiB}
+    answer = device_memory(V5E, memory, None, None, live_bytes=13 * GiB)
+    assert answer["fits"] is False and answer["peak_bytes"] == 23 * GiB
+    assert answer["peak_source"].startswith("memory_analysis(): arguments + outputs")
+    small = device_memory(V5E, MEMORY, None, None, live_bytes=1 * GiB)  # below: the dump's
+    assert small["peak_bytes"] == GiB and small["fits"] is True
