@@ -233,14 +233,18 @@ def arguments(case: Case) -> tuple[tuple, tuple]:
 # -- the two sides ----------------------------------------------------------------------------
 
 
-def jax_compile(case: Case):
+def jax_compile(case: Case, parts: dict[str, float] | None = None):
     """JAX's own compile-only compile: the shapes sharded over a mesh of the target's
-    devices, then ``trace -> lower -> compile``."""
+    devices, then ``trace -> lower -> compile``; the seconds of each step go in
+    ``parts`` (``place``, ``trace``, ``lower``, ``compile``: the compile's also when
+    it fails)."""
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
 
     from olympus import hardware
 
+    parts = {} if parts is None else parts
+    start = time.perf_counter()
     args, specs = arguments(case)
     mesh = hardware.target(case.target).mesh(case.axes)
     placed = jax.tree.map(
@@ -250,7 +254,15 @@ def jax_compile(case: Case):
         is_leaf=lambda x: isinstance(x, PartitionSpec),
     )
     step = jax.jit(make_train_step(case.model), donate_argnums=0)
-    return step.trace(*placed).lower().compile()
+    parts["place"], start = time.perf_counter() - start, time.perf_counter()
+    traced = step.trace(*placed)
+    parts["trace"], start = time.perf_counter() - start, time.perf_counter()
+    lowered = traced.lower()
+    parts["lower"], start = time.perf_counter() - start, time.perf_counter()
+    try:
+        return lowered.compile()
+    finally:
+        parts["compile"] = time.perf_counter() - start
 
 
 def olympus_report(case: Case, **options: Any):
@@ -272,10 +284,10 @@ def olympus_report(case: Case, **options: Any):
     )
 
 
-def jax_failed_compile(case: Case) -> str:
+def jax_failed_compile(case: Case, parts: dict[str, float] | None = None) -> str:
     """JAX's compile of a step that does not fit: its error (RESOURCE_EXHAUSTED)."""
     try:
-        jax_compile(case)
+        jax_compile(case, parts)
     except Exception as e:  # noqa: BLE001 - XLA's out-of-memory error is the point
         return str(e)
     raise AssertionError(f"{case.describe()} fits: it was meant not to")
@@ -290,10 +302,14 @@ def bundle_bytes(report) -> int:
 
 @dataclasses.dataclass
 class Paired:
-    """The rounds of two sides timed in turn: seconds per round and side."""
+    """The rounds of two sides timed in turn: seconds per round and side, and each
+    round's parts (JAX's steps; the report's ``timings`` and what is left)."""
 
     olympus: list[float] = dataclasses.field(default_factory=list)
     jax: list[float] = dataclasses.field(default_factory=list)
+    parts: dict[str, list[dict[str, float]]] = dataclasses.field(
+        default_factory=lambda: {"olympus": [], "jax": []}
+    )
     last: Any = None  # Olympus's side's last result
 
     @property
@@ -309,10 +325,26 @@ class Paired:
             f"budget <= {budget:.2f}) {verdict}"
         )
 
+    def parts_line(self) -> str:
+        """The median seconds of each side's parts, where the time goes."""
 
-def paired(olympus_side: Callable[[], Any], jax_side: Callable[[], Any], rounds: int) -> Paired:
+        def medians(side: str) -> str:
+            rounds = self.parts[side]
+            names = list(dict.fromkeys(k for r in rounds for k in r))
+            return ", ".join(
+                f"{k} {statistics.median(r.get(k, 0.0) for r in rounds):.2f}" for k in names
+            )
+
+        return f"  parts (median s): jax {medians('jax')}; olympus {medians('olympus')}"
+
+
+def paired(
+    olympus_side: Callable[[dict], Any], jax_side: Callable[[dict], Any], rounds: int
+) -> Paired:
     """Both sides ``rounds`` times, alternating which goes first, JAX's caches
-    cleared before each."""
+    cleared before each. Each side is given a dict for its parts; the Olympus side
+    returns its report, whose ``timings`` (and the time left beside them, ``rest``)
+    are its parts."""
     import jax
 
     out = Paired()
@@ -320,11 +352,16 @@ def paired(olympus_side: Callable[[], Any], jax_side: Callable[[], Any], rounds:
         for side in ("jax", "olympus") if r % 2 else ("olympus", "jax"):
             jax.clear_caches()
             gc.collect()
+            parts: dict[str, float] = {}
             start = time.perf_counter()
-            result = (olympus_side if side == "olympus" else jax_side)()
-            getattr(out, side).append(time.perf_counter() - start)
+            result = (olympus_side if side == "olympus" else jax_side)(parts)
+            seconds = time.perf_counter() - start
+            getattr(out, side).append(seconds)
             if side == "olympus":
                 out.last = result
+                parts = {**result.timings, **parts}
+                parts["rest"] = seconds - sum(parts.values())
+            out.parts[side].append(parts)
     return out
 
 
@@ -337,9 +374,10 @@ def check_report(report, case: Case) -> None:
 
 
 def report_budget(results: Results, case: Case, rounds: int) -> None:
-    timed = paired(lambda: olympus_report(case), lambda: jax_compile(case), rounds)
+    timed = paired(lambda _: olympus_report(case), lambda p: jax_compile(case, p), rounds)
     check_report(timed.last, case)
-    print(timed.line(f"report for {case.describe()}", BUDGET_REPORT), flush=True)
+    print(timed.line(f"report for {case.describe()}", BUDGET_REPORT))
+    print(timed.parts_line(), flush=True)
     results.add(
         f"default report for {case.target}, a sharded train step of {case.model.layers} MLP "
         "blocks / JAX's compile-only compile",
@@ -353,17 +391,18 @@ def report_budget(results: Results, case: Case, rounds: int) -> None:
 def no_fit_budget(results: Results, case: Case, rounds: int) -> None:
     errors: list[str] = []
 
-    def jax_side():
-        errors.append(jax_failed_compile(case))
+    def jax_side(parts):
+        errors.append(jax_failed_compile(case, parts))
 
-    timed = paired(lambda: olympus_report(case), jax_side, rounds)
+    timed = paired(lambda _: olympus_report(case), jax_side, rounds)
     assert "RESOURCE_EXHAUSTED" in errors[-1], errors[-1][:500]
     report = timed.last
     answer = report.device_memory()
     assert report.failure is not None and answer["fits"] is False, answer
     assert answer["peak_source"] == "XLA out of memory" and answer["largest"], answer
     print(f"  {answer['words'].splitlines()[0][:160]}")
-    print(timed.line(f"report of {case.describe()} (does not fit)", BUDGET_NO_FIT), flush=True)
+    print(timed.line(f"report of {case.describe()} (does not fit)", BUDGET_NO_FIT))
+    print(timed.parts_line(), flush=True)
     results.add(
         f"report of a train step that does not fit {case.target} / JAX's failing compile",
         timed.ratio,
@@ -377,23 +416,25 @@ def costs_budget(results: Results, case: Case, rounds: int) -> None:
     parts: dict[str, list[float]] = {"inspect": [], "bundle": []}
     sizes: list[int] = []
 
-    def olympus_side():
+    def olympus_side(its_parts):
         start = time.perf_counter()
         report = olympus_report(case, costs=True)
         parts["inspect"].append(time.perf_counter() - start)
         check_report(report, case)
         start = time.perf_counter()
         sizes.append(bundle_bytes(report))
-        parts["bundle"].append(time.perf_counter() - start)
+        its_parts["bundle"] = time.perf_counter() - start
+        parts["bundle"].append(its_parts["bundle"])
         return report
 
-    timed = paired(olympus_side, lambda: jax_compile(case), rounds)
+    timed = paired(olympus_side, lambda p: jax_compile(case, p), rounds)
     m = case.model
     print(
         f"  inspect(costs=True) {statistics.median(parts['inspect']):.2f} s, display bundle "
         f"{statistics.median(parts['bundle']):.2f} s ({sizes[-1] / 1e6:.2f} MB)"
     )
-    print(timed.line(f"report with costs of {case.describe()}", BUDGET_COSTS), flush=True)
+    print(timed.line(f"report with costs of {case.describe()}", BUDGET_COSTS))
+    print(timed.parts_line(), flush=True)
     name = f"{m.layers}-layer transformer (d_model {m.d_model})"
     results.add(
         f"{name} for {case.target} with costs, display bundle included / JAX's compile",
