@@ -13,9 +13,9 @@ Budgets:
    remat, the next-token loss, a hand-written Adam, the state donated; FSDP over
    ``data``, tensor parallel over ``model``) on ``v5e:4x4`` (``data=4, model=4``),
    and the same on ``h100:8`` (``data=2, model=4``). Its blocks have no attention:
-   XLA:TPU takes about 4.5 s here to compile even a tiny attention block, and this
-   budget is for a compile of about a second or two, where what Olympus adds
-   weighs most (the attention transformers are budget 3's).
+   XLA:TPU takes 4.5 to 5 s of CPU here to compile even a tiny step with
+   attention, and this budget is for a compile of about a second or two, where
+   what Olympus adds weighs most (the attention transformers are budget 3's).
 2. A program that does not fit is reported within 2x the time of the compile that
    failed: a wider step (``TOO_BIG``: 8 blocks with attention, ``d_model`` 4096),
    data-parallel only (every device holds all the parameters and both Adam moments)
