@@ -260,3 +260,23 @@ def test_the_inspector_chooses_the_target_and_says_why_it_recompiled():
     assert "target v5e:2x2 (data=2, model=2) → v6e:2x2 (data=2, model=2)" in ins.why.value
     ins.target.value = ""  # this machine's devices: the mesh must fit them
     assert "Not re-staged" in ins.status.value or ins.report.target is None
+
+
+def test_shardings_on_the_users_own_mesh_are_laid_onto_the_targets():
+    """Arguments sharded on the user's mesh of this machine's devices keep their
+    specs, by axis name, on the target's mesh of the same axes."""
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+
+    own = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("data", "model"))  # this machine's
+    x = jax.ShapeDtypeStruct((256, 512), jnp.float32, sharding=NamedSharding(own, P("data", None)))
+    w = jax.ShapeDtypeStruct(
+        (512, 1024), jnp.float32, sharding=NamedSharding(own, P("data", "model"))
+    )
+    report = olympus_jupyter.inspect(
+        layer, x, w, target="v5e:2x2", mesh="data=2,model=2", cache=False
+    )
+    assert report.ok and report.platforms == ("tpu",)
+    # Each device holds its shares: x's rows halved (data), w's rows and columns halved.
+    per_device = (128 * 512 + 256 * 512) * 4
+    assert report.analyses.memory["argument_size_in_bytes"] == per_device
