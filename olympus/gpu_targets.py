@@ -51,7 +51,7 @@ from collections.abc import Iterator
 import jax
 
 from olympus import chips as _chips
-from olympus.target_devices import Target, TargetError
+from olympus.target_devices import Target, TargetError, first_line
 
 __all__ = ["gpu_target", "gpu_kinds", "gpu_target_config", "cuda_plugin_installed"]
 
@@ -163,7 +163,7 @@ def _gpu_target(kind: str, count: int, hosts: int) -> Target:
         topology = _describe(config, topology_text)
     except Exception as e:  # noqa: BLE001 - the compiler's refusal, with its reason
         raise TargetError(
-            f"JAX's CUDA plugin cannot describe target {name!r}: {_first_line(e)}"
+            f"JAX's CUDA plugin cannot describe target {name!r}: {first_line(e)}"
         ) from None
     devices = tuple(topology.devices)
     return Target(
@@ -303,8 +303,3 @@ def _jaxlib_version() -> str:
         return importlib.metadata.version("jaxlib")
     except importlib.metadata.PackageNotFoundError:
         return jax.__version__
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

@@ -40,7 +40,7 @@ import jax
 
 from olympus import chips as _chips
 from olympus import gpu_targets as _gpu_targets
-from olympus.target_devices import Target, TargetError
+from olympus.target_devices import Target, TargetError, first_line
 
 __all__ = [
     "COMMON_TARGETS",
@@ -86,9 +86,9 @@ def parse_target(name: str) -> tuple[str, str, str]:
             f"({type(name).__name__})."
         )
     text = name.strip().lower()
-    gpu_kinds = _gpu_targets.gpu_kinds
+    gpu_kinds = _gpu_targets.gpu_kinds()
     gpu = _GPU_NAME.match(text)
-    if gpu is not None and gpu["kind"] in gpu_kinds():
+    if gpu is not None and gpu["kind"] in gpu_kinds:
         return "cuda", gpu["kind"], text
     match = _NAME.match(text)
     generations = _chips.tpu_generations()
@@ -102,7 +102,7 @@ def parse_target(name: str) -> tuple[str, str, str]:
             f"target {name!r}{why}; name a TPU slice as libtpu does, "
             f"'<generation>:<topology>' such as 'v5e:4x4' or 'v5p:2x2x2' "
             f"(generations: {', '.join(generations)}), or GPUs as '<kind>:<count>' "
-            f"such as 'h100:8' (kinds: {', '.join(gpu_kinds())})."
+            f"such as 'h100:8' (kinds: {', '.join(gpu_kinds)})."
         )
     return "tpu", match["gen"], text
 
@@ -160,7 +160,7 @@ def _tpu_target(name: str, generation: str, num_slices: int) -> Target:
                 platform="tpu", topology_name=name, num_slices=num_slices
             )
     except Exception as e:  # noqa: BLE001 - libtpu's refusal, with its reason
-        raise TargetError(f"libtpu cannot describe target {name!r}: {_first_line(e)}") from None
+        raise TargetError(f"libtpu cannot describe target {name!r}: {first_line(e)}") from None
     devices = tuple(topology.devices)
     return Target(
         name=name,
@@ -171,11 +171,6 @@ def _tpu_target(name: str, generation: str, num_slices: int) -> Target:
         chip=_chips.chip("tpu", generation)
         or _chips.chip_of("tpu", str(getattr(devices[0], "device_kind", ""))),
     )
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,7 @@ import jax
 
 from olympus import chips as _chips
 
-__all__ = ["Target", "TargetError"]
+__all__ = ["Target", "TargetError", "first_line"]
 
 
 class TargetError(ValueError):
@@ -81,9 +82,7 @@ class Target:
 
         axes = dict(axes or {"devices": len(self.devices)})
         sizes = tuple(axes.values())
-        total = 1
-        for size in sizes:
-            total *= size
+        total = math.prod(sizes)
         if total != len(self.devices):
             raise TargetError(
                 f"mesh {_axes_text(axes)} has {total} devices; {self.name}"
@@ -136,3 +135,14 @@ class Target:
 
 def _axes_text(axes: Mapping[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in axes.items())
+
+
+def first_line(e: BaseException) -> str:
+    r"""The first line of an error's message (a compiler's refusal runs on), or its
+    type's name where it has none.
+
+    >>> first_line(ValueError("INVALID_ARGUMENT: no\nmore"))
+    'INVALID_ARGUMENT: no'
+    """
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

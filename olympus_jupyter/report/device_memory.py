@@ -110,12 +110,7 @@ def _analysed_peak(memory: Mapping[str, Any] | None) -> int | None:
     if not memory:
         return None
     peak = memory.get("peak_memory_in_bytes") or 0
-    total = (
-        memory.get("argument_size_in_bytes", 0)
-        + memory.get("output_size_in_bytes", 0)
-        + memory.get("temp_size_in_bytes", 0)
-        - memory.get("alias_size_in_bytes", 0)
-    )
+    total = (_held(memory) or 0) + memory.get("temp_size_in_bytes", 0)
     return int(max(peak, total)) if max(peak, total) > 0 else None
 
 
