@@ -28,6 +28,8 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Literal
 
 from olympus import stage_registry
+from olympus.argument_names import fallback_names
+from olympus.buffers import lines_by_label
 from olympus.dumps import merge_needs
 from olympus.gc_pause import paused_gc
 from olympus.op_costs import op_cost
@@ -740,8 +742,8 @@ def build_report(
             stage_data[handler.name] = data
     if provenance is not None:  # as XLA names them, before cells are relabelled
         context.live["files"] = tuple(f.path for f in provenance.files)
+    target = _target_data(run, analyses, fields.get("costs"), failures.failure, provenance)
     provenance, failure = _as_cells(provenance, failures.failure)
-    target = _target_data(run, analyses, fields.get("costs"), failure)
     return StageReport(
         name=run.name,
         platforms=tuple(run.platforms),
@@ -774,15 +776,21 @@ def _without_layouts(shape: str) -> str:
         shape = shorter
 
 
-def _peak_figures(dump) -> tuple[int | None, list[dict[str, Any]]]:
+def _peak_figures(dump, run: StagedRun, model) -> tuple[int | None, list[dict[str, Any]]]:
     """The live-range peak in the device's memory (HBM, memory space 0) in bytes and
     the biggest buffers live at it (with the user's lines that made each), read
-    from a :class:`~olympus.buffers.PeakDump`;
-    ``(None, [])`` where there is none or it cannot be read."""
+    from a :class:`~olympus.buffers.PeakDump`; ``(None, [])`` where there is none
+    or it cannot be read. The lines are read from the report's model of the
+    compiled program where it has one (the module the dump holds, parsed once),
+    as the costs stage reads them; a compile XLA refused has none."""
     if dump is None:
         return None, []
+    lines, names = None, ()
+    if run.compiled is not None and model is not None and "compiled" in model.stages:
+        lines = lines_by_label(model.stages["compiled"], model.source_tables())
+        names = fallback_names(run.compiled)
     try:
-        peak = dump.read()
+        peak = dump.read(lines, names)
     except (OSError, ValueError):
         return None, []
     largest = sorted(peak.buffers, key=lambda b: -b.size)[:MAX_LARGEST]
@@ -804,16 +812,19 @@ def _peak_figures(dump) -> tuple[int | None, list[dict[str, Any]]]:
     )
 
 
-def _target_data(run: StagedRun, analyses: Analyses, costs, failure) -> dict[str, Any] | None:
+def _target_data(
+    run: StagedRun, analyses: Analyses, costs, failure, model
+) -> dict[str, Any] | None:
     """What the report keeps of the target a run was compiled for: its devices, the
-    mesh, and whether the program fits in their memory."""
+    mesh, and whether the program fits in their memory (``model``: the report's
+    provenance model, whose compiled program gives the buffers' lines)."""
     if run.target is None:
         return None
     data = run.target.as_json()
     if run.mesh:
         data["mesh"] = dict(run.mesh)
     message = failure.message if failure is not None and failure.stage == "compile" else None
-    live, largest = _peak_figures(run.refused if message else run.peak)
+    live, largest = _peak_figures(run.refused if message else run.peak, run, model)
     answer = device_memory(data, analyses.memory, costs, message, live, largest)
     if answer is not None:
         data["memory"] = {**answer, "words": memory_words(answer)}
