@@ -24,7 +24,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Literal
 
 from olympus import stage_registry
@@ -785,7 +785,8 @@ def _peak_figures(dump, run: StagedRun, model) -> tuple[int | None, list[dict[st
     as the costs stage reads them; a compile XLA refused has none."""
     if dump is None:
         return None, []
-    lines, names = None, ()
+    lines = None
+    names: Sequence[str] = ()
     if run.compiled is not None and model is not None and "compiled" in model.stages:
         lines = lines_by_label(model.stages["compiled"], model.source_tables())
         names = fallback_names(run.compiled)
