@@ -140,42 +140,42 @@ run_checks() {
     done
 }
 
-# test_against_jax VERSION MIN_PYTHON [PYTEST ARGS]: the suite, but the browser tests
-# (which test the JupyterLab build, not JAX), in an environment with that JAX.
-test_against_jax() {
-    local version=$1 min_python=$2; shift 2
-    local python dir=".venvs/jax-$version"
+# jax_venv DIR EXTRA VERSION MIN_PYTHON: DIR made a virtual environment with Olympus and
+# that extra at JAX VERSION (installed as needed), its Python left in venv_python; where
+# no Python >= MIN_PYTHON is found it says so and returns 1 (CI stops: it tests all).
+jax_venv() {
+    local dir=$1 extra=$2 version=$3 min_python=$4 python
     if ! python=$(python_at_least "$min_python"); then
         echo "run.sh: JAX $version needs Python >= $min_python, and none was found." >&2
         [ "${CI:-}" = true ] && exit 1
         echo "run.sh: not testing against JAX $version here (CI does)." >&2
-        return 0
+        return 1
     fi
     make_venv "$dir" "$python"
     # The JupyterLab build is the main environment's business: skip it here.
-    (export HATCH_BUILD_NO_HOOKS=true; install "$dir/bin/python" test "jax==$version" "jaxlib==$version")
-    say "tests against JAX $version ($("$dir/bin/python" --version 2>&1))"
-    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider --ignore=tests/browser -m "not targets" "$@"
+    (export HATCH_BUILD_NO_HOOKS=true; install "$dir/bin/python" "$extra" "jax==$version" "jaxlib==$version")
+    venv_python="$dir/bin/python"
+}
+
+# test_against_jax VERSION MIN_PYTHON [PYTEST ARGS]: the suite, but the browser tests
+# (which test the JupyterLab build, not JAX), in an environment with that JAX.
+test_against_jax() {
+    local version=$1 min_python=$2; shift 2
+    jax_venv ".venvs/jax-$version" test "$version" "$min_python" || return 0
+    say "tests against JAX $version ($("$venv_python" --version 2>&1))"
+    "$venv_python" -m pytest -q -n 2 -p no:cacheprovider --ignore=tests/browser -m "not targets" "$@"
 }
 
 # test_targets VERSION MIN_PYTHON [PYTEST ARGS]: the tests that compile for TPU and GPU
 # targets (marked `targets`), in an environment of their own with JAX VERSION, libtpu and
 # JAX's CUDA plugin at the versions that match it (the targets extra).
 test_targets() {
-    local version=$1 min_python=$2; shift 2
-    local python dir=".venvs/targets-$version"
-    if ! python=$(python_at_least "$min_python"); then
-        echo "run.sh: JAX $version needs Python >= $min_python, and none was found." >&2
-        [ "${CI:-}" = true ] && exit 1
-        return 0
-    fi
-    make_venv "$dir" "$python"
-    (export HATCH_BUILD_NO_HOOKS=true; install "$dir/bin/python" targets "jax==$version" "jaxlib==$version")
+    local version=$1 min_python=$2 files; shift 2
+    jax_venv ".venvs/targets-$version" targets "$version" "$min_python" || return 0
     say "tests for TPU and GPU targets, JAX $version (libtpu, CUDA plugin)"
     # The files that hold such tests: the others need the test extra, not installed here.
-    local files
     mapfile -t files < <(grep -rlE "mark\.targets" tests --include='*.py' | LC_ALL=C sort)
-    "$dir/bin/python" -m pytest -q -n 2 -p no:cacheprovider -m targets "${files[@]}" "$@"
+    "$venv_python" -m pytest -q -n 2 -p no:cacheprovider -m targets "${files[@]}" "$@"
 }
 
 case "${1:-}" in
