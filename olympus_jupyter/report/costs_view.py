@@ -92,7 +92,7 @@ from olympus.op_instructions import OpKey, keys_by_op, own_key
 from olympus.provenance.sources import charged_frame
 
 from olympus_jupyter.report import time_view
-from olympus_jupyter.report.data import file_index
+from olympus_jupyter.report.data import cost_row, file_index
 from olympus_jupyter.report.data_cap import (
     MAX_MESSAGE,
     clip_message,
@@ -161,23 +161,6 @@ def _row_order(r: Mapping[str, Any]) -> tuple:
     )
 
 
-def _empty_row(what: str, file: int | None, path: str | None, line: int | None) -> dict:
-    """A row of ``costs['lines']`` that costs nothing yet."""
-    return {
-        "what": what,
-        "file": file,
-        "path": path,
-        "line": line,
-        "flops": 0.0,
-        "transcendentals": 0.0,
-        "bytes": 0.0,
-        "peak": 0,
-        "instructions": [],
-        "buffers": [],
-        "via": [],
-    }
-
-
 def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> list[dict]:
     rows: dict[tuple, dict] = {}
 
@@ -185,7 +168,7 @@ def _rows(cost: CostByLine, peak: PeakMemory | None, files: Sequence[str]) -> li
         key = (what, path, line)
         if key not in rows:
             file, other = file_index(files, path)
-            rows[key] = _empty_row(what, file, other, line)
+            rows[key] = cost_row(what, file, other, line)
         return rows[key]
 
     for c in cost.lines:
@@ -593,7 +576,7 @@ def _innermost_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     def row(what, file, path, line) -> dict[str, Any]:
         key = (what, file, path, line)
         if key not in out:
-            out[key] = _empty_row(what, file, path, line)
+            out[key] = cost_row(what, file, path, line)
         return out[key]
 
     for r in rows:

@@ -72,3 +72,25 @@ def file_index(files: Sequence[str], path: str | None) -> tuple[int | None, str 
         return list(files).index(path), None
     except ValueError:
         return None, path
+
+
+def cost_row(what: str, file: int | None, path: str | None, line: int | None) -> dict:
+    """A row of the costs stage's ``lines`` that costs nothing yet (the costs' and
+    the time's views add to it).
+
+    >>> cost_row("line", 0, None, 3)["flops"], cost_row("line", 0, None, 3)["buffers"]
+    (0.0, [])
+    """
+    return {
+        "what": what,
+        "file": file,
+        "path": path,
+        "line": line,
+        "flops": 0.0,
+        "transcendentals": 0.0,
+        "bytes": 0.0,
+        "peak": 0,
+        "instructions": [],
+        "buffers": [],
+        "via": [],
+    }

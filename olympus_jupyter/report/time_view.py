@@ -43,7 +43,7 @@ from typing import Any
 from olympus.line_time import CYCLES, ROOFLINE, TimeByLine, roofline_seconds
 
 from olympus_jupyter.report.cost_names import format_flops, format_share, format_value
-from olympus_jupyter.report.data import file_index
+from olympus_jupyter.report.data import cost_row, file_index
 
 __all__ = [
     "TIME_KEYS",
@@ -107,20 +107,7 @@ def add_time(data: MutableMapping[str, Any], time: TimeByLine, files: Sequence[s
         what = "line" if t.file is not None else "compiler-made"
         row = rows.get((what, file, path, t.line))
         if row is None:
-            row = rows[what, file, path, t.line] = {
-                "what": what,
-                "file": file,
-                "path": path,
-                "line": t.line,
-                "flops": 0.0,
-                "transcendentals": 0.0,
-                "bytes": 0.0,
-                "peak": 0,
-                "instructions": [],
-                "buffers": [],
-                "via": [],
-                **zero(),
-            }
+            row = rows[what, file, path, t.line] = {**cost_row(what, file, path, t.line), **zero()}
             added.append(row)
         row["cycles"], row["seconds"] = t.cycles, t.seconds
         if time.figure == ROOFLINE:
