@@ -460,7 +460,7 @@ def place_arguments(
     (:func:`olympus.placement.place`); a :class:`StagingError` says what is wrong
     with them (``platforms``: those asked for besides, which must be the target's)."""
     try:
-        axes = _placement.parse_mesh(dict(mesh) if mesh is not None else None)
+        axes = _placement.parse_mesh(mesh)
         if hardware is None:
             if num_slices != 1:
                 raise StagingError("num_slices= needs target=: the slices of which hardware?")
