@@ -616,20 +616,13 @@ class Inspector(W.VBox):
     def _placed(self, args, kwargs, platforms) -> Placed | None:
         """The arguments on the target chosen (or on this machine's devices, where a
         mesh or shardings were given), or None where nothing places them."""
-        hardware = self.target.value or None
-        if (
-            hardware is None
-            and self._placement["mesh"] is None
-            and self._placement["shardings"] is None
-        ):
-            return None
-        if self.cache.given is not None:
-            raise StagingError(
-                f"Got {self.cache.given.described}: it is already placed on its devices, "
-                f"so a target cannot apply. Make the Inspector with the function instead."
-            )
         return place_arguments(
-            args, kwargs, hardware=hardware, platforms=platforms, **self._placement
+            args,
+            kwargs,
+            hardware=self.target.value or None,
+            platforms=platforms,
+            given=self.cache.given,
+            **self._placement,
         )
 
     def _show_progress(self, text: str) -> None:

@@ -388,23 +388,17 @@ def run_stages(
     )
 
     given = targets.stage_of(target)
-    placing = hardware is not None or mesh is not None or shardings is not None or num_slices != 1
-    if given is not None and placing:
-        raise StagingError(
-            f"Got {given.described}: it is already placed on its devices, so target=, "
-            f"mesh= and shardings= cannot apply. Pass the function with its arguments."
-        )
-    placed = None
-    if placing:
-        placed = place_arguments(
-            request.args,
-            request.kwargs,
-            hardware=hardware,
-            num_slices=num_slices,
-            mesh=mesh,
-            shardings=shardings,
-            platforms=request.platforms,
-        )
+    placed = place_arguments(
+        request.args,
+        request.kwargs,
+        hardware=hardware,
+        num_slices=num_slices,
+        mesh=mesh,
+        shardings=shardings,
+        platforms=request.platforms,
+        given=given,
+    )
+    if placed is not None:
         request = dataclasses.replace(request, args=placed.args, kwargs=placed.kwargs)
     if given is not None:
         if request.args or request.kwargs:
@@ -454,11 +448,21 @@ def place_arguments(
     mesh: Mapping[str, int] | Sequence[tuple[str, int]] | None = None,
     shardings: Any = None,
     platforms: Sequence[str] | None = None,
-) -> Placed:
+    given: targets.Given | None = None,
+) -> Placed | None:
     """``args``/``kwargs`` placed on the target (a name, see :mod:`olympus.hardware`;
     None: this machine's devices), ``mesh`` and ``shardings`` asked for
-    (:func:`olympus.placement.place`); a :class:`StagingError` says what is wrong
-    with them (``platforms``: those asked for besides, which must be the target's)."""
+    (:func:`olympus.placement.place`), or None where none of them is; a
+    :class:`StagingError` says what is wrong with them (``platforms``: those asked
+    for besides, which must be the target's; ``given``: a stage given instead of a
+    function, which is placed already)."""
+    if hardware is None and mesh is None and shardings is None and num_slices == 1:
+        return None
+    if given is not None:
+        raise StagingError(
+            f"Got {given.described}: it is already placed on its devices, so target=, "
+            f"mesh= and shardings= cannot apply. Pass the function with its arguments."
+        )
     try:
         axes = _placement.parse_mesh(mesh)
         if hardware is None:
