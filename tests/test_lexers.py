@@ -455,6 +455,14 @@ SNIPPETS = {
         "        m:f32[8], k[...] <- k[...], l\n"
         "      in () }] d\n"
         "  in (a, d, g, h) }\n",
+        # A repr with a device kind of several words, one starting with digits (a
+        # program placed on compile-only GPUs: olympus.hardware.target("h100:4")).
+        "{ lambda ; a:f32[8]. let\n"
+        "    b:f32[8] = reshard[\n"
+        "      dst_sharding=NamedSharding(mesh=AbstractMesh('data': 2, axis_types=(Auto,), "
+        "device_kind=NVIDIA H100 80GB HBM3, num_cores=132), spec=P(None,))\n"
+        "    ] a\n"
+        "  in (b,) }\n",
     ],
 }
 
@@ -497,7 +505,8 @@ def test_snippet_token_types():
     for value in ("%param#0", "%param#1", "%w#1"):
         assert_type("hlo", elements, value, {Name.Variable})
 
-    (olympuspr,) = SNIPPETS["olympuspr"]
+    olympuspr, device_kind = SNIPPETS["olympuspr"]
+    assert_type("olympuspr", device_kind, "80GB", {Name})
     assert_type("olympuspr", olympuspr, "Ref{f32[3]}", {Keyword.Type})
     assert_type("olympuspr", olympuspr, "f32[8@x,4]{U:x}", {Keyword.Type})
     assert_type("olympuspr", olympuspr, "f32<host>[3]", {Keyword.Type})

@@ -146,3 +146,26 @@ def test_each_change_of_a_tpu_compile_is_put_down_to_the_pass_that_made_it(repor
     # The lines' journeys name the same passes.
     passes = {e["pass"] for j in report.passes["journeys"] for e in j["events"]}
     assert "tpu-spmd-partitioning" in passes and "pipeline-start" not in passes
+
+
+def test_every_stage_of_a_cuda_train_step_highlights_without_errors():
+    """The same train step compiled for four H100s (JAX's CUDA plugin): Triton and
+    cuBLAS fusions, NCCL collectives, the GPU compiler's passes, all without errors."""
+    gpus = hardware.target("h100:4").mesh({"data": 2, "model": 2})
+    params = (
+        spec(gpus, (2, 128, 128), jnp.bfloat16, None, None, "model"),
+        spec(gpus, (2, 3, 128, 128), jnp.bfloat16),
+    )
+    r = inspect(
+        train_step,
+        params,
+        spec(gpus, (8, 16, 128), jnp.bfloat16, "data"),
+        passes=True,
+        stages="all",
+        cache=False,
+    )
+    assert r.failure is None, r.failure
+    assert r.platforms == ("cuda",) and "__triton" in r.stage_text("compiled")
+    assert not stage_errors(r)
+    found = [e for text in set(module_texts(r.passes)) for e in errors("hlo", text)]
+    assert not found, found[:5]

@@ -214,6 +214,9 @@ class OlympusprLexer(RegexLexer):
             (r"(:)(" + _type + r")", bygroups(Punctuation, Keyword.Type)),
             (r"\{(?=\s*lambda\b)", Punctuation, "nested"),
             include("common"),
+            # A word that starts with digits in a repr (a device kind:
+            # `device_kind=NVIDIA H100 80GB HBM3`), after the numbers (`2j`).
+            (r"\d+[a-zA-Z_]\w*", Name),
             (r"([a-zA-Z_]\w*)(=)", bygroups(Name.Attribute, Operator)),
             (r"[A-Z][A-Z0-9_]*\b", Name.Constant),
             (r"[a-zA-Z_]\w*", Name),
