@@ -352,20 +352,44 @@ def dumped(
 
 #: Where the system's temporary folder is when nobody chose another.
 _DEFAULT_TEMP = ("/tmp", "/var/tmp", "/usr/tmp")
+#: The room ``/dev/shm`` must have free for per-pass dumps to go there: they are
+#: the module printed some 40 to 100 times (9 MB for an 8-layer transformer, 70 MB
+#: for a transformer train step sharded over 8 devices), so a small ``/dev/shm``
+#: (a container's 64 MB) keeps them on disk.
+PASS_DUMP_ROOM = 1 << 30
+#: What must still be free there after the compile: less, and XLA may have run out
+#: of room while it wrote the dump (it says so on its log and goes on), so the
+#: compile is made again with its dump on disk.
+ROOM_LEFT = 64 << 20
 
 
-def dump_parent() -> str | None:
-    """Where a dump without per-pass modules (a few files, written and read at once)
-    is made: ``/dev/shm`` (memory) where it is a writable folder and nobody chose a
-    temporary folder (``TMPDIR``, ``TEMP``, ``TMP``, ``tempfile.tempdir``), since
-    writing to a disk costs a small compile about a tenth more; else ``None``, the
-    temporary folder as chosen. Per-pass dumps, which can be large, stay on disk."""
+def _free_bytes(folder: str) -> int:
+    """The bytes free to this process in ``folder``'s file system."""
+    found = os.statvfs(folder)
+    return found.f_bavail * found.f_frsize
+
+
+def dump_parent(room: int = 0) -> str | None:
+    """Where a dump is made: ``/dev/shm`` (memory) where it is a writable folder
+    with ``room`` bytes free and nobody chose a temporary folder (``TMPDIR``,
+    ``TEMP``, ``TMP``, ``tempfile.tempdir``), since writing to a disk costs a
+    compile about a tenth more (a quarter more with per-pass dumps: 44 files of
+    200 kB); else ``None``, the temporary folder as chosen.
+
+    >>> dump_parent(room=1 << 60) is None  # no /dev/shm has an exbibyte free
+    True
+    """
     if any(os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")):
         return None
     if tempfile.gettempdir() not in _DEFAULT_TEMP:
         return None
     shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+    if not (os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK)):
+        return None
+    try:
+        return shm if _free_bytes(shm) >= room else None
+    except OSError:
+        return None
 
 
 @contextlib.contextmanager
@@ -378,9 +402,34 @@ def dumped_compile(
 ) -> Iterator[tuple[str, Any]]:
     """:func:`dumped`, yielding the compiled program too (its analyses are those of
     the program dumped). A compile that fails hands the folder, with what XLA wrote
-    before it gave up, to ``refused`` (where given), then raises."""
+    before it gave up, to ``refused`` (where given), then raises.
+
+    The dump goes to memory where there is room (:func:`dump_parent`; per-pass
+    dumps need :data:`PASS_DUMP_ROOM`); a per-pass dump there that may have run out
+    of room (less than :data:`ROOM_LEFT` left after the compile) is made again on
+    disk."""
+    room = 0 if pass_re == NO_PASS else PASS_DUMP_ROOM
+    parent = dump_parent(room)
+    with _compiled_into(lowered, pass_re, compiler_options, refused, parent) as made:
+        folder, compiled = made
+        if parent is None or not room or _free_bytes(parent) >= ROOM_LEFT:
+            yield folder, compiled
+            return
+    with _compiled_into(lowered, pass_re, compiler_options, refused, None) as made:
+        yield made
+
+
+@contextlib.contextmanager
+def _compiled_into(
+    lowered,
+    pass_re: str,
+    compiler_options: Mapping[str, Any] | None,
+    refused: Callable[[str], None] | None,
+    parent: str | None,
+) -> Iterator[tuple[str, Any]]:
+    """The compile of :func:`dumped_compile`, dumped into a new folder in ``parent``
+    (``None``: the temporary folder), removed afterwards."""
     options = dict(compiler_options or {})
-    parent = dump_parent() if pass_re == NO_PASS else None
     with tempfile.TemporaryDirectory(prefix="olympus-passes-", dir=parent) as folder:
         options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=pass_re, xla_dump_hlo_as_text=True)
         try:
