@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from olympus.buffers import PeakDump, memory_analysis_peak
+from olympus.dump_follow import DumpFollower
 from olympus.passes import NO_PASS, PassPipeline, dumped_compile, read_dump
 
 __all__ = ["DumpNeeds", "DumpedCompile", "compile_dumped", "compile_with_peak", "merge_needs"]
@@ -114,15 +115,18 @@ class DumpedCompile:
         )
 
 
-def read_dumped(folder: str, needs: DumpNeeds, compiled: Any) -> DumpedCompile:
-    """What ``needs`` asks for, read from the dump folder of ``compiled``'s compile.
+def read_dumped(
+    folder: str, needs: DumpNeeds, compiled: Any, follower: DumpFollower | None = None
+) -> DumpedCompile:
+    """What ``needs`` asks for, read from the dump folder of ``compiled``'s compile
+    (with what ``follower`` read of it as it was written).
     The peak is read whenever the folder holds it (the files are written anyway), so
     a dump made for the passes serves the peak too. What cannot be read is said
     (``pipeline_unread``, ``peak_unread``), never raised: the compile stands."""
     pipeline, pipeline_unread = None, None
     if needs.pass_re is not None:
         try:
-            pipeline = read_dump(folder, needs.pass_re)
+            pipeline = read_dump(folder, needs.pass_re, follower)
         except (OSError, ValueError) as e:
             pipeline_unread = f"XLA's per-pass dumps could not be read: {e}"
     peak, unread = None, None
@@ -138,6 +142,7 @@ def compile_dumped(
     needs: DumpNeeds,
     compiler_options: Mapping[str, Any] | None = None,
     refused: Callable[[PeakDump], None] | None = None,
+    follower: DumpFollower | None = None,
 ) -> tuple[Any, DumpedCompile]:
     """``lowered.compile(compiler_options)`` with XLA's dumps of that compile only,
     into a private folder removed afterwards, and what ``needs`` asks of them.
@@ -149,7 +154,9 @@ def compile_dumped(
     compile that fails raises as ``compile()`` does. XLA writes its buffer
     assignment before it gives up for lack of memory: for such a compile,
     ``refused`` (where given) is handed what the dump holds of the peak (a
-    :class:`~olympus.buffers.PeakDump`) before the error is raised.
+    :class:`~olympus.buffers.PeakDump`) before the error is raised. ``follower``
+    reads the per-pass modules while XLA writes them
+    (:class:`~olympus.dump_follow.DumpFollower`; none without per-pass modules).
     """
     pass_re = needs.pass_re if needs.pass_re is not None else NO_PASS
 
@@ -158,10 +165,16 @@ def compile_dumped(
             with contextlib.suppress(OSError, ValueError):
                 refused(PeakDump.from_folder(folder))
 
+    if needs.pass_re is None:
+        follower = None
     with dumped_compile(
-        lowered, pass_re=pass_re, compiler_options=compiler_options, refused=read_refused
+        lowered,
+        pass_re=pass_re,
+        compiler_options=compiler_options,
+        refused=read_refused,
+        follower=follower,
     ) as (folder, compiled):
-        dump = read_dumped(folder, needs, compiled)
+        dump = read_dumped(folder, needs, compiled, follower)
     if hasattr(compiled, "compiler_options"):
         compiled.compiler_options = dict(compiler_options or {})
     return compiled, dump

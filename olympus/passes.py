@@ -36,13 +36,16 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from olympus.dump_names import PIPELINE_START, enclosing, read_name
 from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.focus import focus_of
 from olympus.provenance.hlo import ModuleInstructions, hlo_instructions
 from olympus.provenance.sources import SourceTable, charged_lines
+
+if TYPE_CHECKING:
+    from olympus.dump_follow import DumpFollower
 
 __all__ = [
     "PassStep",
@@ -61,6 +64,7 @@ __all__ = [
     "Instruction",
     "JourneyIndex",
     "journey_index",
+    "journey_reader",
     "journey",
     "journeys",
     "origins",
@@ -179,6 +183,7 @@ class ModuleReading:
         self.memo: dict = {}
         self._modules: dict[str, ModuleInstructions] = {}
         self._labels: dict[str, dict[str, Any]] = {}
+        self._journeys: dict[str, tuple[Instruction, ...]] = {}
 
     def instructions(self, text: str) -> ModuleInstructions:
         """The instructions of the module ``text``, in text order, and the fusion
@@ -186,6 +191,14 @@ class ModuleReading:
         found = self._modules.get(text)
         if found is None:
             found = self._modules[text] = hlo_instructions(text, self.table, self.memo)
+        return found
+
+    def located(self, text: str) -> tuple[Instruction, ...]:
+        """The instructions of the module ``text`` that have a source location, as
+        journeys read them (:class:`Instruction`), in text order."""
+        found = self._journeys.get(text)
+        if found is None:
+            found = self._journeys[text] = _read_instructions(text, self)
         return found
 
     def by_label(self, text: str) -> dict[str, Any]:
@@ -206,9 +219,11 @@ class PassPipeline:
     after: str
     steps: tuple[PassStep, ...]
     pass_re: str = ".*"
-    #: Its modules as read for each focus (:meth:`reading`): kept with the pipeline
-    #: so that its readers (journeys, origins) read each module once between them.
-    _readings: dict = dataclasses.field(default_factory=dict, init=False, compare=False, repr=False)
+    #: What the readers of its modules keep between them, so that each module is
+    #: read once: its readings for each focus (:meth:`reading`: the journeys and
+    #: the origins share them), a view's line numbering; made while the compile
+    #: wrote the dump where a :class:`~olympus.dump_follow.DumpFollower` read it.
+    memo: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def reading(self, focus=None) -> ModuleReading:
         """Its modules' instructions, each distinct text read once, with the user's
@@ -219,11 +234,7 @@ class PassPipeline:
         >>> p.reading() is p.reading(), p.reading().instructions("HloModule m").instructions
         (True, [])
         """
-        key = focus_of(focus)
-        found = self._readings.get(key)
-        if found is None:
-            found = self._readings[key] = ModuleReading(SourceTable(focus=key))
-        return found
+        return reading_in(self.memo, focus)
 
     def changed(self) -> tuple[PassStep, ...]:
         """The steps of passes that changed the module: not a pipeline's start (nor
@@ -274,9 +285,34 @@ class PassPipeline:
         return self.steps[k - 1].text if k else self.before
 
 
-def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
+def reading_in(memo: dict, focus=None) -> ModuleReading:
+    """The :class:`ModuleReading` for ``focus`` kept in ``memo`` (a pipeline's,
+    :attr:`PassPipeline.memo`), made on the first ask."""
+    key = focus_of(focus)
+    found = memo.get(("reading", key))
+    if found is None:
+        found = memo[("reading", key)] = ModuleReading(SourceTable(focus=key))
+    return found
+
+
+def journey_reader(focus=None) -> Callable[[dict, str | None, str], None]:
+    """A reader of modules as the compile writes them
+    (:class:`~olympus.dump_follow.DumpFollower`) that reads each for the journeys
+    (:func:`journey_index`) with the user's own code as ``focus`` says."""
+
+    def read(memo: dict, previous: str | None, text: str) -> None:
+        reading_in(memo, focus).located(text)
+
+    return read
+
+
+def read_dump(
+    folder: str | os.PathLike, pass_re: str = ".*", follower: DumpFollower | None = None
+) -> PassPipeline:
     """The pass pipeline of the one module XLA dumped into ``folder`` (with the
-    pass filter ``pass_re``)."""
+    pass filter ``pass_re``). ``follower``: what read the modules as the compile
+    wrote them (:class:`~olympus.dump_follow.DumpFollower`): its texts are taken
+    instead of reading those files again, and the pipeline keeps its memo."""
     names = os.listdir(folder)
     steps_by_module: dict[tuple[str, str], list] = {}
     for name in names:
@@ -296,6 +332,9 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
     (number, module), found = max(steps_by_module.items(), key=lambda kv: len(kv[1]))
 
     def read(name: str) -> str:
+        held = follower.take(os.fspath(folder), name) if follower is not None else None
+        if held is not None:
+            return held
         with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
             return f.read()
 
@@ -321,7 +360,8 @@ def read_dump(folder: str | os.PathLike, pass_re: str = ".*") -> PassPipeline:
         n for n in names if n.startswith(prefix) and n.endswith("_after_optimizations.txt")
     )
     after = read(after_names[0]) if after_names else (steps[-1].text if steps else before)
-    return PassPipeline(module, before, after, tuple(steps), pass_re)
+    memo = follower.memo if follower is not None else {}
+    return PassPipeline(module, before, after, tuple(steps), pass_re, memo)
 
 
 @contextlib.contextmanager
@@ -399,6 +439,7 @@ def dumped_compile(
     pass_re: str = NO_PASS,
     compiler_options: Mapping[str, Any] | None = None,
     refused: Callable[[str], None] | None = None,
+    follower: DumpFollower | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """:func:`dumped`, yielding the compiled program too (its analyses are those of
     the program dumped). A compile that fails hands the folder, with what XLA wrote
@@ -407,15 +448,16 @@ def dumped_compile(
     The dump goes to memory where there is room (:func:`dump_parent`; per-pass
     dumps need :data:`PASS_DUMP_ROOM`); a per-pass dump there that may have run out
     of room (less than :data:`ROOM_LEFT` left after the compile) is made again on
-    disk."""
+    disk. ``follower`` reads the per-pass modules while XLA writes them
+    (:class:`~olympus.dump_follow.DumpFollower`)."""
     room = 0 if pass_re == NO_PASS else PASS_DUMP_ROOM
     parent = dump_parent(room)
-    with _compiled_into(lowered, pass_re, compiler_options, refused, parent) as made:
+    with _compiled_into(lowered, pass_re, compiler_options, refused, parent, follower) as made:
         folder, compiled = made
         if parent is None or not room or _free_bytes(parent) >= ROOM_LEFT:
             yield folder, compiled
             return
-    with _compiled_into(lowered, pass_re, compiler_options, refused, None) as made:
+    with _compiled_into(lowered, pass_re, compiler_options, refused, None, follower) as made:
         yield made
 
 
@@ -426,14 +468,17 @@ def _compiled_into(
     compiler_options: Mapping[str, Any] | None,
     refused: Callable[[str], None] | None,
     parent: str | None,
+    follower: DumpFollower | None,
 ) -> Iterator[tuple[str, Any]]:
     """The compile of :func:`dumped_compile`, dumped into a new folder in ``parent``
     (``None``: the temporary folder), removed afterwards."""
     options = dict(compiler_options or {})
     with tempfile.TemporaryDirectory(prefix="olympus-passes-", dir=parent) as folder:
         options.update(xla_dump_to=folder, xla_dump_hlo_pass_re=pass_re, xla_dump_hlo_as_text=True)
+        following = follower.following(folder) if follower is not None else contextlib.nullcontext()
         try:
-            compiled = lowered.compile(options)
+            with following:
+                compiled = lowered.compile(options)
         except Exception:
             if refused is not None:
                 refused(folder)
@@ -774,14 +819,8 @@ def journey_index(pipeline: PassPipeline, focus=None) -> JourneyIndex:
     the user's own code (:func:`olympus.provenance.focus.focus_of`), which
     instructions are charged to."""
     reading = pipeline.reading(focus)  # shared with origins()
-    start = _read_instructions(pipeline.before, reading)
-    read: dict[str, tuple[Instruction, ...]] = {pipeline.before: start}
-    snapshots = []
-    for step in pipeline.steps:
-        found = read.get(step.text)
-        if found is None:
-            found = read[step.text] = _read_instructions(step.text, reading)
-        snapshots.append(found)
+    start = reading.located(pipeline.before)
+    snapshots = [reading.located(step.text) for step in pipeline.steps]
     # The pass each step's change is put down to: with a filter, the module before a
     # kept pass shows what the passes the filter left out did since the last dump.
     credits = pipeline.credits()

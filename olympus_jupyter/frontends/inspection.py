@@ -26,6 +26,7 @@ import jax
 import numpy as np
 
 from olympus import stage_registry
+from olympus.dump_follow import DumpFollower
 from olympus_jupyter.frontends.options import (
     OPTIONS,
     ReportOptions,
@@ -34,8 +35,9 @@ from olympus_jupyter.frontends.options import (
     key_options,
     option_keywords,
 )
+from olympus_jupyter.staging.alongside import alongside
 from olympus_jupyter.staging.lru import LRU
-from olympus_jupyter.report.kinds import dump_needs
+from olympus_jupyter.report.kinds import dump_needs, module_readers
 from olympus_jupyter.report.stage_report import EarlyReading, StageReport, build_report
 from olympus_jupyter.staging.progress import Progress, Silent, shown_in_output
 from olympus_jupyter.staging.runner import StagingError, run_stages, timed_out
@@ -298,6 +300,9 @@ def inspect(
             # What the stages read of XLA's dumps (the passes, the peak): dumped by
             # this compile itself, so that they compile no more.
             dumps=dump_needs(stages, pass_re=options.passes or ".*", full=options.full),
+            # ... and what the stages read of the per-pass modules, read as XLA
+            # writes them, in the worker thread that reads beside the compile.
+            follower=_follower(stages, options),
         )
         if symbolic and options.needs_compile:  # what cannot exist for symbolic shapes
             reason = _symbolic_reason(symbolic)
@@ -317,6 +322,16 @@ def inspect(
     if reports is not None and not timed_out(run):
         reports.put(key, report)
     return report
+
+
+def _follower(stages, options) -> DumpFollower | None:
+    """What reads the per-pass modules of the report's compile while XLA writes
+    them (:class:`~olympus.dump_follow.DumpFollower`), or None where no stage
+    reads them."""
+    readers = module_readers(
+        stages, pass_re=options.passes or ".*", full=options.full, focus=options.focus
+    )
+    return DumpFollower(readers, beside=alongside) if readers else None
 
 
 def _freeing(gone: list, early: EarlyReading):

@@ -24,7 +24,8 @@ from olympus.gpu_costs import no_cost_analysis
 from olympus.line_costs import cost_by_line
 from olympus.line_time import time_by_line
 from olympus.op_costs import op_costs, source_costs
-from olympus.passes import journey_index, origins
+from olympus.dump_follow import ModuleReader
+from olympus.passes import journey_index, journey_reader, origins
 from olympus.provenance import build as build_provenance
 
 from olympus_jupyter.report import costs_view
@@ -53,7 +54,12 @@ from olympus_jupyter.report.option_table import (
     true_false,
 )
 from olympus_jupyter.report.passes_html import passes_section
-from olympus_jupyter.report.passes_view import cap_passes, check_passes, passes_json
+from olympus_jupyter.report.passes_view import (
+    cap_passes,
+    check_passes,
+    passes_json,
+    read_deltas,
+)
 from olympus_jupyter.report.sections import unavailable
 from olympus_jupyter.report.text import cost_lines, costs_lines, pass_lines
 from olympus_jupyter.report.time_view import add_time
@@ -166,6 +172,10 @@ class PassesKind(StageKind):
 
     def dump_needs(self, ctx: MakeContext) -> DumpNeeds | None:
         return DumpNeeds(pass_re=ctx.pass_re)
+
+    def module_readers(self, ctx: MakeContext) -> tuple[ModuleReader, ...]:
+        # The journeys' instructions and the deltas: most of make()'s reading.
+        return (journey_reader(ctx.focus), read_deltas)
 
     def make(self, ctx: MakeContext) -> Any:
         if ctx.run.lowered is None:

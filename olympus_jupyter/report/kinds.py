@@ -7,6 +7,8 @@ which step makes it; a :class:`StageKind` handler says the rest, in one place:
 - ``dump_needs(ctx)``: what it reads of XLA's dumps (a
   :class:`~olympus.dumps.DumpNeeds`), which ``make`` gets from ``ctx.dumped(...)``:
   every kind's needs are met by one dumped compile (:mod:`.shared_dumps`);
+- ``module_readers(ctx)``: what it reads of each per-pass module, done while XLA
+  writes them (:class:`~olympus.dump_follow.DumpFollower`), before ``make`` asks;
 - ``schema`` and ``check(data, files)``: how its data is checked when a report is
   read back (its part of the bundle schema);
 - ``html(report, ctx)``: its section of the static HTML;
@@ -55,6 +57,7 @@ import fastjsonschema
 import jsonschema
 
 from olympus import stage_registry
+from olympus.dump_follow import ModuleReader
 from olympus.dumps import DumpedCompile, DumpNeeds, merge_needs
 from olympus.stage_registry import StageSpec
 
@@ -190,6 +193,14 @@ class StageKind:
         (``ctx.pass_re``, ``ctx.full``), not ``ctx.run``: it is asked before the
         program is staged too, so that the compile itself dumps it."""
         return None
+
+    def module_readers(self, ctx: MakeContext) -> tuple[ModuleReader, ...]:
+        """What :meth:`make` reads of each module XLA dumps after a pass, as readers
+        run while the compile writes them (:class:`~olympus.dump_follow.DumpFollower`):
+        they keep what they make in the pipeline's memo
+        (``PassPipeline.memo``), where ``make`` finds it made. Like
+        :meth:`dump_needs`, it reads only the report's options."""
+        return ()
 
     def data(self, report) -> Any:
         """The stage's data in ``report``, or None."""
@@ -489,6 +500,20 @@ def dump_needs(stages, pass_re: str = ".*", full: bool = False) -> DumpNeeds | N
     """
     ctx = MakeContext(run=None, pass_re=pass_re, full=full)
     return merge_needs(kind(s).dump_needs(ctx) for s in stages if known(s))
+
+
+def module_readers(
+    stages, pass_re: str = ".*", full: bool = False, focus=None
+) -> tuple[ModuleReader, ...]:
+    """What the kinds of ``stages`` read of each per-pass module
+    (:meth:`StageKind.module_readers`), to run while the compile writes them.
+
+    >>> from olympus_jupyter.report import builtin_kinds  # (registers the built-in ones)
+    >>> len(module_readers(("hlo", "passes"))), module_readers(("hlo",))
+    (2, ())
+    """
+    ctx = MakeContext(run=None, pass_re=pass_re, full=full, focus=focus)
+    return tuple(r for s in stages if known(s) for r in kind(s).module_readers(ctx))
 
 
 # -- checking a kind's data against its schema -----------------------------------------

@@ -63,6 +63,9 @@ from olympus_jupyter.report.line_diff import id_diff, line_ids
 
 __all__ = [
     "passes_json",
+    "StepDeltas",
+    "step_deltas",
+    "read_deltas",
     "cap_passes",
     "module_lines",
     "module_texts",
@@ -145,23 +148,67 @@ def _rows(pipeline: PassPipeline) -> tuple[list[dict], list[int]]:
     return rows, row_of_step
 
 
-def _delta(
-    old: Sequence[int], new: Sequence[int], lines: list[str] | None
-) -> tuple[list, int, int]:
-    """``new`` as a delta of ``old`` (see the module's docstring), and the lines the
-    change removed and added: both numbered by :func:`line_ids` (one ``ids``),
-    ``lines`` the text of ``new`` (``None`` where ``new`` is ``old``: a step that
-    printed the module unchanged)."""
-    if lines is None:
-        return ([[0, len(new)]] if new else []), 0, 0
-    diff = id_diff(old, new)
-    out: list = []
-    for tag, i1, i2, j1, j2 in diff.opcodes:
-        if tag == "equal":
-            out.append([i1, i2])
-        else:
-            out.extend(lines[j1:j2])
-    return out, diff.removed, diff.added
+class StepDeltas:
+    """Each module of a pipeline as a delta of the one before (the ``deltas`` of
+    the data): each module's lines numbered once, with one numbering for all of
+    them (:func:`~.line_diff.line_ids`), and each delta made once, whoever asks
+    first (:func:`read_deltas`, beside the compile, or :func:`passes_json`).
+
+    >>> deltas = StepDeltas()
+    >>> deltas.delta("a\\nb", "a\\nc")
+    ([[0, 1], 'c'], 1, 1)
+    >>> deltas.delta("a\\nc", "a\\nc")  # printed unchanged
+    ([[0, 2]], 0, 0)
+    """
+
+    def __init__(self):
+        self.ids: dict[str, int] = {}
+        self._numbered: dict[str, list[int]] = {}
+        self._made: dict[tuple[str, str], tuple[list, int, int]] = {}
+
+    def numbered(self, text: str) -> list[int]:
+        """The lines of ``text`` as numbers."""
+        found = self._numbered.get(text)
+        if found is None:
+            found = self._numbered[text] = line_ids(text.split("\n"), self.ids)
+        return found
+
+    def delta(self, old: str, new: str) -> tuple[list, int, int]:
+        """``new`` as a delta of ``old`` (see the module's docstring), and the lines
+        the change removed and added."""
+        if new == old:  # a step that printed the module unchanged
+            return ([[0, len(self.numbered(new))]] if new else []), 0, 0
+        found = self._made.get((old, new))
+        if found is None:
+            diff = id_diff(self.numbered(old), self.numbered(new))
+            lines = new.split("\n")
+            out: list = []
+            for tag, i1, i2, j1, j2 in diff.opcodes:
+                if tag == "equal":
+                    out.append([i1, i2])
+                else:
+                    out.extend(lines[j1:j2])
+            found = self._made[(old, new)] = (out, diff.removed, diff.added)
+        return found
+
+
+def step_deltas(memo: dict) -> StepDeltas:
+    """The :class:`StepDeltas` kept in ``memo`` (a pipeline's, ``PassPipeline.memo``)."""
+    found = memo.get(("step deltas",))
+    if found is None:
+        found = memo[("step deltas",)] = StepDeltas()
+    return found
+
+
+def read_deltas(memo: dict, previous: str | None, text: str) -> None:
+    """A reader of modules as the compile writes them
+    (:class:`~olympus.dump_follow.DumpFollower`): each module's delta from the one
+    before, for :func:`passes_json`."""
+    deltas = step_deltas(memo)
+    if previous is None:
+        deltas.numbered(text)
+    else:
+        deltas.delta(previous, text)
 
 
 def _carrier_json(c: Carrier) -> dict[str, Any]:
@@ -194,23 +241,17 @@ def passes_json(
     rows, row_of_step = _rows(pipeline)
     deltas: list = []
     budget = None if full else max_chars - len(pipeline.before)
-    ids: dict[str, int] = {}  # each module's lines numbered once, for two diffs
+    made = step_deltas(pipeline.memo)  # each made once: some beside the compile
     text = pipeline.before
-    previous = line_ids(text.split("\n"), ids)
     for k, step in enumerate(pipeline.steps):
-        if step.text == text:  # printed unchanged: neither split nor numbered again
-            lines, numbered = None, previous
-        else:
-            lines = step.text.split("\n")
-            numbered = line_ids(lines, ids)
-        delta, removed, added = _delta(previous, numbered, lines)
+        delta, removed, added = made.delta(text, step.text)
         row = rows[row_of_step[k]]
         row["removed"], row["added"] = removed, added
         if budget is not None:
             # Past the budget every later delta goes too: each reads from the one before.
             budget -= sum(len(x) + 1 if isinstance(x, str) else 8 for x in delta)
         deltas.append(delta if budget is None or budget >= 0 else None)
-        previous, text = numbered, step.text
+        text = step.text
     left_out = deltas.count(None)
     before = pipeline.before if budget is None or len(pipeline.before) <= max_chars else ""
     index_of = {path: i for i, path in enumerate(files)}

@@ -29,6 +29,7 @@ from olympus import hardware as _hardware
 from olympus import placement as _placement
 from olympus import platforms as _platforms
 from olympus import stage_registry
+from olympus.dump_follow import DumpFollower
 from olympus.dumps import DumpedCompile, DumpNeeds, compile_dumped, merge_needs
 from olympus.provenance.focus import is_installed
 from olympus.provenance.sources import is_user_file, tool_prefixes
@@ -238,6 +239,10 @@ class StageRequest:
     #: merged): the compile itself dumps it (:func:`olympus.dumps.compile_dumped`)
     #: into ``StagedRun.dumped``, and the stages read it with no compile more.
     dumps: DumpNeeds | None = None
+    #: Reads the per-pass modules of that dump as XLA writes them, beside the
+    #: compile (:class:`~olympus.dump_follow.DumpFollower`), for the stages to find
+    #: read; compared as the object it is.
+    follower: DumpFollower | None = dataclasses.field(default=None, compare=False)
 
     def steps(self) -> tuple[str, ...]:
         return STEPS[: STEPS.index(self.until) + 1]
@@ -302,7 +307,9 @@ def next_step(
         # stages need is then dumped by a compile of its own (build_report does).
         if needs is None or any(k.startswith("xla_dump") for k in options or ()):
             return run.lowered.compile(options)  # type: ignore[union-attr]  # checked above
-        compiled, run.dumped = compile_dumped(run.lowered, needs, options, refused=keep_refused)
+        compiled, run.dumped = compile_dumped(
+            run.lowered, needs, options, refused=keep_refused, follower=request.follower
+        )
         return compiled
 
     with alongside(beside_compile(run) if beside_compile is not None else None):
@@ -341,6 +348,7 @@ def run_stages(
     beside_compile=None,
     read_peak: bool = False,
     dumps: DumpNeeds | None = None,
+    follower: DumpFollower | None = None,
     hardware: Any = None,
     num_slices: int = 1,
     mesh: Mapping[str, int] | Sequence[tuple[str, int]] | None = None,
@@ -360,7 +368,9 @@ def run_stages(
     at the peak from XLA's dumps of that compile (``StagedRun.peak``); ``dumps``
     (:class:`~olympus.dumps.DumpNeeds`) is what the report's stages need of XLA's
     dumps, read from that compile too (``StagedRun.dumped``): the per-pass modules
-    and the peak, with no compile more. ``hardware`` (a target name such as
+    and the peak, with no compile more; ``follower``
+    (:class:`~olympus.dump_follow.DumpFollower`) reads those modules while XLA
+    writes them. ``hardware`` (a target name such as
     ``'v5e:4x4'``, with ``num_slices``) compiles for that hardware without it: the
     arguments are placed on ``mesh`` (axis name -> size) of its devices, sharded
     as ``shardings`` says (:func:`olympus.placement.place`); ``mesh`` or
@@ -385,6 +395,7 @@ def run_stages(
         "compile" if compile and lower else "lower" if lower else "trace",
         read_peak=read_peak,
         dumps=dumps,
+        follower=follower,
     )
 
     given = targets.stage_of(target)
