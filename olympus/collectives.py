@@ -579,6 +579,9 @@ def collectives(model) -> list[Collective]:
     slices (its ``send`` stands for both)."""
     if "compiled" not in model.stages:
         return []
+    found = model.collectives()
+    if not found:  # nothing more to read (a program on one device, most often)
+        return []
     stage = model.stages["compiled"]
     lowered = model.stages.get("stablehlo")
     texts = stage.text.split("\n")
@@ -594,7 +597,6 @@ def collectives(model) -> list[Collective]:
     entries = {k for k, c in enumerate(stage.computations) if c.entry}
     entry = {op.label: op.index for op in stage.ops if op.label and op.computation in entries}
     lowered_texts = lowered.text.split("\n") if lowered is not None else []
-    found = model.collectives()
     # A cross-slice collective's halves, by their rendezvous: its send stands for
     # both; what it serves is read at the recv-done that gives its data.
     halves: dict[tuple[str, str | None], Any] = {}

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import ContextManager
 
 from olympus.dump_names import read_name
+from olympus.passes import instruction_count
 
 __all__ = ["DumpFollower", "ModuleReader", "in_thread", "POLL_S"]
 
@@ -93,6 +94,8 @@ class DumpFollower:
         self.folder: str | None = None
         #: Each file read whole: its text and its size in bytes then.
         self.texts: dict[str, tuple[str, int]] = {}
+        #: The instructions of each module read (:func:`~olympus.passes.instruction_count`).
+        self.counts: dict[str, int] = {}
 
     @contextlib.contextmanager
     def following(self, folder: str) -> Iterator[None]:
@@ -169,6 +172,8 @@ class DumpFollower:
                 size = os.fstat(f.fileno()).st_size
                 text = f.read()
             self.texts[name] = (text, size)
+            if text not in self.counts:
+                self.counts[text] = instruction_count(text)
             for reader in self.readers:
                 reader(self.memo, previous, text)
         except Exception:  # noqa: BLE001 - best effort: read again after the compile

@@ -344,15 +344,18 @@ def read_dump(
     known: dict[str, tuple[str, int]] = {}
     found.sort(key=lambda item: item[0].step)
     dumps = [n for n, _ in found]
+    counted = follower.counts if follower is not None else {}  # counted as XLA wrote them
     for (n, name), within in zip(found, enclosing(dumps)):
         text = read(name)
         held = known.get(text)
         if held is None:
-            held = known[text] = (text, instruction_count(text))
+            count = counted.pop(text, None)
+            held = known[text] = (text, instruction_count(text) if count is None else count)
         text, count = held
         # A point inside a pass is of the pipeline the pass runs in.
         pipeline = n.pipeline if n.pipeline is not None else (within[0] if within else "")
         steps.append(PassStep(n.step, pipeline, n.after, n.before, text, count, n.point, within))
+    counted.clear()
     prefix = f"module_{number}.{module}."
     before_name = prefix + "before_optimizations.txt"
     before = read(before_name) if before_name in names else steps[0].text

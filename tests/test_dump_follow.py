@@ -96,7 +96,9 @@ def test_the_pipeline_read_beside_the_compile_is_the_one_read_after_it(lowered):
     # What the readers saw (best effort: all, some or none of them) came in order.
     texts = [pipeline.before] + [s.text for s in pipeline.steps]
     assert read == texts[: len(read)]
-    assert follower.texts == {}  # each text read is the pipeline's now, not held twice
+    # Each text read is the pipeline's now, not held twice; so are the counts.
+    assert follower.texts == {} and follower.counts == {}
+    assert [s.instructions for s in pipeline.steps] == [s.instructions for s in plain.steps]
 
 
 def test_a_reader_that_fails_leaves_the_pipeline_as_without_one(lowered):
