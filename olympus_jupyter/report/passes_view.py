@@ -241,7 +241,9 @@ def passes_json(
     rows, row_of_step = _rows(pipeline)
     deltas: list = []
     budget = None if full else max_chars - len(pipeline.before)
-    made = step_deltas(pipeline.memo)  # each made once: some beside the compile
+    # Each made once, some beside the compile; let go of once used (the data holds
+    # those it keeps), as the pipeline may be kept long after.
+    made = pipeline.memo.pop(("step deltas",), None) or StepDeltas()
     text = pipeline.before
     for k, step in enumerate(pipeline.steps):
         delta, removed, added = made.delta(text, step.text)
