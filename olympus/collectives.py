@@ -597,6 +597,7 @@ def collectives(model) -> list[Collective]:
     entries = {k for k, c in enumerate(stage.computations) if c.entry}
     entry = {op.label: op.index for op in stage.ops if op.label and op.computation in entries}
     lowered_texts = lowered.text.split("\n") if lowered is not None else []
+    line_shardings: dict[tuple[str, int], tuple[str, ...]] = {}
     # A cross-slice collective's halves, by their rendezvous: its send stands for
     # both; what it serves is read at the recv-done that gives its data.
     halves: dict[tuple[str, str | None], Any] = {}
@@ -648,7 +649,11 @@ def collectives(model) -> list[Collective]:
             ) or _operand_lines(model, stage, texts, op, scopes)
         shardings: tuple[str, ...] = ()
         if lowered is not None and lines:
-            shardings = _line_shardings(model, lowered, lowered_texts, lines[0], by_number)
+            if lines[0] not in line_shardings:  # many collectives share a line
+                line_shardings[lines[0]] = _line_shardings(
+                    model, lowered, lowered_texts, lines[0], by_number
+                )
+            shardings = line_shardings[lines[0]]
         moved = _moved_arguments(stage, texts, op, entry, by_label)
         if moved:  # the shardings of what it moves first, then the rest of its line's
             shardings = tuple(
