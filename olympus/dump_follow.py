@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import ContextManager
 
 from olympus.dump_names import read_name
-from olympus.passes import instruction_count
+from olympus.provenance.hlo import instruction_count
 
 __all__ = ["DumpFollower", "ModuleReader", "in_thread", "POLL_S"]
 
@@ -94,7 +94,7 @@ class DumpFollower:
         self.folder: str | None = None
         #: Each file read whole: its text and its size in bytes then.
         self.texts: dict[str, tuple[str, int]] = {}
-        #: The instructions of each module read (:func:`~olympus.passes.instruction_count`).
+        #: The instructions of each module read (:func:`~olympus.provenance.hlo.instruction_count`).
         self.counts: dict[str, int] = {}
 
     @contextlib.contextmanager

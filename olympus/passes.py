@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from olympus.dump_names import PIPELINE_START, enclosing, read_name
 from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.focus import focus_of
-from olympus.provenance.hlo import ModuleInstructions, hlo_instructions
+from olympus.provenance.hlo import ModuleInstructions, hlo_instructions, instruction_count
 from olympus.provenance.sources import SourceTable, charged_lines
 
 if TYPE_CHECKING:
@@ -77,21 +77,6 @@ _STEP_FILE = re.compile(r"^module_(\d+)\.(.+)\.(\d{4}\..+)\.txt$")
 #: A pass filter no pass matches: the dump holds the module before and after
 #: optimization, and the analyses of the optimized program, but no pass's module.
 NO_PASS = "^$"
-#: An instruction's line: indented (spaces or tabs, not a new line), a name, " = ".
-_INSTRUCTION = re.compile(r"[^\S\n]+(?:ROOT )?%?[^\s=]+ = \S")
-#: The same after a line's end: found by one scan of the text for its new lines.
-_NEXT_INSTRUCTION = re.compile(r"\n" + _INSTRUCTION.pattern)
-
-
-def instruction_count(text: str) -> int:
-    """The number of instructions in an HLO module's text.
-
-    >>> instruction_count("ENTRY %m (x: f32[]) -> f32[] {\\n  %x = f32[] parameter(0)\\n"
-    ...                   "  ROOT %y = f32[] negate(%x)\\n}")
-    2
-    """
-    first = 1 if _INSTRUCTION.match(text) else 0
-    return first + len(_NEXT_INSTRUCTION.findall(text))
 
 
 @dataclasses.dataclass(frozen=True)

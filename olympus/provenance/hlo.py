@@ -44,6 +44,7 @@ from olympus.provenance.sources import SourceTable
 __all__ = [
     "hlo_stage",
     "hlo_instructions",
+    "instruction_count",
     "Instruction",
     "ModuleInstructions",
     "COLLECTIVE_OPCODES",
@@ -140,6 +141,23 @@ def closing_bracket(text: str, start: int, open_ch: str, close_ch: str) -> int:
                 return i + 1
         i += 1
     return n
+
+
+#: An instruction's line: indented (spaces or tabs, not a new line), a name, " = ".
+_INSTRUCTION = re.compile(r"[^\S\n]+(?:ROOT )?%?[^\s=]+ = \S")
+#: The same after a line's end: found by one scan of the text for its new lines.
+_NEXT_INSTRUCTION = re.compile(r"\n" + _INSTRUCTION.pattern)
+
+
+def instruction_count(text: str) -> int:
+    """The number of instructions in an HLO module's text.
+
+    >>> instruction_count("ENTRY %m (x: f32[]) -> f32[] {\\n  %x = f32[] parameter(0)\\n"
+    ...                   "  ROOT %y = f32[] negate(%x)\\n}")
+    2
+    """
+    first = 1 if _INSTRUCTION.match(text) else 0
+    return first + len(_NEXT_INSTRUCTION.findall(text))
 
 
 class _Frames:

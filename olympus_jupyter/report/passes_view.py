@@ -177,19 +177,32 @@ class StepDeltas:
         """``new`` as a delta of ``old`` (see the module's docstring), and the lines
         the change removed and added."""
         if new == old:  # a step that printed the module unchanged
-            return ([[0, len(self.numbered(new))]] if new else []), 0, 0
+            return _delta(self.numbered(new), self.numbered(new), None)
         found = self._made.get((old, new))
         if found is None:
-            diff = id_diff(self.numbered(old), self.numbered(new))
-            lines = new.split("\n")
-            out: list = []
-            for tag, i1, i2, j1, j2 in diff.opcodes:
-                if tag == "equal":
-                    out.append([i1, i2])
-                else:
-                    out.extend(lines[j1:j2])
-            found = self._made[(old, new)] = (out, diff.removed, diff.added)
+            found = self._made[(old, new)] = _delta(
+                self.numbered(old), self.numbered(new), new.split("\n")
+            )
         return found
+
+
+def _delta(
+    old: Sequence[int], new: Sequence[int], lines: list[str] | None
+) -> tuple[list, int, int]:
+    """``new`` as a delta of ``old`` (see the module's docstring), and the lines the
+    change removed and added: both numbered by :func:`line_ids` (one ``ids``),
+    ``lines`` the text of ``new`` (``None`` where ``new`` is ``old``: a step that
+    printed the module unchanged)."""
+    if lines is None:
+        return ([[0, len(new)]] if new else []), 0, 0
+    diff = id_diff(old, new)
+    out: list = []
+    for tag, i1, i2, j1, j2 in diff.opcodes:
+        if tag == "equal":
+            out.append([i1, i2])
+        else:
+            out.extend(lines[j1:j2])
+    return out, diff.removed, diff.added
 
 
 def step_deltas(memo: dict) -> StepDeltas:
