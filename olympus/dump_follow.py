@@ -3,7 +3,8 @@
 XLA writes the module after each pass as that pass ends (:mod:`olympus.passes`),
 one file after another, so most of a pipeline's modules can be read before the
 compile ends. A :class:`DumpFollower` does that in a thread beside the compile:
-it reads each file once XLA has begun the next one (so the file is whole), and
+it reads each file once XLA has begun the next one (so the file is whole; the
+last once XLA has written the optimized module, after every pass), and
 hands each module's text, in the order XLA wrote them, to its readers (what a
 report will ask of the modules later: the journeys' instructions, a view's line
 numbering and diffs), which keep what they make in the follower's ``memo``. After
@@ -11,10 +12,10 @@ the compile, :func:`olympus.passes.read_dump` takes the texts it read (each
 checked against its file's size) and the pipeline keeps the memo
 (``PassPipeline.memo``), so the readers' work is not done again.
 
-The follower is best effort: what it has not read when the compile ends (the
-last pass's module, which no later file vouches for, or every module where the
-thread got no CPU) is read after the compile as without it, and whatever a reader
-raises is dropped there, made again (and reported) by whoever asks later. On a
+The follower is best effort: what it has not read when the compile ends (every
+module where the thread got no CPU, say) is read after the compile as without it,
+and whatever a reader raises is dropped there, made again (and reported) by
+whoever asks later. On a
 machine with few cores the thread takes CPU time from the compile, which XLA
 spreads over every core: run it at a lower priority (``beside``:
 :func:`olympus_jupyter.staging.alongside.alongside` does).
@@ -54,6 +55,7 @@ POLL_S = 0.002
 # module_0018.jit_lm.0043.HLO_passes_after_scheduling.after_pipeline-start.before_x.txt
 _STEP = re.compile(r"^(module_\d+\..+?)\.(\d{4}\..+)\.txt$")
 _BEFORE = ".before_optimizations.txt"
+_AFTER = "_after_optimizations.txt"
 
 
 @contextlib.contextmanager
@@ -152,16 +154,21 @@ class DumpFollower:
                     seen.add(name)
                     order.append((dump.step, name))
             order.sort()
+            # Once the optimized module is written, the passes have all run.
+            ended = any(n.startswith(prefix + ".") and n.endswith(_AFTER) for n in names)
             if previous is None and order:  # the module before the passes, whole by now
                 previous = self._hand(folder, prefix + _BEFORE, None)
                 if previous is None:
                     return
-            # Every file but the last is whole: XLA has begun the next.
-            while done < len(order) - 1 and not stop.is_set():
+            # Every file but the last is whole: XLA has begun the next (and the last
+            # too once the passes have ended).
+            while done < len(order) - (0 if ended else 1) and not stop.is_set():
                 text = self._hand(folder, order[done][1], previous)
                 if text is None:
                     return
                 previous, done = text, done + 1
+            if ended:  # nothing more to read: XLA goes on to make the code
+                return
             time.sleep(POLL_S)
 
     def _hand(self, folder: str, name: str, previous: str | None) -> str | None:

@@ -79,6 +79,23 @@ def test_each_file_is_read_once_the_next_is_begun_and_handed_on_in_order(tmp_pat
     assert follower.take("/elsewhere", files[1][0]) is None  # another folder's
 
 
+def test_the_last_module_is_read_once_the_passes_have_ended(tmp_path):
+    heard: list[str] = []
+    follower = DumpFollower([lambda memo, previous, text: heard.append(text)])
+    (tmp_path / "module_0003.jit_f.before_optimizations.txt").write_text("m0")
+    (tmp_path / _name(0, "pipeline-start", "algsimp")).write_text("m0")
+    (tmp_path / _name(1, "algsimp", "pipeline-end")).write_text("m1")
+    with follower.following(str(tmp_path)):
+        assert _wait(lambda: len(heard) == 2), heard  # not the last: it may be unfinished
+        # The optimized module comes after every pass: the last one is whole.
+        (tmp_path / "module_0003.jit_f.cpu_after_optimizations.txt").write_text("m1")
+        assert _wait(lambda: len(heard) == 3), heard
+        # ... and nothing more will come: the follower stops looking.
+        (tmp_path / _name(2, "dce", "pipeline-end")).write_text("m2")
+        time.sleep(0.1)
+    assert heard == ["m0", "m0", "m1"]
+
+
 def test_a_file_that_changed_since_it_was_read_is_read_again(tmp_path):
     follower = DumpFollower()
     before = "module_0003.jit_f.before_optimizations.txt"
