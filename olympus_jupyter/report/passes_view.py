@@ -166,22 +166,25 @@ class StepDeltas:
         self._numbered: dict[str, list[int]] = {}
         self._made: dict[tuple[str, str], tuple[list, int, int]] = {}
 
-    def numbered(self, text: str) -> list[int]:
-        """The lines of ``text`` as numbers."""
+    def numbered(self, text: str, lines: list[str] | None = None) -> list[int]:
+        """The lines of ``text`` (split already where ``lines`` are given) as numbers."""
         found = self._numbered.get(text)
         if found is None:
-            found = self._numbered[text] = line_ids(text.split("\n"), self.ids)
+            split = lines if lines is not None else text.split("\n")
+            found = self._numbered[text] = line_ids(split, self.ids)
         return found
 
     def delta(self, old: str, new: str) -> tuple[list, int, int]:
         """``new`` as a delta of ``old`` (see the module's docstring), and the lines
         the change removed and added."""
         if new == old:  # a step that printed the module unchanged
-            return _delta(self.numbered(new), self.numbered(new), None)
+            same = self.numbered(new)
+            return _delta(same, same, None)
         found = self._made.get((old, new))
         if found is None:
+            lines = new.split("\n")  # split once: numbered, and the delta's new lines
             found = self._made[(old, new)] = _delta(
-                self.numbered(old), self.numbered(new), new.split("\n")
+                self.numbered(old), self.numbered(new, lines), lines
             )
         return found
 
@@ -205,11 +208,15 @@ def _delta(
     return out, diff.removed, diff.added
 
 
+#: Where a pipeline's memo (``PassPipeline.memo``) keeps its :class:`StepDeltas`.
+_DELTAS_KEY = ("step deltas",)
+
+
 def step_deltas(memo: dict) -> StepDeltas:
     """The :class:`StepDeltas` kept in ``memo`` (a pipeline's, ``PassPipeline.memo``)."""
-    found = memo.get(("step deltas",))
+    found = memo.get(_DELTAS_KEY)
     if found is None:
-        found = memo[("step deltas",)] = StepDeltas()
+        found = memo[_DELTAS_KEY] = StepDeltas()
     return found
 
 
@@ -256,7 +263,7 @@ def passes_json(
     budget = None if full else max_chars - len(pipeline.before)
     # Each made once, some beside the compile; let go of once used (the data holds
     # those it keeps), as the pipeline may be kept long after.
-    made = pipeline.memo.pop(("step deltas",), None) or StepDeltas()
+    made = pipeline.memo.pop(_DELTAS_KEY, None) or StepDeltas()
     text = pipeline.before
     for k, step in enumerate(pipeline.steps):
         delta, removed, added = made.delta(text, step.text)
