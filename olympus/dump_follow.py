@@ -104,6 +104,7 @@ class DumpFollower:
         """Follows ``folder`` (where XLA dumps) during the ``with`` block, the
         compile; the thread stops reading as the block ends."""
         self.folder = folder
+        self.texts = {}  # another folder's (a compile made again) are not this one's
         stop = threading.Event()
         with self.beside(lambda: self._follow(folder, stop)):
             try:

@@ -36,16 +36,14 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from olympus.dump_follow import DumpFollower, ModuleReader
 from olympus.dump_names import PIPELINE_START, enclosing, read_name
 from olympus.op_instructions import KeyIndex, OpKey, line_stack
 from olympus.provenance.focus import focus_of
 from olympus.provenance.hlo import ModuleInstructions, hlo_instructions, instruction_count
 from olympus.provenance.sources import SourceTable, charged_lines
-
-if TYPE_CHECKING:
-    from olympus.dump_follow import DumpFollower
 
 __all__ = [
     "PassStep",
@@ -280,7 +278,7 @@ def reading_in(memo: dict, focus=None) -> ModuleReading:
     return found
 
 
-def journey_reader(focus=None) -> Callable[[dict, str | None, str], None]:
+def journey_reader(focus=None) -> ModuleReader:
     """A reader of modules as the compile writes them
     (:class:`~olympus.dump_follow.DumpFollower`) that reads each for the journeys
     (:func:`journey_index`) with the user's own code as ``focus`` says."""
