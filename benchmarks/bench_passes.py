@@ -2,7 +2,7 @@
 from a per-pass dump (one more compile) vs one plain compile (budget <= 3x), and the
 stage's data on top of it (the pass table, each step's module as a delta, and the
 journeys of every source line through the passes: budget <= 0.5x of that compile);
-the temporary dump folder is gone after.
+no dump folder is left behind (where a report makes them: `_dump_folders.py`).
 
 Each round lowers a new function (nothing cached) and times, in turn: its plain
 compile, the pass pipeline (the compile with dumps, and reading them), and the
@@ -13,15 +13,14 @@ Run: python benchmarks/bench_passes.py [--short] [--json PATH]
 """
 
 import inspect as pyinspect
-import os
 import statistics
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 import olympus
+from _dump_folders import dump_folders
 from _results import Results, name_of, parser
 from bench_stages import BATCH, LAYERS, WIDTH, make_mlp
 from olympus.passes import pass_pipeline
@@ -44,28 +43,24 @@ def main() -> int:
     source, first = pyinspect.getsourcelines(fun)
     lines = range(first, first + len(source))
     olympus.jit(make_mlp()).trace(params, x).lower().compile()  # warm up
-    with tempfile.TemporaryDirectory() as private:
-        tempfile.tempdir, saved = private, tempfile.tempdir  # where the dump folder goes
-        try:
-            compiles, pipelines, journey_times = [], [], []
-            for r in range(rounds):
-                lowered = olympus.jit(make_mlp()).trace(params, x).lower()
-                again = olympus.jit(make_mlp()).trace(params, x).lower()
-                order = ("plain", "passes") if r % 2 else ("passes", "plain")
-                for side in order:
-                    start = time.perf_counter()
-                    if side == "plain":
-                        lowered.compile()
-                        compiles.append(time.perf_counter() - start)
-                    else:
-                        pipeline = pass_pipeline(again)
-                        pipelines.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                data = passes_json(pipeline, [path])
-                journey_times.append(time.perf_counter() - start)
-            left = os.listdir(private)
-        finally:
-            tempfile.tempdir = saved
+    before = dump_folders()  # each pipeline removes its own once read
+    compiles, pipelines, journey_times = [], [], []
+    for r in range(rounds):
+        lowered = olympus.jit(make_mlp()).trace(params, x).lower()
+        again = olympus.jit(make_mlp()).trace(params, x).lower()
+        order = ("plain", "passes") if r % 2 else ("passes", "plain")
+        for side in order:
+            start = time.perf_counter()
+            if side == "plain":
+                lowered.compile()
+                compiles.append(time.perf_counter() - start)
+            else:
+                pipeline = pass_pipeline(again)
+                pipelines.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        data = passes_json(pipeline, [path])
+        journey_times.append(time.perf_counter() - start)
+    left = dump_folders() - before
     compile_s = statistics.median(compiles)
     pipeline_ratio = statistics.median(pipelines) / compile_s
     journey_ratio = statistics.median(journey_times) / compile_s

@@ -15,15 +15,14 @@ Run: python benchmarks/bench_passes_costs.py [--short] [--json PATH]
 (--short: 5 rounds instead of 11)
 """
 
-import os
 import statistics
 import sys
-import tempfile
 import time
 
 import jax
 import numpy as np
 
+from _dump_folders import dump_folders
 from _results import Results, name_of, parser
 from _timing import compare
 from bench_memory import BIG, init_params, init_tokens, transformer
@@ -72,19 +71,6 @@ def plain(make, args, compiles: list[float]):
     compiled = lowered.compile()
     compiles.append(time.perf_counter() - start)
     return compiled
-
-
-def dump_folders() -> set[str]:
-    """The dump folders where a report makes them: in memory (``/dev/shm``) or in
-    the temporary folder (:func:`olympus.passes.dump_parent`)."""
-    places = {tempfile.gettempdir(), "/dev/shm"}
-    return {
-        os.path.join(place, name)
-        for place in places
-        if os.path.isdir(place)
-        for name in os.listdir(place)
-        if name.startswith("olympus-passes-")
-    }
 
 
 def main() -> int:
