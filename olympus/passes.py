@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import os
 import re
 import tempfile
@@ -61,6 +62,7 @@ __all__ = [
     "Journey",
     "Instruction",
     "JourneyIndex",
+    "KeyJourneys",
     "journey_index",
     "journey_reader",
     "journey",
@@ -736,44 +738,18 @@ class JourneyIndex:
     def by_owner(self, keys: KeyIndex) -> dict[Any, Journey]:
         """The journey of each owner of ``keys`` (op ids, say) that has instructions
         before the passes: those its keys match, each module read once for all
-        (owners of one key share its journey)."""
+        (owners of one key share its journey). For some of them only,
+        :meth:`of_each_key` makes each journey when asked."""
+        made = self.of_each_key(keys)
+        made.read(made.keys)  # each module read once for them all
+        return {owner: made.journey(key) for key in made.keys for owner in keys.owners_of(key)}
 
-        # Each instruction is matched once for every module (most are the same
-        # object from one pass to the next: journey_index's memo), and an op name
-        # and a stack once for all instructions (a location's stack is one tuple).
-        matched: dict[tuple[str, int], list[OpKey]] = {}
-        of_instruction: dict[int, list[OpKey]] = {}  # by id: the index holds them
-
-        def keys_of(ins: Instruction) -> list[OpKey]:
-            seen = (ins.op_name, id(ins.stack))
-            got = matched.get(seen)
-            if got is None:
-                got = matched[seen] = keys.matched(ins.op_name, ins.stack)
-            of_instruction[id(ins)] = got
-            return got
-
-        def group(found: tuple[Instruction, ...]) -> dict[OpKey, tuple[Carrier, ...]]:
-            out: dict[OpKey, list[Carrier]] = {}
-            known = of_instruction.get
-            for ins in found:
-                got = known(id(ins))
-                if got is None:
-                    got = keys_of(ins)
-                for key in got:
-                    held = out.get(key)
-                    if held is None:
-                        out[key] = [ins.carrier]
-                    else:
-                        held.append(ins.carrier)
-            return {key: tuple(c) for key, c in out.items()}
-
-        start, snapshots = self._grouped(group)
-        out: dict[Any, Journey] = {}
-        for key, first in start.items():
-            j = _journey(self, first, (found.get(key, ()) for found in snapshots), "", 0)
-            for owner in keys.owners_of(key):
-                out[owner] = j
-        return out
+    def of_each_key(self, keys: KeyIndex) -> KeyJourneys:
+        """The journeys of ``keys`` (an op's, say): the instructions each matches
+        before the passes at once, and in the other modules for the keys asked
+        about (:class:`KeyJourneys`), so that a caller that keeps a few pays for
+        those."""
+        return KeyJourneys(self, keys)
 
     def _grouped(self, group: Callable[[tuple[Instruction, ...]], dict]) -> tuple[dict, list]:
         """``group`` of the start and of each step's module, each module once."""
@@ -797,6 +773,130 @@ def _journey(index: JourneyIndex, first, carriers_of_steps, file: str, line: int
         carriers.append(now)
         last = now
     return Journey(file, line, first, tuple(carriers), tuple(events))
+
+
+class KeyJourneys:
+    """The journeys of many op keys through the modules of one
+    :class:`JourneyIndex` (:meth:`JourneyIndex.of_each_key`). The instructions
+    each key matches before the passes are found at once (``start``: the keys
+    with some are those a journey starts from, :attr:`keys`); in the other
+    modules, for the keys asked about (:meth:`read`, :meth:`journey`), each
+    module read once for all the keys of one ask, and only its instructions that
+    some key asked about matches. Each instruction is matched once (most are the
+    same object from one module to the next: :func:`journey_index`'s memo), and
+    an op name and a stack once for all instructions.
+
+    >>> lowered = olympus.jit(lambda x: jnp.tanh(x * 2.0)).trace(np.ones(4, np.float32)).lower()
+    >>> index = journey_index(pass_pipeline(lowered))
+    >>> ins = index.start[0]
+    >>> made = index.of_each_key(KeyIndex({"op": [OpKey(ins.op_name.rsplit("/", 1)[-1], ins.stack)]}))
+    >>> [key.leaf for key in made.keys], made.journey(made.keys[0]) is made.journey(made.keys[0])
+    (['mul'], True)
+    """
+
+    def __init__(self, index: JourneyIndex, keys: KeyIndex):
+        self.index = index
+        self._matched: dict[tuple[str, int], list[OpKey]] = {}  # by op name and stack
+        self._of: dict[int, list[OpKey]] = {}  # by instruction (id: the index holds them)
+        self._keys = keys
+        #: The carriers of each key before the passes.
+        self.start = self._group(index.start, None)
+        # The steps' modules, each distinct one once, and what was read of each.
+        slot: dict[int, int] = {}
+        self._step_slot = [slot.setdefault(id(m), len(slot)) for m in index.snapshots]
+        self._modules = list({id(m): m for m in index.snapshots}.values())
+        self._read_of: list[dict[OpKey, tuple[Carrier, ...]]] = [{} for _ in self._modules]
+        self._read: set[OpKey] = set()
+        self._holding: dict[OpKey, set[int]] | None = None  # the instructions of each key
+        self._made: dict[OpKey, Journey] = {}
+
+    @property
+    def keys(self) -> list[OpKey]:
+        """The keys with instructions before the passes (those a journey starts from)."""
+        return list(self.start)
+
+    def read(self, keys: Iterable[OpKey]) -> None:
+        """Finds the instructions of ``keys`` in every module after a step (each
+        module read once for them all; keys read before are not read again)."""
+        wanted = {k for k in keys if k not in self._read}
+        if not wanted:
+            return
+        holding = self._held()
+        ids: set[int] = set().union(*(holding.get(k, ()) for k in wanted))
+        has = ids.__contains__
+        for k, found in enumerate(self._modules):
+            # Only the instructions of the keys asked about, picked at C speed.
+            some = tuple(itertools.compress(found, map(has, map(id, found))))
+            self._read_of[k].update(self._group(some, wanted))
+        self._read |= wanted
+
+    def alike(self) -> list[list[OpKey]]:
+        """:attr:`keys` in sets that match the same instructions in every module,
+        and so have one journey, in the order of their first key (an olympuspr
+        equation's and its StableHLO op's, say, whose instructions are the same)."""
+        holding = self._held()
+        sets: dict[frozenset[int], list[OpKey]] = {}
+        for key in self.start:
+            sets.setdefault(frozenset(holding.get(key, ())), []).append(key)
+        return list(sets.values())
+
+    def _held(self) -> dict[OpKey, set[int]]:
+        """The instructions each key matches in any module, by id (each instruction
+        matched once, for every ask)."""
+        holding = self._holding
+        if holding is None:
+            holding = self._holding = {}
+            every: dict[int, Instruction] = {}  # each instruction once, gathered at C speed
+            for found in (self.index.start, *self._modules):
+                every.update(zip(map(id, found), found))
+            for ident, ins in every.items():
+                for key in self._keys_of(ins):
+                    held = holding.get(key)
+                    if held is None:
+                        holding[key] = {ident}
+                    else:
+                        held.add(ident)
+        return holding
+
+    def journey(self, key: OpKey) -> Journey:
+        """The journey of the instructions ``key`` matches (none: an empty one),
+        made on the first ask and kept."""
+        found = self._made.get(key)
+        if found is None:
+            if key not in self._read:
+                self.read([key])
+            read = [self._read_of[k] for k in self._step_slot]
+            found = self._made[key] = _journey(
+                self.index, self.start.get(key, ()), (m.get(key, ()) for m in read), "", 0
+            )
+        return found
+
+    def _keys_of(self, ins: Instruction) -> list[OpKey]:
+        got = self._of.get(id(ins))
+        if got is None:
+            seen = (ins.op_name, id(ins.stack))
+            got = self._matched.get(seen)
+            if got is None:
+                got = self._matched[seen] = self._keys.matched(ins.op_name, ins.stack)
+            self._of[id(ins)] = got
+        return got
+
+    def _group(
+        self, found: Iterable[Instruction], wanted: set[OpKey] | None
+    ) -> dict[OpKey, tuple[Carrier, ...]]:
+        """The carriers of each key (of ``wanted``; None: every key) among ``found``."""
+        out: dict[OpKey, list[Carrier]] = {}
+        keys_of = self._keys_of
+        for ins in found:
+            for key in keys_of(ins):
+                if wanted is not None and key not in wanted:
+                    continue
+                held = out.get(key)
+                if held is None:
+                    out[key] = [ins.carrier]
+                else:
+                    held.append(ins.carrier)
+        return {key: tuple(c) for key, c in out.items()}
 
 
 def journey_index(pipeline: PassPipeline, focus=None) -> JourneyIndex:

@@ -341,3 +341,63 @@ def test_ops_xla_cannot_tell_apart_share_their_instructions():
     assert {op.id for op in sines} <= set(group["ops"])
     costs = {row["op"]: row for row in report.costs["ops"]}
     assert all(costs[op.id]["transcendentals"] == 3 * x.size for op in sines)
+
+
+def two_layers(w1, w2, x):
+    h = jnp.tanh(x @ w1)
+    for _ in range(3):
+        h = jnp.sin(h) + 1.0
+    return (h @ w2).sum()
+
+
+def test_each_ops_journey_is_made_only_where_kept_and_reads_as_by_owner():
+    """``op_journeys_json`` makes the journeys of the ops it keeps, and only those
+    (a key's instructions are read in every module when its journey is asked for,
+    keys alike once): uncapped it lists every op's journey as ``by_owner`` reads
+    it, ops with one journey together; capped, the first ops' in the same groups,
+    the rest counted."""
+    import olympus
+    from olympus.op_instructions import keys_by_op
+    from olympus.passes import journey_index, pass_pipeline
+    from olympus_jupyter.report.data import compact_json
+    from olympus_jupyter.report.passes_view import journey_json, op_journeys_json
+
+    args = (jnp.ones((8, 16)), jnp.ones((16, 4)), jnp.ones((2, 8)))
+    lowered = olympus.jit(two_layers).trace(*args).lower()
+    model = olympus.provenance.build(lowered.compile())
+    index = journey_index(pass_pipeline(lowered))
+    rows = list(range(len(index.snapshots)))
+    keys = keys_by_op(model)
+
+    def data(journey) -> str:
+        made = journey_json(journey, 0, rows)
+        del made["file"], made["line"]
+        return compact_json(made)
+
+    every = index.by_owner(keys)
+    whole, left = op_journeys_json(index, model, rows)
+    assert left == 0 and len(whole) > 2
+    listed = {op: group for group in whole for op in group["ops"]}
+    assert set(listed) == set(every)  # each op once
+    for op, group in listed.items():
+        assert compact_json({k: v for k, v in group.items() if k != "ops"}) == data(every[op])
+    # Ops with one journey share one group; groups go by their first op.
+    assert len({compact_json({k: v for k, v in g.items() if k != "ops"}) for g in whole}) == len(
+        whole
+    )
+    firsts = [g["ops"][0] for g in whole]
+    assert firsts == sorted(
+        firsts, key=lambda i: (i.split(":")[0] != "olympuspr", int(i.split(":")[1]))
+    )
+    # Keys that match the same instructions everywhere have one journey.
+    made = index.of_each_key(keys)
+    for alike in made.alike():
+        assert len({data(made.journey(k)) for k in alike}) == 1
+    # A key's journey is the same read alone or with all the others.
+    alone = index.of_each_key(keys)
+    assert all(data(alone.journey(k)) == data(made.journey(k)) for k in reversed(made.keys))
+    # Capped after the first group: that group whole, every other op counted.
+    text = compact_json({k: v for k, v in whole[0].items() if k != "ops"})
+    cut, left = op_journeys_json(index, model, rows, len(text) + 16 * len(whole[0]["ops"]))
+    assert cut == whole[:1] and left == len(listed) - len(whole[0]["ops"])
+    assert op_journeys_json(index, model, rows, 0) == ([], len(listed))
