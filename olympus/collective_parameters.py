@@ -161,7 +161,12 @@ def outputs_reached(lines: Sequence[str], outputs: int) -> dict[str, Reach]:
     text, split in lines), by label, the program outputs its value reaches
     (:class:`Reach`). ``outputs``: how many the program has; ``{}`` where its root
     does not give that many (a root tuple of as many elements, or one array)."""
-    instructions = _parse(lines)
+    return _reached(_parse(lines), outputs)
+
+
+def _reached(instructions, outputs: int) -> dict[str, Reach]:
+    """:func:`outputs_reached` of the entry computation's instructions as
+    :func:`_parse` reads them."""
     if not instructions:
         return {}
     root = next((i for i in reversed(instructions) if i[5]), None)
@@ -272,12 +277,13 @@ def served_parameters(
     An asynchronous collective (``all-reduce-start``) is read at its ``-done``."""
     if not names:
         return {}
-    reached = outputs_reached(compiled_lines, len(names))
+    instructions = _parse(compiled_lines)  # read once for both
+    reached = _reached(instructions, len(names))
     if not reached:
         return {}
     split = [name.split("/") for name in names]
     out: dict[str, tuple[str, ...]] = {}
-    for label, opcode, _, _, _, _ in _parse(compiled_lines):
+    for label, opcode, _, _, _, _ in instructions:
         if label not in also and (not _COLLECTIVE.match(opcode) or opcode.endswith("-done")):
             continue
         value = reached.get(label)  # a -start's: what its -done gives

@@ -332,33 +332,54 @@ def op_journeys_json(
     """The journeys of the olympuspr and StableHLO ops of ``model`` (each of the
     instructions that came from the op itself, :mod:`olympus.op_instructions`),
     ops with the same journey together (``ops``: their ids), in the order of their
-    first op; past ``max_chars`` characters of JSON the rest is left out. Returns
-    them and how many ops were left out."""
-    by_op = index.by_owner(keys_by_op(model))
-    same: dict[int, tuple[Any, list[str]]] = {}  # ops alike share one Journey
-    for ident, journey in by_op.items():
-        same.setdefault(id(journey), (journey, []))[1].append(ident)
-    grouped: dict[str, dict[str, Any]] = {}
-    for journey, idents in same.values():
-        data = journey_json(journey, 0, row_of_step)
+    first op. Past ``max_chars`` characters of JSON (a journey's the first time it
+    is listed, and each op's id) the ops that follow are left out (an op's with
+    the ops it cannot be told apart from: a Python loop's); their journeys are not
+    made. Returns them and how many ops were left out."""
+    keys = keys_by_op(model)
+    made = index.of_each_key(keys)
+    # Keys alike (the same instructions in every module: one journey), with their
+    # ops (a Python loop's ops alike share one key), by their first op.
+    order = sorted(
+        (
+            (alike[0], sorted((o for key in alike for o in keys.owners_of(key)), key=_op_order))
+            for alike in made.alike()
+        ),
+        key=lambda item: _op_order(item[1][0]),
+    )
+    # The modules are read for one key of each in that order, a batch at a time:
+    # the next batch as many as the room left may hold at the rate so far, with a
+    # quarter more (and at least twice the last), so that little more is read
+    # than is kept, in few batches.
+    batch = _FIRST_KEYS if max_chars is not None else len(order)
+    grouped: dict[str, dict[str, Any]] = {}  # alike journeys share one: by first op
+    room, listed, ahead = max_chars, 0, 0
+    for k, (key, ops) in enumerate(order):
+        if k == ahead:
+            if k and room is not None and max_chars is not None:
+                rate = (max_chars - room) / k  # characters a key so far
+                batch = max(2 * batch, int(room / max(rate, 1) * 1.25) + 1)
+            made.read(key for key, _ in order[ahead : ahead + batch])
+            ahead += batch
+        data = journey_json(made.journey(key), 0, row_of_step)
         del data["file"], data["line"]
         text = compact_json(data)
         held = grouped.get(text)
+        if room is not None:
+            room -= 16 * len(ops) + (len(text) if held is None else 0)
+            if room < 0:
+                break
         if held is None:
             grouped[text] = held = {"ops": [], **data}
-        held["ops"].extend(idents)
+        held["ops"].extend(ops)
+        listed += len(ops)
     for held in grouped.values():
         held["ops"].sort(key=_op_order)
-    out: list[dict[str, Any]] = []
-    room, left = max_chars, 0
-    for text, held in sorted(grouped.items(), key=lambda kv: _op_order(kv[1]["ops"][0])):
-        if room is not None:
-            room -= len(text) + 16 * len(held["ops"])
-            if room < 0:
-                left += len(held["ops"])
-                continue
-        out.append(held)
-    return out, left
+    return list(grouped.values()), sum(len(ops) for _, ops in order) - listed
+
+
+#: Keys whose journeys :func:`op_journeys_json` reads first (then twice as many).
+_FIRST_KEYS = 128
 
 
 #: Room kept for the note that says the ops were cut (a few hundred characters).
