@@ -110,7 +110,7 @@ def cap_kinds(report, budget: float):
     handler leaves its data out reads as unavailable, its note saying why."""
     held = [(h, h.data(report)) for h in kinds.kinds()]
     held = [(h, d) for h, d in held if d is not None]
-    sizes = {h.name: json_size(d) for h, d in held}
+    sizes = _kind_sizes(report)
     if sum(sizes.values()) <= budget:
         return report, []
     left = budget
@@ -337,9 +337,21 @@ def _fit(
     return form, cut
 
 
+def _kind_sizes(report) -> dict[str, int]:
+    """Bytes of the data of each of the report's stage kinds that has some, as JSON,
+    measured once for the report (a report is not changed: each cut of it is a new
+    one)."""
+
+    def measure() -> dict[str, int]:
+        held = ((h.name, h.data(report)) for h in kinds.kinds())
+        return {name: json_size(d) for name, d in held if d is not None}
+
+    return report._memoized("kind sizes", measure)
+
+
 def _kinds_bytes(report) -> int:
     """Bytes of the data of the report's stage kinds, as JSON."""
-    return sum(json_size(d) for d in (h.data(report) for h in kinds.kinds()) if d is not None)
+    return sum(_kind_sizes(report).values())
 
 
 def _kinds_budget(per_copy: float, text_bytes: float) -> float:

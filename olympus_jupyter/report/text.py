@@ -69,6 +69,8 @@ MAX_COST_LINES = 8
 
 
 def _printable(text: str) -> str:
+    if text.isprintable():  # most are: checked at C speed
+        return text
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
