@@ -806,6 +806,7 @@ class KeyJourneys:
         self._step_slot = [slot.setdefault(id(m), len(slot)) for m in index.snapshots]
         self._modules = list({id(m): m for m in index.snapshots}.values())
         self._read_of: list[dict[OpKey, tuple[Carrier, ...]]] = [{} for _ in self._modules]
+        self._of_step = [self._read_of[k] for k in self._step_slot]  # each step's module's
         self._read: set[OpKey] = set()
         self._holding: dict[OpKey, set[int]] | None = None  # the instructions of each key
         self._made: dict[OpKey, Journey] = {}
@@ -865,9 +866,8 @@ class KeyJourneys:
         if found is None:
             if key not in self._read:
                 self.read([key])
-            read = [self._read_of[k] for k in self._step_slot]
             found = self._made[key] = _journey(
-                self.index, self.start.get(key, ()), (m.get(key, ()) for m in read), "", 0
+                self.index, self.start.get(key, ()), (m.get(key, ()) for m in self._of_step), "", 0
             )
         return found
 
