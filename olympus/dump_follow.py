@@ -15,10 +15,9 @@ checked against its file's size) and the pipeline keeps the memo
 The follower is best effort: what it has not read when the compile ends (every
 module where the thread got no CPU, say) is read after the compile as without it,
 and whatever a reader raises is dropped there, made again (and reported) by
-whoever asks later. On a
-machine with few cores the thread takes CPU time from the compile, which XLA
-spreads over every core: run it at a lower priority (``beside``:
-:func:`olympus_jupyter.staging.alongside.alongside` does).
+whoever asks later. On a machine with few cores the thread takes CPU time from the
+compile, which XLA spreads over every core: run it at a lower priority
+(``beside``: :func:`olympus_jupyter.staging.alongside.alongside` does).
 
 >>> lowered = olympus.jit(lambda x: jnp.tanh(x * 2.0) + 1.0).trace(np.ones(4, np.float32)).lower()
 >>> seen = []

@@ -378,7 +378,8 @@ def op_journeys_json(
     return list(grouped.values()), sum(len(ops) for _, ops in order) - listed
 
 
-#: Keys whose journeys :func:`op_journeys_json` reads first (then twice as many).
+#: Keys whose journeys :func:`op_journeys_json` reads in its first batch (the next
+#: batches are sized by the room left, at least twice the last).
 _FIRST_KEYS = 128
 
 
