@@ -6,9 +6,9 @@ Each benchmark script runs as a child process of its own
 ``--repeats`` times (3 by default); the slow ones (memory, the 50,000-equation
 program: one to two minutes each in short mode; the JupyterLab ones in Chromium; the
 real models: several) run ``--slow-repeats`` times (1 by default), since each already
-repeats inside. The
-repeats go in rounds (every benchmark once, then again), so that a passing burst of
-load on the machine falls on different benchmarks rather than on all the runs of one.
+repeats inside. The repeats go in rounds (every benchmark once, then again), so that
+a passing burst of load on the machine falls on different benchmarks rather than on
+all the runs of one.
 
 A benchmark that compiles for TPU slices and GPUs this machine does not have
 (``targets=True``: bench_targets.py) needs libtpu and JAX's CUDA plugin, which live in
